@@ -1,0 +1,240 @@
+import { randomBytes } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { UnwindError } from "../errors.js";
+import { splitZ } from "../git/git.js";
+import { ensureStore, isReservedPath, type Context } from "../store/context.js";
+import { loadConfig } from "../store/config.js";
+
+export const SNAPSHOT_REFS = "refs/unwind/snapshots/";
+
+export interface SnapshotMeta {
+  v: 1;
+  id: string;
+  at: string;
+  root: string;
+  parent: string | null;
+  task?: string;
+  session?: string;
+  call?: string;
+  label?: string;
+  /** Untracked files left out for being over the size cap. */
+  toolarge: string[];
+}
+
+export interface Snapshot extends SnapshotMeta {
+  commit: string;
+  tree: string;
+}
+
+export interface TreeResult {
+  tree: string;
+  toolarge: string[];
+  /** Environment under which the tree's objects can be read (a scratch tree's live in a temp dir). */
+  env: Record<string, string>;
+  /** Removes a scratch tree's temp dir; a no-op otherwise. Call it when done with the tree. */
+  dispose(): void;
+}
+
+// Our private index must stay a plain, self-contained file: no shared index
+// in the user's git dir, no fsmonitor token that belongs to the real index.
+const INDEX_CONFIG = ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false"];
+
+function newSnapshotId(now: Date): string {
+  const stamp = now.toISOString().replace(/[-:.]/g, "");
+  return `s-${stamp}-${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * Seeds the private index from the real one: same stat data, so only files
+ * that changed since git last looked are hashed. The copy keeps the real
+ * index's mtime, which is what git's racy-clean check compares entries
+ * against; a fresh mtime would make racily-clean entries look clean.
+ */
+async function seedIndex(ctx: Context, target: string): Promise<void> {
+  if (!ctx.realIndex || !existsSync(ctx.realIndex)) return;
+  const st = statSync(ctx.realIndex);
+  copyFileSync(ctx.realIndex, target);
+  utimesSync(target, st.atime, st.mtime);
+  // A split index points at a shared index in the user's git dir; fold it in
+  // so our copy never depends on (or writes) files there.
+  if (readdirSync(ctx.gitDir).some((f) => f.startsWith("sharedindex."))) {
+    await ctx.git([...INDEX_CONFIG, "update-index", "--no-split-index"], {
+      env: { GIT_INDEX_FILE: target },
+      optionalLocks: true,
+    });
+  }
+}
+
+/**
+ * Writes the whole non-ignored work tree as a git tree: tracked and
+ * untracked files, deletions, exec bits and symlinks, through an index that
+ * is never the user's. With `scratch`, the index copy and any new objects go
+ * to a temporary directory, so nothing in the repository or store changes.
+ */
+export async function writeWorkTree(ctx: Context, opts: { scratch: boolean }): Promise<TreeResult> {
+  const sizeCap = loadConfig(ctx.store).sizeCap;
+  let env: Record<string, string>;
+  let scratchDir: string | null = null;
+  if (opts.scratch) {
+    scratchDir = mkdtempSync(join(tmpdir(), "unwind-scratch-"));
+    mkdirSync(join(scratchDir, "objects"));
+    const idx = join(scratchDir, "index");
+    if (existsSync(ctx.indexFile)) {
+      const st = statSync(ctx.indexFile);
+      copyFileSync(ctx.indexFile, idx);
+      utimesSync(idx, st.atime, st.mtime);
+    } else {
+      await seedIndex(ctx, idx);
+    }
+    env = {
+      GIT_INDEX_FILE: idx,
+      GIT_OBJECT_DIRECTORY: join(scratchDir, "objects"),
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: join(ctx.commonDir, "objects"),
+    };
+  } else {
+    await ensureStore(ctx);
+    if (!existsSync(ctx.indexFile)) await seedIndex(ctx, ctx.indexFile);
+    env = { GIT_INDEX_FILE: ctx.indexFile };
+  }
+  const dispose = () => {
+    if (scratchDir) rmSync(scratchDir, { recursive: true, force: true });
+  };
+  try {
+    const st = await ctx.git(
+      [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
+      { env, optionalLocks: true },
+    );
+    const update: string[] = [];
+    const toolarge: string[] = [];
+    for (const rec of splitZ(st.stdout)) {
+      const y = rec[1];
+      const path = rec.slice(3);
+      const untracked = rec.startsWith("??");
+      if (!untracked && (y === " " || y === undefined)) continue;
+      if (path.endsWith("/")) continue; // a nested repository: not ours to capture
+      if (isReservedPath(ctx, path)) continue;
+      if (y !== "D") {
+        let size = 0;
+        try {
+          const ls = lstatSync(join(ctx.root, path));
+          size = ls.isFile() ? ls.size : 0;
+        } catch {
+          /* vanished since status: update-index records the deletion */
+        }
+        if (size > sizeCap) {
+          toolarge.push(path);
+          if (!untracked) update.push(path); // drop the stale entry; --remove sees the file, so force below
+          continue;
+        }
+      }
+      update.push(path);
+    }
+    if (update.length > 0) {
+      const big = new Set(toolarge);
+      const normal = update.filter((p) => !big.has(p));
+      const stale = update.filter((p) => big.has(p));
+      if (normal.length > 0) {
+        await ctx.git([...INDEX_CONFIG, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"], {
+          env,
+          input: normal.join("\0") + "\0",
+          optionalLocks: true,
+        });
+      }
+      if (stale.length > 0) {
+        await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
+          env,
+          input: stale.join("\0") + "\0",
+          optionalLocks: true,
+        });
+      }
+    }
+    const wt = await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true });
+    const readEnv: Record<string, string> = scratchDir ? { GIT_OBJECT_DIRECTORY: env.GIT_OBJECT_DIRECTORY!, GIT_ALTERNATE_OBJECT_DIRECTORIES: env.GIT_ALTERNATE_OBJECT_DIRECTORIES! } : {};
+    return { tree: wt.stdout.toString("utf8").trim(), toolarge: toolarge.sort(), env: readEnv, dispose };
+  } catch (e) {
+    dispose();
+    throw e;
+  }
+}
+
+function lastPath(ctx: Context): string {
+  return join(ctx.store, "index", `${basename(ctx.indexFile)}.last`);
+}
+
+/** Takes a snapshot and names it under refs/unwind/snapshots/. The caller holds the store lock. */
+export async function takeSnapshot(
+  ctx: Context,
+  labels: { task?: string; session?: string; call?: string; label?: string } = {},
+): Promise<Snapshot> {
+  const { tree, toolarge } = await writeWorkTree(ctx, { scratch: false });
+
+  const now = new Date();
+  const id = newSnapshotId(now);
+  let parent: string | null = null;
+  try {
+    parent = readFileSync(lastPath(ctx), "utf8").trim() || null;
+  } catch {
+    /* first snapshot of this work tree */
+  }
+  const meta: SnapshotMeta = { v: 1, id, at: now.toISOString(), root: ctx.root, parent, ...defined(labels), toolarge };
+  const stamp = `${Math.floor(now.getTime() / 1000)} +0000`;
+  const who = { NAME: "unwind", EMAIL: "unwind@localhost", DATE: stamp };
+  const commit = await ctx.git(["commit-tree", tree, "-F", "-"], {
+    input: JSON.stringify(meta) + "\n",
+    env: {
+      GIT_AUTHOR_NAME: who.NAME,
+      GIT_AUTHOR_EMAIL: who.EMAIL,
+      GIT_AUTHOR_DATE: who.DATE,
+      GIT_COMMITTER_NAME: who.NAME,
+      GIT_COMMITTER_EMAIL: who.EMAIL,
+      GIT_COMMITTER_DATE: who.DATE,
+    },
+  });
+  const oid = commit.stdout.toString("utf8").trim();
+  // Create-only: a ref that already exists is never overwritten.
+  await ctx.git(["update-ref", "--no-deref", SNAPSHOT_REFS + id, oid, ""]);
+  writeFileSync(lastPath(ctx), id + "\n");
+  return { ...meta, commit: oid, tree };
+}
+
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== "")) as Partial<T>;
+}
+
+/** All snapshots, newest first. */
+export async function listSnapshots(ctx: Context): Promise<Snapshot[]> {
+  if (ctx.mode === "private" && !existsSync(join(ctx.gitDir, "HEAD"))) return [];
+  const r = await ctx.git(["for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", SNAPSHOT_REFS]);
+  const out: Snapshot[] = [];
+  for (const line of r.stdout.toString("utf8").split("\0\n")) {
+    if (!line) continue;
+    const [commit, tree, body] = line.split("\0");
+    try {
+      const meta = JSON.parse((body ?? "").trim()) as SnapshotMeta;
+      out.push({ ...meta, commit: commit!, tree: tree! });
+    } catch {
+      /* not one of ours; verify reports it */
+    }
+  }
+  return out.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+}
+
+/**
+ * Finds a snapshot by full id, unique prefix, or the unique random tail
+ * (6+ characters). Unknown or ambiguous ids are exit 3, naming candidates.
+ */
+export async function resolveSnapshot(ctx: Context, wanted: string): Promise<Snapshot> {
+  const all = await listSnapshots(ctx);
+  const exact = all.find((s) => s.id === wanted);
+  if (exact) return exact;
+  const hits = wanted.length >= 6 ? all.filter((s) => s.id.startsWith(wanted) || s.id.endsWith(`-${wanted}`) || s.id.split("-")[2]?.startsWith(wanted)) : [];
+  if (hits.length === 1) return hits[0]!;
+  if (hits.length > 1) {
+    throw new UnwindError("E_SCOPE_AMBIGUOUS", `${hits.length} snapshots match '${wanted}': ${hits.slice(0, 5).map((s) => s.id).join(", ")}`, {
+      hint: "use more characters of the id",
+    });
+  }
+  throw new UnwindError("E_SCOPE_UNKNOWN", `no snapshot ${wanted}`, { hint: "list them with: unwind snapshots" });
+}

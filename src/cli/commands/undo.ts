@@ -1,0 +1,150 @@
+import { resolveSnapshot, writeWorkTree } from "../../capture/snapshot.js";
+import { runUndo, type UndoReport } from "../../core/engine.js";
+import { isPartial } from "../../core/plan/planner.js";
+import { treeChangeSet } from "../../core/scope/tree.js";
+import type { ChangeEntry, ChangeSet, RepoPath, State } from "../../core/types.js";
+import { Exit, UnwindError, usage } from "../../errors.js";
+import type { Context } from "../../store/context.js";
+import { withLock } from "../../store/lock.js";
+import { Receipts } from "../../store/receipts.js";
+import type { Globals } from "../program.js";
+import { paint, progress, short, showPath, table, type Color, type Output } from "../render.js";
+import { open, repoPaths } from "./common.js";
+
+interface ScopeOpts {
+  session?: string;
+  call?: string;
+  task?: string;
+  snapshot?: string;
+  to?: string;
+  run?: string;
+  since?: string;
+  path?: string[];
+}
+
+/** Runs `fn` under the store lock unless this is a dry run, which must not even create a lock file. */
+function guarded<T>(ctx: Context, dryRun: boolean, what: string, fn: () => Promise<T>): Promise<T> {
+  return dryRun ? fn() : withLock(ctx.store, what, fn);
+}
+
+export async function restore(globals: Globals, id: string, rawPaths: string[], opts: { dryRun?: boolean; force?: boolean }): Promise<Output> {
+  const paths = repoPaths(rawPaths);
+  const ctx = await open(globals);
+  const snap = await resolveSnapshot(ctx, id);
+  const dryRun = Boolean(opts.dryRun);
+  const done = progress("restoring");
+  const report = await guarded(ctx, dryRun, "restore", async () => {
+    const now = await writeWorkTree(ctx, { scratch: dryRun });
+    try {
+      const cs = await treeChangeSet(ctx, { kind: "snapshot", id: snap.id }, snap.tree, now.tree, paths, ["snapshot"], now.env);
+      markTooLarge(cs, now.toolarge);
+      return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore" });
+    } finally {
+      now.dispose();
+    }
+  }).finally(done);
+  return renderReport(report);
+}
+
+/** Paths the work tree holds but could not capture (over the size cap) are `toolarge`, never deleted. */
+function markTooLarge(cs: ChangeSet, toolarge: readonly string[]): void {
+  const big = new Set(toolarge);
+  for (const e of cs.entries) if (big.has(e.path) && e.post === null) e.post = { kind: "toolarge" };
+}
+
+function snapshotScopeOnly(opts: ScopeOpts): string {
+  const given = (["session", "call", "task", "run", "snapshot"] as const).filter((k) => opts[k] !== undefined);
+  if (given.length === 0) throw usage("no scope given", "name one of --session, --call, --task, --snapshot or --run");
+  if (given.length > 1) throw usage(`one scope at a time (got --${given.join(", --")})`);
+  if (opts.to !== undefined && given[0] !== "snapshot") throw usage("--to goes with --snapshot");
+  const kind = given[0]!;
+  if (kind !== "snapshot") {
+    throw new UnwindError("E_NOT_BUILT", `--${kind} scopes are not built yet`, {
+      hint: kind === "task" ? "task change sets come with the task bindings" : "session and call scopes come with the session journal",
+    });
+  }
+  if (opts.since !== undefined) throw usage("--since needs a journal scope (--session, --call, --task)");
+  return opts.snapshot!;
+}
+
+async function snapshotChangeSet(ctx: Context, opts: ScopeOpts, scratch: boolean, fn: (cs: ChangeSet) => Promise<Output>): Promise<Output> {
+  const from = await resolveSnapshot(ctx, snapshotScopeOnly(opts));
+  const paths = filterPaths(opts.path);
+  const to = opts.to ? await resolveSnapshot(ctx, opts.to) : null;
+  const now = to ? null : await writeWorkTree(ctx, { scratch });
+  try {
+    const cs = await treeChangeSet(ctx, { kind: "snapshot", id: from.id }, from.tree, to ? to.tree : now!.tree, paths, ["snapshot"], now?.env ?? {});
+    if (now) markTooLarge(cs, now.toolarge);
+    return await fn(cs);
+  } finally {
+    now?.dispose();
+  }
+}
+
+/** `--path` takes literal repository paths (a directory takes all below it). */
+function filterPaths(raw: string[] | undefined): RepoPath[] {
+  return repoPaths(raw ?? []);
+}
+
+export async function undo(globals: Globals, opts: ScopeOpts & { dryRun?: boolean; force?: boolean; merge?: boolean }): Promise<Output> {
+  snapshotScopeOnly(opts);
+  const ctx = await open(globals);
+  const dryRun = Boolean(opts.dryRun);
+  return guarded(ctx, dryRun, "undo", () =>
+    snapshotChangeSet(ctx, opts, dryRun, async (cs) =>
+      renderReport(await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: Boolean(opts.merge), kind: "undo" })),
+    ),
+  );
+}
+
+export async function changes(globals: Globals, opts: ScopeOpts): Promise<Output> {
+  snapshotScopeOnly(opts);
+  const ctx = await open(globals);
+  return snapshotChangeSet(ctx, opts, true, async (cs) => {
+    const rows = cs.entries.map((e) => [e.change, showPath(e.path), `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`]);
+    const human = rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
+    return { json: { scope: cs.scope, entries: cs.entries }, human, exit: Exit.ok };
+  });
+}
+
+export async function redo(globals: Globals, id: string, opts: { dryRun?: boolean }): Promise<Output> {
+  const ctx = await open(globals);
+  const dryRun = Boolean(opts.dryRun);
+  const receipt = new Receipts(ctx.store).read(id);
+  const entries: ChangeEntry[] = receipt.items
+    .filter((i) => i.action === "restore" || i.action === "delete" || i.action === "merge")
+    .map((i) => ({ path: i.path, change: changeOf(i.after, i.before), pre: i.before, post: i.after, by: [receipt.id] }));
+  const cs: ChangeSet = { scope: { kind: "receipt", id: receipt.id }, entries };
+  const report = await guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo" }));
+  return renderReport(report);
+}
+
+function changeOf(from: State | null, to: State | null): ChangeEntry["change"] {
+  if (from === null) return "added";
+  if (to === null) return "deleted";
+  if (from.kind !== to.kind) return "typechange";
+  return from.sha256 === to.sha256 && from.oid === to.oid ? "mode" : "modified";
+}
+
+function hashOf(s: State | null): string | null {
+  if (!s) return null;
+  return s.oid ?? s.sha256 ?? null;
+}
+
+const actionColor: Record<string, Color> = { restore: "green", delete: "red", merge: "cyan", skip: "dim", conflict: "yellow" };
+
+export function renderReport(r: UndoReport): Output {
+  const rows = r.items.map((i) => [
+    i.action,
+    showPath(i.path),
+    `${short(hashOf(i.pre))} -> ${short(hashOf(i.post))}`,
+    i.reason ? `${i.reason}${i.detail ? `: ${i.detail}` : ""}` : "",
+  ]);
+  const c = r.counts;
+  const summary =
+    `${r.dryRun ? "dry run: " : ""}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped, ${c.conflict} conflicts` +
+    (r.receipt ? `; receipt ${r.receipt}` : r.dryRun ? "; nothing was changed" : "");
+  const body = rows.length ? table(rows).split("\n").map((line, k) => paint(line, actionColor[r.items[k]!.action] ?? "dim")) : [];
+  const json = { receipt: r.receipt, scope: r.scope, dryRun: r.dryRun, items: r.items.map(({ path, action, reason, detail }) => ({ path, action, reason, ...(detail ? { detail } : {}) })), counts: r.counts };
+  return { json, human: [...body, summary].join("\n"), exit: isPartial(r.items) ? Exit.partial : Exit.ok };
+}

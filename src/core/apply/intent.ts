@@ -1,0 +1,48 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { writeFileAtomic } from "../../store/atomic.js";
+import type { ReceiptItem, ReceiptKind } from "../../store/receipts.js";
+import type { Scope } from "../types.js";
+
+/**
+ * Written (and fsynced) before the first change to the work tree: the whole
+ * plan with what each path held and what it will hold, all content already
+ * durable in the CAS or git. After a crash the next command replays it.
+ */
+export interface Intent {
+  v: 1;
+  receipt: string;
+  kind: ReceiptKind;
+  at: string;
+  scope: Scope;
+  /** Items in apply order; acting ones carry before/after with SHA-256. */
+  items: ReceiptItem[];
+  /** Directories the apply must not remove (they hold restored or kept paths). */
+  keepDirs: string[];
+}
+
+export function pendingDir(store: string): string {
+  return join(store, "pending");
+}
+
+export function writeIntent(store: string, intent: Intent): void {
+  mkdirSync(pendingDir(store), { recursive: true });
+  writeFileAtomic(join(pendingDir(store), `${intent.receipt}.json`), JSON.stringify(intent) + "\n");
+}
+
+export function clearIntent(store: string, id: string): void {
+  try {
+    unlinkSync(join(pendingDir(store), `${id}.json`));
+  } catch {
+    /* already cleared */
+  }
+}
+
+export function pendingIntents(store: string): Intent[] {
+  const dir = pendingDir(store);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as Intent);
+}

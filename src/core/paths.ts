@@ -1,0 +1,33 @@
+import type { RepoPath } from "./types.js";
+
+export type PathProblem = "absolute" | "dotdot" | "empty" | "git-dir" | "nul";
+
+/**
+ * The one path validator. Every path that can reach code that writes files
+ * comes through here first: from a record, a payload, a receipt or argv.
+ */
+export function checkRepoPath(p: string): PathProblem | null {
+  if (p === "" || p === ".") return "empty";
+  if (p.includes("\0")) return "nul";
+  if (p.startsWith("/") || /^[A-Za-z]:[\\/]/.test(p) || p.startsWith("\\")) return "absolute";
+  const parts = p.split("/");
+  for (const part of parts) {
+    if (part === "..") return "dotdot";
+  }
+  if (parts.some((x) => x === "" || x === ".")) return "empty";
+  if (parts[0]?.toLowerCase() === ".git") return "git-dir";
+  return null;
+}
+
+export function isRepoPath(p: string): p is RepoPath {
+  return checkRepoPath(p) === null;
+}
+
+/** Git's path order: bytewise on UTF-8, which is what `git ls-files` prints. */
+export function comparePaths(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+export function sortByPath<T extends { path: string }>(xs: T[]): T[] {
+  return xs.sort((a, b) => comparePaths(a.path, b.path));
+}

@@ -1,0 +1,35 @@
+import type { Observed, State } from "../types.js";
+
+/**
+ * Whether what is on disk is the recorded state. Content is compared by
+ * SHA-256 where the record has it, else by git oid; a record with neither
+ * cannot be proven equal, so it is not.
+ */
+export function matches(current: Observed, state: State | null): boolean {
+  if (state === null) return current.kind === "absent";
+  switch (state.kind) {
+    case "file":
+      if (current.kind !== "file") return false;
+      if (state.mode !== undefined && state.mode !== current.mode) return false;
+      return sameContent(current, state);
+    case "symlink":
+      return current.kind === "symlink" && sameContent(current, state);
+    case "toolarge":
+      return current.kind === "file" && state.sha256 !== undefined && state.sha256 === current.sha256;
+    case "gitlink":
+      return current.kind === "dir" && state.oid !== undefined && current.headOid === state.oid;
+  }
+}
+
+function sameContent(current: { sha256: string; oid?: string }, state: State): boolean {
+  if (state.sha256 !== undefined) return state.sha256 === current.sha256;
+  if (state.oid !== undefined && current.oid !== undefined) return state.oid === current.oid;
+  return false;
+}
+
+/** Whether a recorded state shows the kind of object now on disk (used to tell a swapped-in symlink from a recorded one). */
+export function recordsKind(state: State | null, kind: "symlink" | "dir"): boolean {
+  if (state === null) return false;
+  if (kind === "symlink") return state.kind === "symlink";
+  return state.kind === "gitlink";
+}

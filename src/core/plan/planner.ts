@@ -1,0 +1,80 @@
+import { checkRepoPath, sortByPath } from "../paths.js";
+import type { Counts, Plan, PlanInput, PlanItem, PlanOptions, Reason, Scope } from "../types.js";
+import { matches, recordsKind } from "./equal.js";
+
+/**
+ * Turns a change set and the observed work tree into a plan: SPEC section 3,
+ * row by row. Pure: no fs, no git, no clock. Safety refusals are checked
+ * before anything else and `--force` never overrides them; force only
+ * overrides the question "did someone change this since?".
+ */
+export function plan(scope: Scope, inputs: readonly PlanInput[], opts: PlanOptions): Plan {
+  return { scope, items: sortByPath(inputs.map((i) => planOne(i, opts))) };
+}
+
+export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
+  const { entry, current } = input;
+  const base = { path: entry.path, pre: entry.pre, post: entry.post, expect: current };
+  const refuse = (reason: Reason, detail?: string): PlanItem =>
+    detail === undefined ? { ...base, action: "conflict", reason } : { ...base, action: "conflict", reason, detail };
+
+  const problem = checkRepoPath(entry.path);
+  if (problem !== null) return refuse("unsafe-path", problem);
+  if (current.kind === "blocked") {
+    return refuse(current.why, `${current.at} is a ${current.why === "symlink" ? "symlink" : "non-directory"}`);
+  }
+
+  if (matches(current, entry.pre)) return { ...base, action: "skip", reason: "unchanged" };
+
+  // What is on disk must be something we can safely replace.
+  if (current.kind === "other") return refuse("not-regular", "not a regular file, symlink or directory");
+  if (current.kind === "dir" && !recordsKind(entry.post, "dir") && !recordsKind(entry.pre, "dir")) {
+    return refuse("not-regular", "a directory is where the record has a file");
+  }
+  if (current.kind === "symlink" && !recordsKind(entry.post, "symlink") && !recordsKind(entry.pre, "symlink")) {
+    return refuse("symlink", "a symlink the record does not show");
+  }
+  if (current.kind === "file" && current.nlink > 1) return refuse("hardlink", `${current.nlink} links`);
+  // Undo keeps what each path held so it can be redone; bytes over the cap cannot be kept.
+  if (current.kind === "file" && current.size > opts.sizeCap) return refuse("toolarge", `${current.size} bytes`);
+
+  const atPost = matches(current, entry.post);
+  if (atPost || opts.force) {
+    if (entry.pre === null) return { ...base, action: "delete", reason: null };
+    const readable = canWrite(input);
+    if (readable !== null) return refuse(readable);
+    return { ...base, action: "restore", reason: null };
+  }
+
+  // The record kept only a hash of what the scope left there: nothing to compare bytes against.
+  if (entry.post?.kind === "toolarge" && entry.post.sha256 === undefined) return refuse("toolarge", "over the size cap when recorded");
+  if (opts.merge && input.merge?.clean && input.merge.sha256 !== undefined) {
+    return { ...base, action: "merge", reason: null, merged: input.merge.sha256 };
+  }
+  if (input.laterWrite) return refuse("later-write", `${input.laterWrite.by} at ${input.laterWrite.at}`);
+  if (opts.merge && input.merge && !input.merge.clean) return refuse("changed-since", "the three-way merge conflicts");
+  return refuse("changed-since");
+}
+
+/** Why the pre state cannot be written back, or null when it can. */
+function canWrite(input: PlanInput): Reason | null {
+  const pre = input.entry.pre;
+  if (pre === null) return null;
+  if (pre.kind === "toolarge") return "toolarge";
+  if (pre.kind === "gitlink") return "not-regular";
+  if (input.preBlob === "missing") return "missing-blob";
+  if (input.preBlob === "mismatch") return "hash-mismatch";
+  if (input.preBlob === undefined) return "missing-blob";
+  return null;
+}
+
+export function countActions(items: readonly { action: PlanItem["action"] }[]): Counts {
+  const counts: Counts = { restore: 0, delete: 0, merge: 0, skip: 0, conflict: 0 };
+  for (const i of items) counts[i.action]++;
+  return counts;
+}
+
+/** Exit 1 when anything other than an `unchanged` skip or a done action remains. */
+export function isPartial(items: readonly Pick<PlanItem, "action" | "reason">[]): boolean {
+  return items.some((i) => i.action === "conflict" || (i.action === "skip" && i.reason !== "unchanged"));
+}

@@ -1,0 +1,50 @@
+import { splitZ } from "../../git/git.js";
+import type { Context } from "../../store/context.js";
+import { sortByPath } from "../paths.js";
+import type { ChangeEntry, ChangeKind, ChangeSet, GitOid, RepoPath, Scope, State } from "../types.js";
+
+const ZERO = /^0+$/;
+
+export function stateFromTree(mode: string, oid: string): State | null {
+  if (mode === "000000" || ZERO.test(oid)) return null;
+  if (mode === "120000") return { kind: "symlink", mode, oid: oid as GitOid };
+  if (mode === "160000") return { kind: "gitlink", mode, oid: oid as GitOid };
+  return { kind: "file", mode, oid: oid as GitOid };
+}
+
+function changeKind(status: string, pre: State | null, post: State | null): ChangeKind {
+  if (pre === null) return "added";
+  if (post === null) return "deleted";
+  if (status.startsWith("T") || pre.kind !== post.kind) return "typechange";
+  if (pre.oid === post.oid && pre.mode !== post.mode) return "mode";
+  return "modified";
+}
+
+/**
+ * The change set between two trees: `pre` from `from`, `post` from `to`.
+ * Renames are a deletion plus an addition. Optional paths limit it (a
+ * directory takes everything below it); they are matched literally.
+ */
+export async function treeChangeSet(
+  ctx: Context,
+  scope: Scope,
+  from: string,
+  to: string,
+  paths: readonly RepoPath[] = [],
+  by: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ChangeSet> {
+  const args = ["--literal-pathspecs", "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", from, to];
+  if (paths.length > 0) args.push("--", ...paths);
+  const r = await ctx.git(args, { env });
+  const fields = splitZ(r.stdout);
+  const entries: ChangeEntry[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [m1, m2, o1, o2, status] = fields[i]!.slice(1).split(" ");
+    const path = fields[i + 1]! as RepoPath;
+    const pre = stateFromTree(m1!, o1!);
+    const post = stateFromTree(m2!, o2!);
+    entries.push({ path, change: changeKind(status!, pre, post), pre, post, by });
+  }
+  return { scope, entries: sortByPath(entries) };
+}

@@ -1,0 +1,117 @@
+/**
+ * The domain types every scope shares: a scope resolves to a ChangeSet, a
+ * ChangeSet plus the observed work tree becomes a Plan, an applied Plan
+ * becomes a Receipt.
+ */
+
+declare const brand: unique symbol;
+type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+/** Repo-relative, `/`-separated, validated once by `toRepoPath`. */
+export type RepoPath = Brand<string, "RepoPath">;
+export type Sha256 = Brand<string, "Sha256">;
+export type GitOid = Brand<string, "GitOid">;
+
+export type StateKind = "file" | "symlink" | "gitlink" | "toolarge";
+
+/** A recorded state of one path. `null` (not this type) means the path was absent. */
+export interface State {
+  kind: StateKind;
+  mode?: string;
+  size?: number;
+  sha256?: Sha256;
+  oid?: GitOid;
+}
+
+export type ChangeKind = "added" | "modified" | "deleted" | "typechange" | "mode";
+
+export interface ChangeEntry {
+  path: RepoPath;
+  change: ChangeKind;
+  /** What undo restores; null: the path did not exist. */
+  pre: State | null;
+  /** What undo expects to find; null: the scope left the path absent. */
+  post: State | null;
+  /** Who made the change (sessions, or "snapshot", "receipt"). */
+  by: string[];
+}
+
+export type ScopeKind = "snapshot" | "session" | "call" | "task" | "run" | "baseline" | "receipt";
+
+export interface Scope {
+  kind: ScopeKind;
+  id: string;
+}
+
+export interface ChangeSet {
+  scope: Scope;
+  entries: ChangeEntry[];
+}
+
+/** What is on disk at a path right now, as the planner needs to know it. */
+export type Observed =
+  | { kind: "absent" }
+  | { kind: "file"; mode: string; size: number; nlink: number; sha256: Sha256; oid?: GitOid; text: boolean }
+  | { kind: "symlink"; target: string; sha256: Sha256; oid?: GitOid }
+  | { kind: "dir"; headOid?: GitOid }
+  | { kind: "other" }
+  /** A parent of the path is a symlink or a non-directory: the path cannot be reached safely. */
+  | { kind: "blocked"; why: "symlink" | "not-regular"; at: string };
+
+export type Action = "restore" | "delete" | "merge" | "skip" | "conflict";
+
+export type Reason =
+  | "unchanged"
+  | "changed-since"
+  | "later-write"
+  | "unsafe-path"
+  | "symlink"
+  | "hardlink"
+  | "not-regular"
+  | "hash-mismatch"
+  | "missing-blob"
+  | "toolarge";
+
+export type BlobStatus = "ok" | "missing" | "mismatch";
+
+export interface LaterWrite {
+  by: string;
+  at: string;
+}
+
+/** Everything the planner knows about one path; gathered at the edge. */
+export interface PlanInput {
+  entry: ChangeEntry;
+  current: Observed;
+  /** Whether the bytes of `entry.pre` can be read back intact (only asked when pre is a file or symlink). */
+  preBlob?: BlobStatus;
+  laterWrite?: LaterWrite;
+  /** Result of the three-way merge current <- (post -> pre), when `--merge` asked for one. */
+  merge?: { clean: boolean; sha256?: Sha256 };
+}
+
+export interface PlanOptions {
+  force: boolean;
+  merge: boolean;
+  /** Files larger than this cannot be kept for redo, so they are never overwritten or deleted. */
+  sizeCap: number;
+}
+
+export interface PlanItem {
+  path: RepoPath;
+  action: Action;
+  reason: Reason | null;
+  detail?: string;
+  pre: State | null;
+  post: State | null;
+  /** The state the applier must still find right before it writes. */
+  expect: Observed;
+  merged?: Sha256;
+}
+
+export interface Plan {
+  scope: Scope;
+  items: PlanItem[];
+}
+
+export type Counts = Record<"restore" | "delete" | "merge" | "skip" | "conflict", number>;

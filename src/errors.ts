@@ -1,0 +1,57 @@
+/** Exit codes of SPEC section 4. */
+export const Exit = {
+  ok: 0,
+  partial: 1,
+  usage: 2,
+  scope: 3,
+  damaged: 4,
+  internal: 70,
+} as const;
+export type ExitCode = (typeof Exit)[keyof typeof Exit];
+
+export type ErrorCode =
+  | "E_USAGE"
+  | "E_NOT_DIR"
+  | "E_GIT_MISSING"
+  | "E_GIT_OLD"
+  | "E_GIT"
+  | "E_SCOPE_UNKNOWN"
+  | "E_SCOPE_AMBIGUOUS"
+  | "E_STORE_DAMAGED"
+  | "E_LOCKED"
+  | "E_NOT_BUILT";
+
+const exitFor: Record<ErrorCode, ExitCode> = {
+  E_USAGE: Exit.usage,
+  E_NOT_DIR: Exit.usage,
+  E_GIT_MISSING: Exit.scope,
+  E_GIT_OLD: Exit.scope,
+  E_GIT: Exit.scope,
+  E_SCOPE_UNKNOWN: Exit.scope,
+  E_SCOPE_AMBIGUOUS: Exit.scope,
+  E_STORE_DAMAGED: Exit.damaged,
+  E_LOCKED: Exit.partial,
+  E_NOT_BUILT: Exit.usage,
+};
+
+/**
+ * The one error type that reaches the CLI edge. Everything a person can act
+ * on carries a stable code, a one-line message and, where useful, a hint.
+ */
+export class UnwindError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly exit: ExitCode;
+
+  constructor(code: ErrorCode, message: string, opts: { hint?: string; exit?: ExitCode } = {}) {
+    super(message);
+    this.name = "UnwindError";
+    this.code = code;
+    this.hint = opts.hint;
+    this.exit = opts.exit ?? exitFor[code];
+  }
+}
+
+export function usage(message: string, hint?: string): UnwindError {
+  return new UnwindError("E_USAGE", message, hint === undefined ? {} : { hint });
+}

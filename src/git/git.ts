@@ -1,0 +1,116 @@
+import { spawn } from "node:child_process";
+import { UnwindError } from "../errors.js";
+
+export interface GitOptions {
+  cwd: string;
+  /** Extra environment (GIT_DIR, GIT_INDEX_FILE, ...); inherited GIT_* are always cleared first. */
+  env?: Record<string, string>;
+  input?: string | Buffer;
+  timeoutMs?: number;
+  /** Exit codes that are answers, not failures (e.g. 1 for `diff --quiet`). */
+  okCodes?: number[];
+  /** Allow git to take optional locks (only for our private index). */
+  optionalLocks?: boolean;
+}
+
+export interface GitResult {
+  stdout: Buffer;
+  stderr: string;
+  code: number;
+}
+
+export const DEFAULT_GIT_TIMEOUT_MS = 120_000;
+
+/** git failed: carries argv, exit code and git's own stderr so messages can quote it. */
+export class GitError extends UnwindError {
+  readonly args: readonly string[];
+  readonly gitCode: number | "timeout" | "spawn";
+  readonly stderr: string;
+
+  constructor(args: readonly string[], gitCode: number | "timeout" | "spawn", stderr: string) {
+    const first = stderr.trim().split("\n")[0] ?? "";
+    const sub = args.find((a, i) => !a.startsWith("-") && args[i - 1] !== "-c") ?? "";
+    const what =
+      gitCode === "timeout" ? "timed out" : gitCode === "spawn" ? "could not be started" : `exited ${gitCode}`;
+    super(
+      gitCode === "spawn" ? "E_GIT_MISSING" : "E_GIT",
+      `git ${sub} ${what}${first ? `: ${first}` : ""}`,
+      gitCode === "spawn" ? { hint: "install git 2.31 or newer and put it on PATH" } : {},
+    );
+    this.name = "GitError";
+    this.args = args;
+    this.gitCode = gitCode;
+    this.stderr = stderr;
+  }
+}
+
+/**
+ * The environment git runs with: the caller's, minus every inherited GIT_*
+ * variable. A hook runs inside the agent's process tree, where GIT_DIR or
+ * GIT_INDEX_FILE from some outer git command would silently redirect us.
+ */
+export function gitEnv(extra: Record<string, string> = {}, optionalLocks = false): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith("GIT_")) env[k] = v;
+  }
+  env.GIT_TERMINAL_PROMPT = "0";
+  // Reading commands must never rewrite the user's index behind their back.
+  if (!optionalLocks) env.GIT_OPTIONAL_LOCKS = "0";
+  return { ...env, ...extra };
+}
+
+export function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  return new Promise((resolve, reject) => {
+    let child;
+    try {
+      child = spawn("git", args, {
+        cwd: opts.cwd,
+        env: gitEnv(opts.env, opts.optionalLocks),
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+    } catch (e) {
+      reject(new GitError(args, "spawn", String(e)));
+      return;
+    }
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, timeoutMs);
+    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.on("error", (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(new GitError(args, "spawn", e.code === "ENOENT" ? "git not found on PATH" : String(e)));
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      const stderr = Buffer.concat(err).toString("utf8");
+      if (timedOut) return reject(new GitError(args, "timeout", stderr));
+      const c = code ?? -1;
+      if (c !== 0 && !(opts.okCodes ?? []).includes(c)) return reject(new GitError(args, c, stderr));
+      resolve({ stdout: Buffer.concat(out), stderr, code: c });
+    });
+    child.stdin.on("error", () => {
+      /* git may exit before reading all input; the close handler reports it */
+    });
+    child.stdin.end(opts.input ?? "");
+  });
+}
+
+/** Splits NUL-terminated `-z` output into fields, dropping the trailing empty one. */
+export function splitZ(buf: Buffer | string): string[] {
+  const s = typeof buf === "string" ? buf : buf.toString("utf8");
+  if (s === "") return [];
+  const parts = s.split("\0");
+  if (parts[parts.length - 1] === "") parts.pop();
+  return parts;
+}
+
+export function text(r: GitResult): string {
+  return r.stdout.toString("utf8").trim();
+}

@@ -1,0 +1,84 @@
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { deflateSync, inflateSync } from "node:zlib";
+import type { Sha256 } from "../core/types.js";
+import { writeFileAtomic } from "./atomic.js";
+
+export function sha256(data: Buffer | string): Sha256 {
+  return createHash("sha256").update(data).digest("hex") as Sha256;
+}
+
+export class BlobError extends Error {
+  constructor(
+    readonly kind: "missing" | "mismatch",
+    readonly sha: string,
+  ) {
+    super(kind === "missing" ? `blob ${sha} is missing from the store` : `blob ${sha} fails its SHA-256 check`);
+  }
+}
+
+/**
+ * Content-addressed store: `cas/sha256/<2 hex>/<62 hex>`, zlib-compressed.
+ * A blob is written once (temp + rename, so concurrent writers of the same
+ * content are harmless) and verified on every read.
+ */
+export class Cas {
+  constructor(readonly dir: string) {}
+
+  pathOf(sha: string): string {
+    return join(this.dir, "sha256", sha.slice(0, 2), sha.slice(2));
+  }
+
+  has(sha: string): boolean {
+    return existsSync(this.pathOf(sha));
+  }
+
+  put(data: Buffer): Sha256 {
+    const sha = sha256(data);
+    const p = this.pathOf(sha);
+    if (existsSync(p)) return sha;
+    mkdirSync(join(this.dir, "sha256", sha.slice(0, 2)), { recursive: true });
+    try {
+      writeFileAtomic(p, deflateSync(data, { level: 6 }), { mode: 0o444 });
+    } catch (e) {
+      // Another process stored the same content first: identical bytes, nothing lost.
+      if (!existsSync(p)) throw e;
+    }
+    return sha;
+  }
+
+  get(sha: string): Buffer {
+    let raw: Buffer;
+    try {
+      raw = readFileSync(this.pathOf(sha));
+    } catch {
+      throw new BlobError("missing", sha);
+    }
+    let data: Buffer;
+    try {
+      data = inflateSync(raw);
+    } catch {
+      throw new BlobError("mismatch", sha);
+    }
+    if (sha256(data) !== sha) throw new BlobError("mismatch", sha);
+    return data;
+  }
+
+  status(sha: string): "ok" | "missing" | "mismatch" {
+    try {
+      this.get(sha);
+      return "ok";
+    } catch (e) {
+      return e instanceof BlobError ? e.kind : "missing";
+    }
+  }
+
+  sizeOnDisk(sha: string): number {
+    try {
+      return statSync(this.pathOf(sha)).size;
+    } catch {
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,169 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { UnwindError } from "../errors.js";
+import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
+
+/**
+ * Where unwind works: the root it guards, the store it writes, and how to
+ * address the git repository that holds its refs and objects.
+ */
+export interface Context {
+  /** Absolute, symlink-resolved work tree root. */
+  readonly root: string;
+  readonly store: string;
+  /** "git": the root is a git work tree. "private": a folder without git, served by a git dir inside the store. */
+  readonly mode: "git" | "private";
+  /** The git dir of this work tree (per worktree), or the private one. */
+  readonly gitDir: string;
+  /** The store's git dir for refs and objects shared by all worktrees. */
+  readonly commonDir: string;
+  /** The private index unwind keeps for this work tree's snapshots. */
+  readonly indexFile: string;
+  /** The real index of this work tree, only read to seed the private one. */
+  readonly realIndex: string | null;
+  readonly objectFormat: "sha1" | "sha256";
+  /** Runs git against this repository (refs, objects), never against the real index. */
+  git(args: readonly string[], opts?: Omit<GitOptions, "cwd">): Promise<GitResult>;
+}
+
+const STORE_DIR_NAME = "unwind";
+const PRIVATE_STORE_NAME = ".unwind";
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Repo-relative form of an absolute path, or null when it is outside `root`. */
+export function insideRoot(root: string, abs: string): string | null {
+  const rel = relative(root, abs);
+  if (rel === "") return "";
+  if (rel.startsWith("..") || isAbsolute(rel)) return null;
+  return rel.split(sep).join("/");
+}
+
+export async function resolveContext(rootOpt: string | undefined, cwd = process.cwd()): Promise<Context> {
+  const start = resolve(cwd, rootOpt ?? ".");
+  if (!isDirectory(start)) {
+    throw new UnwindError("E_NOT_DIR", `--root ${rootOpt ?? start}: not a directory`, {
+      hint: "pass an existing directory, or run unwind from inside the work tree",
+    });
+  }
+  let probe: GitResult | null = null;
+  try {
+    probe = await git(
+      ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-object-format"],
+      { cwd: start, okCodes: [128] },
+    );
+  } catch (e) {
+    if (e instanceof GitError && e.gitCode === 129) {
+      throw new UnwindError("E_GIT_OLD", "git is too old for unwind (needs 2.31 or newer)", {
+        hint: "upgrade git",
+      });
+    }
+    throw e;
+  }
+  const envStore = process.env.UNWIND_STORE ? resolve(cwd, process.env.UNWIND_STORE) : null;
+
+  if (probe.code === 0) {
+    const [top, gitDir, commonDir, format] = probe.stdout.toString("utf8").trim().split("\n");
+    if (!top || !gitDir || !commonDir) {
+      throw new UnwindError("E_GIT", `git rev-parse gave no work tree for ${start}`);
+    }
+    const root = realpathSync(top);
+    const store = envStore ?? join(commonDir, STORE_DIR_NAME);
+    const key = createHash("sha256").update(realpathSync(gitDir)).digest("hex").slice(0, 16);
+    return makeContext({
+      root,
+      store,
+      mode: "git",
+      gitDir,
+      commonDir,
+      indexFile: join(store, "index", `${key}.index`),
+      realIndex: join(gitDir, "index"),
+      objectFormat: format === "sha256" ? "sha256" : "sha1",
+      env: {},
+    });
+  }
+  if (/not a git repository/i.test(probe.stderr)) {
+    const root = realpathSync(start);
+    const store = envStore ?? join(root, PRIVATE_STORE_NAME);
+    const privateGit = join(store, "git");
+    return makeContext({
+      root,
+      store,
+      mode: "private",
+      gitDir: privateGit,
+      commonDir: privateGit,
+      indexFile: join(privateGit, "index"),
+      realIndex: null,
+      objectFormat: "sha1",
+      env: { GIT_DIR: privateGit, GIT_WORK_TREE: root },
+    });
+  }
+  throw new UnwindError("E_GIT", `cannot use ${start}: ${probe.stderr.trim().split("\n")[0] ?? "git failed"}`, {
+    hint: "run unwind from a work tree, not from inside .git or a bare repository",
+  });
+}
+
+interface ContextParts {
+  root: string;
+  store: string;
+  mode: "git" | "private";
+  gitDir: string;
+  commonDir: string;
+  indexFile: string;
+  realIndex: string | null;
+  objectFormat: "sha1" | "sha256";
+  env: Record<string, string>;
+}
+
+function makeContext(p: ContextParts): Context {
+  return {
+    root: p.root,
+    store: p.store,
+    mode: p.mode,
+    gitDir: p.gitDir,
+    commonDir: p.commonDir,
+    indexFile: p.indexFile,
+    realIndex: p.realIndex,
+    objectFormat: p.objectFormat,
+    git: (args, opts = {}) => git(args, { ...opts, cwd: p.root, env: { ...p.env, ...(opts.env ?? {}) } }),
+  };
+}
+
+/**
+ * Creates the store (and, for a folder without git, its private git dir) on
+ * first use. Only commands that write call this: a dry run must not create
+ * anything.
+ */
+export async function ensureStore(ctx: Context): Promise<void> {
+  mkdirSync(join(ctx.store, "cas"), { recursive: true });
+  mkdirSync(join(ctx.store, "index"), { recursive: true });
+  mkdirSync(join(ctx.store, "receipts"), { recursive: true });
+  const version = join(ctx.store, "VERSION");
+  if (!existsSync(version)) writeFileSync(version, "1\n");
+  if (ctx.mode === "private" && !existsSync(join(ctx.gitDir, "HEAD"))) {
+    await git(["init", "--bare", "--quiet", ctx.gitDir], { cwd: ctx.root });
+    // The folder must never become a repository of its own, and the store must never be captured.
+    const rel = insideRoot(ctx.root, ctx.store);
+    const lines = ["# written by unwind: the store is never captured", "/.git/"];
+    if (rel) lines.push(`/${rel}/`);
+    mkdirSync(join(ctx.gitDir, "info"), { recursive: true });
+    writeFileSync(join(ctx.gitDir, "info", "exclude"), lines.join("\n") + "\n");
+    await git(["config", "core.bare", "false"], { cwd: ctx.root, env: { GIT_DIR: ctx.gitDir } });
+  }
+}
+
+/** Whether a repo-relative path lies in `.git` or in the store, which are never captured or restored. */
+export function isReservedPath(ctx: Context, rel: string): boolean {
+  const first = rel.split("/")[0];
+  if (first === ".git") return true;
+  const storeRel = insideRoot(ctx.root, ctx.store);
+  if (storeRel !== null && storeRel !== "" && (rel === storeRel || rel.startsWith(storeRel + "/"))) return true;
+  return false;
+}

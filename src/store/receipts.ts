@@ -1,0 +1,156 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import type { Action, Counts, Reason, RepoPath, Scope, State } from "../core/types.js";
+import { UnwindError } from "../errors.js";
+import { writeFileAtomic } from "./atomic.js";
+import { sha256 } from "./cas.js";
+
+export interface ReceiptItem {
+  path: RepoPath;
+  action: Action;
+  reason: Reason | null;
+  detail?: string;
+  /** What the path held just before (null: absent); its bytes are in the CAS or git. */
+  before: State | null;
+  /** What the apply left there. */
+  after: State | null;
+}
+
+export type ReceiptKind = "undo" | "restore" | "redo";
+
+export interface Receipt {
+  v: 1;
+  id: string;
+  kind: ReceiptKind;
+  at: string;
+  scope: Scope;
+  /** The receipt before this one in the chain, by id and the SHA-256 of its file. */
+  prev: { id: string; sha256: string } | null;
+  items: ReceiptItem[];
+  counts: Counts;
+  /** Set when a crash interrupted the apply and a later command finished it. */
+  recovered?: boolean;
+}
+
+export interface ChainPointer {
+  id: string;
+  sha256: string;
+}
+
+export function newReceiptId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  return `r-${stamp}-${randomBytes(4).toString("hex")}`;
+}
+
+const RECEIPT_ID = /^r-\d{8}T\d{6}Z-[0-9a-f]{8}$/;
+
+export class Receipts {
+  readonly dir: string;
+  constructor(store: string) {
+    this.dir = join(store, "receipts");
+  }
+
+  private headPath(): string {
+    return join(this.dir, "HEAD");
+  }
+  /** Where the chain legitimately starts after gc dropped older receipts. */
+  private basePath(): string {
+    return join(this.dir, "BASE");
+  }
+  fileOf(id: string): string {
+    return join(this.dir, `${id}.json`);
+  }
+
+  head(): ChainPointer | null {
+    if (!existsSync(this.headPath())) return null;
+    return JSON.parse(readFileSync(this.headPath(), "utf8")) as ChainPointer;
+  }
+
+  base(): ChainPointer | null {
+    if (!existsSync(this.basePath())) return null;
+    return JSON.parse(readFileSync(this.basePath(), "utf8")) as ChainPointer;
+  }
+
+  /** Appends under the store lock (the caller holds it): receipt file first, then the head moves. */
+  append(r: Omit<Receipt, "prev">): Receipt {
+    const full: Receipt = { ...r, prev: this.head() };
+    const bytes = JSON.stringify(full, null, 2) + "\n";
+    writeFileAtomic(this.fileOf(r.id), bytes);
+    writeFileAtomic(this.headPath(), JSON.stringify({ id: r.id, sha256: sha256(bytes) }) + "\n");
+    return full;
+  }
+
+  read(id: string): Receipt {
+    if (!RECEIPT_ID.test(id) || !existsSync(this.fileOf(id))) {
+      throw new UnwindError("E_SCOPE_UNKNOWN", `no receipt ${id}`, { hint: "list them with: unwind receipts" });
+    }
+    return JSON.parse(readFileSync(this.fileOf(id), "utf8")) as Receipt;
+  }
+
+  /** Newest first, following the chain. Stops quietly at a break; `verify` reports breaks. */
+  list(limit = Infinity): Receipt[] {
+    const out: Receipt[] = [];
+    let p = this.head();
+    while (p && out.length < limit) {
+      if (!existsSync(this.fileOf(p.id))) break;
+      const r = JSON.parse(readFileSync(this.fileOf(p.id), "utf8")) as Receipt;
+      out.push(r);
+      p = r.prev;
+    }
+    return out;
+  }
+
+  /** Every problem in the chain, as one line each; empty when intact. */
+  verify(): string[] {
+    const problems: string[] = [];
+    const base = this.base();
+    const seen = new Set<string>();
+    let p = this.head();
+    while (p) {
+      if (base && p.id === base.id && p.sha256 === base.sha256) break;
+      if (seen.has(p.id)) {
+        problems.push(`receipt chain loops at ${p.id}`);
+        break;
+      }
+      seen.add(p.id);
+      let bytes: string;
+      try {
+        bytes = readFileSync(this.fileOf(p.id), "utf8");
+      } catch {
+        problems.push(`receipt ${p.id} is missing (the chain is broken)`);
+        break;
+      }
+      if (sha256(bytes) !== p.sha256) {
+        problems.push(`receipt ${p.id} was altered (SHA-256 does not match the chain)`);
+        break;
+      }
+      const id = p.id;
+      try {
+        p = (JSON.parse(bytes) as Receipt).prev;
+      } catch {
+        problems.push(`receipt ${id} is not valid JSON`);
+        break;
+      }
+    }
+    for (const f of readdirSync(this.dir)) {
+      const id = f.replace(/\.json$/, "");
+      if (f.endsWith(".json") && !seen.has(id) && problems.length === 0) {
+        problems.push(`receipt ${id} is not on the chain`);
+      }
+    }
+    return problems;
+  }
+
+  /** gc: drops receipts older than `cutoff`, recording where the chain now starts. */
+  dropOlderThan(cutoff: number, dryRun: boolean): Receipt[] {
+    const all = this.list();
+    const dropped = all.filter((r) => Date.parse(r.at) < cutoff);
+    if (dryRun || dropped.length === 0) return dropped;
+    const newestDropped = dropped[0]!;
+    const bytes = readFileSync(this.fileOf(newestDropped.id), "utf8");
+    writeFileAtomic(this.basePath(), JSON.stringify({ id: newestDropped.id, sha256: sha256(bytes) }) + "\n");
+    for (const r of dropped) unlinkSync(this.fileOf(r.id));
+    return dropped;
+  }
+}
