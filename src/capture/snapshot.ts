@@ -106,7 +106,8 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean }): P
       [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
       { env, optionalLocks: true },
     );
-    const update: string[] = [];
+    const add: string[] = [];
+    const remove: string[] = [];
     const toolarge: string[] = [];
     for (const rec of splitZ(st.stdout)) {
       const y = rec[1];
@@ -115,40 +116,42 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean }): P
       if (!untracked && (y === " " || y === undefined)) continue;
       if (path.endsWith("/")) continue; // a nested repository: not ours to capture
       if (isReservedPath(ctx, path)) continue;
-      if (y !== "D") {
-        let size = 0;
-        try {
-          const ls = lstatSync(join(ctx.root, path));
-          size = ls.isFile() ? ls.size : 0;
-        } catch {
-          /* vanished since status: update-index records the deletion */
-        }
-        if (size > sizeCap) {
-          toolarge.push(path);
-          if (!untracked) update.push(path); // drop the stale entry; --remove sees the file, so force below
-          continue;
-        }
+      if (y === "D") {
+        // Force: the path may now lie beyond a symlink or be a fifo, where a plain --remove refuses.
+        remove.push(path);
+        continue;
       }
-      update.push(path);
+      let ls;
+      try {
+        ls = lstatSync(join(ctx.root, path));
+      } catch {
+        ls = null; // vanished since status
+      }
+      if (!ls || !(ls.isFile() || ls.isSymbolicLink())) {
+        // Gone, or a fifo, socket or device: nothing git can hold, so the snapshot shows no file here.
+        if (!untracked) remove.push(path);
+        continue;
+      }
+      if (ls.isFile() && ls.size > sizeCap) {
+        toolarge.push(path);
+        if (!untracked) remove.push(path); // drop the stale smaller version
+        continue;
+      }
+      add.push(path);
     }
-    if (update.length > 0) {
-      const big = new Set(toolarge);
-      const normal = update.filter((p) => !big.has(p));
-      const stale = update.filter((p) => big.has(p));
-      if (normal.length > 0) {
-        await ctx.git([...INDEX_CONFIG, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"], {
-          env,
-          input: normal.join("\0") + "\0",
-          optionalLocks: true,
-        });
-      }
-      if (stale.length > 0) {
-        await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
-          env,
-          input: stale.join("\0") + "\0",
-          optionalLocks: true,
-        });
-      }
+    if (remove.length > 0) {
+      await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
+        env,
+        input: remove.join("\0") + "\0",
+        optionalLocks: true,
+      });
+    }
+    if (add.length > 0) {
+      await ctx.git([...INDEX_CONFIG, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"], {
+        env,
+        input: add.join("\0") + "\0",
+        optionalLocks: true,
+      });
     }
     const wt = await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true });
     const readEnv: Record<string, string> = scratchDir ? { GIT_OBJECT_DIRECTORY: env.GIT_OBJECT_DIRECTORY!, GIT_ALTERNATE_OBJECT_DIRECTORIES: env.GIT_ALTERNATE_OBJECT_DIRECTORIES! } : {};

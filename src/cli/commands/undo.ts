@@ -1,7 +1,8 @@
-import { resolveSnapshot, writeWorkTree } from "../../capture/snapshot.js";
+import { resolveSnapshot, writeWorkTree, type Snapshot, type TreeResult } from "../../capture/snapshot.js";
+import { sortByPath } from "../../core/paths.js";
 import { runUndo, type UndoReport } from "../../core/engine.js";
 import { isPartial } from "../../core/plan/planner.js";
-import { treeChangeSet } from "../../core/scope/tree.js";
+import { treeChangeSet, treeStates } from "../../core/scope/tree.js";
 import type { ChangeEntry, ChangeSet, RepoPath, State } from "../../core/types.js";
 import { Exit, UnwindError, usage } from "../../errors.js";
 import type { Context } from "../../store/context.js";
@@ -37,7 +38,7 @@ export async function restore(globals: Globals, id: string, rawPaths: string[], 
     const now = await writeWorkTree(ctx, { scratch: dryRun });
     try {
       const cs = await treeChangeSet(ctx, { kind: "snapshot", id: snap.id }, snap.tree, now.tree, paths, ["snapshot"], now.env);
-      markTooLarge(cs, now.toolarge);
+      await markTooLarge(ctx, cs, snap, now, paths);
       return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore" });
     } finally {
       now.dispose();
@@ -46,10 +47,24 @@ export async function restore(globals: Globals, id: string, rawPaths: string[], 
   return renderReport(report);
 }
 
-/** Paths the work tree holds but could not capture (over the size cap) are `toolarge`, never deleted. */
-function markTooLarge(cs: ChangeSet, toolarge: readonly string[]): void {
-  const big = new Set(toolarge);
-  for (const e of cs.entries) if (big.has(e.path) && e.post === null) e.post = { kind: "toolarge" };
+/**
+ * Paths the work tree holds but could not capture (over the size cap) are
+ * `toolarge`: never deleted or overwritten, always reported, so the user
+ * learns why they were left.
+ */
+async function markTooLarge(ctx: Context, cs: ChangeSet, from: Snapshot, now: TreeResult, paths: readonly RepoPath[]): Promise<void> {
+  const inScope = (p: string) => paths.length === 0 || paths.some((q) => p === q || p.startsWith(q + "/"));
+  const big = now.toolarge.filter((p) => inScope(p) && !from.toolarge.includes(p));
+  if (big.length === 0) return;
+  const byPath = new Map(cs.entries.map((e) => [e.path as string, e]));
+  const missing = big.filter((p) => !byPath.has(p));
+  const pre = missing.length ? await treeStates(ctx, from.tree, missing) : new Map<string, State>();
+  for (const p of big) {
+    const e = byPath.get(p);
+    if (e) e.post = { kind: "toolarge" };
+    else cs.entries.push({ path: p as RepoPath, change: pre.has(p) ? "modified" : "added", pre: pre.get(p) ?? null, post: { kind: "toolarge" }, by: ["snapshot"] });
+  }
+  sortByPath(cs.entries);
 }
 
 function snapshotScopeOnly(opts: ScopeOpts): string {
@@ -74,7 +89,7 @@ async function snapshotChangeSet(ctx: Context, opts: ScopeOpts, scratch: boolean
   const now = to ? null : await writeWorkTree(ctx, { scratch });
   try {
     const cs = await treeChangeSet(ctx, { kind: "snapshot", id: from.id }, from.tree, to ? to.tree : now!.tree, paths, ["snapshot"], now?.env ?? {});
-    if (now) markTooLarge(cs, now.toolarge);
+    if (now) await markTooLarge(ctx, cs, from, now, paths);
     return await fn(cs);
   } finally {
     now?.dispose();

@@ -48,3 +48,16 @@ export async function treeChangeSet(
   }
   return { scope, entries: sortByPath(entries) };
 }
+
+/** The states of the given paths in a tree (absent paths are left out). */
+export async function treeStates(ctx: Context, tree: string, paths: readonly string[]): Promise<Map<string, State>> {
+  const r = await ctx.git(["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", tree, "--", ...paths]);
+  const out = new Map<string, State>();
+  for (const rec of splitZ(r.stdout)) {
+    const tab = rec.indexOf("\t");
+    const [mode, , oid] = rec.slice(0, tab).split(" ");
+    const s = stateFromTree(mode!, oid!);
+    if (s) out.set(rec.slice(tab + 1), s);
+  }
+  return out;
+}
