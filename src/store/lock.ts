@@ -41,7 +41,9 @@ export async function withLock<T>(
   fn: () => Promise<T>,
   opts: { timeoutMs?: number } = {},
 ): Promise<T> {
-  const release = await acquire(store, what, opts.timeoutMs ?? 30_000);
+  const envTimeout = Number(process.env.UNWIND_LOCK_TIMEOUT_MS);
+  const timeout = opts.timeoutMs ?? (Number.isFinite(envTimeout) && envTimeout > 0 ? envTimeout : 30_000);
+  const release = await acquire(store, what, timeout);
   try {
     return await fn();
   } finally {

@@ -234,18 +234,16 @@ describe("SPEC 3 table: --force", () => {
   const later = { by: "sess-2", at: "2025-01-02T03:04:05Z" };
 
   it.each([
-    ["changed-since", input(modified(), obs.file("C")), "restore"],
-    ["changed-since, file removed since", input(modified(), obs.absent()), "restore"],
-    ["later-write", input(modified(), obs.file("C"), { laterWrite: later }), "restore"],
-    ["changed-since on an added file", input(added(), obs.file("C")), "delete"],
-  ] as const)("overrides %s → %s", (name, i, action) => {
-    const without = outcome(i);
-    expect(without.action).toBe("conflict");
-    expect(without.reason).toBe(name.split(",")[0]);
+    ["changed-since (content)", input(modified(), obs.file("C")), "changed-since", "restore"],
+    ["changed-since (file removed since)", input(modified(), obs.absent()), "changed-since", "restore"],
+    ["later-write", input(modified(), obs.file("C"), { laterWrite: later }), "later-write", "restore"],
+    ["changed-since (added file)", input(added(), obs.file("C")), "changed-since", "delete"],
+  ] as const)("overrides %s (without --force: conflict/%s; with it: %s)", (_name, i, reason, action) => {
+    expect(outcome(i)).toEqual(conflict(reason));
     expect(outcome(i, { force: true })).toEqual({ action, reason: null });
   });
 
-  it("does not override an unclean merge into a merge: it restores", () => {
+  it("with --force an unclean merge does not stop the restore", () => {
     expect(outcome(input(modified(), obs.file("C"), { merge: { clean: false } }), { force: true, merge: true })).toEqual(
       RESTORE,
     );

@@ -1,0 +1,58 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { makeRepo, read, snapshotId, unwind, unwindAsync, write } from "./helpers.js";
+
+describe("the store lock", () => {
+  it("eight processes snapshotting at once all succeed, one after another", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => unwindAsync(root, ["snapshot", "--json", "--label", `p${i}`])));
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const ids = new Set(runs.map((r) => r.json.id));
+    expect(ids.size).toBe(8);
+    expect(unwind(root, ["snapshots", "--json"]).json.snapshots).toHaveLength(8);
+    expect(existsSync(join(root, ".git", "unwind", "lock"))).toBe(false);
+  });
+
+  it("a restore racing a snapshot never interleaves with it", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const id = snapshotId(root);
+    write(root, "a.txt", "b\n");
+    const [r, s] = await Promise.all([unwindAsync(root, ["restore", id, "--json"]), unwindAsync(root, ["snapshot", "--json"])]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(s.code, s.stderr).toBe(0);
+    expect(read(root, "a.txt")).toBe("a\n");
+  });
+
+  it("waits for a live holder and gives up with a clear message, changing nothing", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const id = snapshotId(root);
+    write(root, "a.txt", "b\n");
+    const holder = spawn("sleep", ["30"]);
+    try {
+      const store = join(root, ".git", "unwind");
+      writeFileSync(join(store, "lock"), JSON.stringify({ pid: holder.pid, host: hostname(), at: new Date().toISOString(), what: "test" }));
+      const r = unwind(root, ["restore", id], { env: { UNWIND_LOCK_TIMEOUT_MS: "300" } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/locked by pid \d+/);
+      expect(read(root, "a.txt")).toBe("b\n");
+    } finally {
+      holder.kill();
+    }
+  });
+
+  it("takes over a lock whose holder died", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const id = snapshotId(root);
+    write(root, "a.txt", "b\n");
+    const store = join(root, ".git", "unwind");
+    mkdirSync(store, { recursive: true });
+    // A pid that cannot be alive: the kernel's pid_max is below 2^22 on Linux.
+    writeFileSync(join(store, "lock"), JSON.stringify({ pid: 4_194_304 + 17, host: hostname(), at: "2026-01-01T00:00:00Z", what: "dead" }));
+    const r = unwind(root, ["restore", id], { env: { UNWIND_LOCK_TIMEOUT_MS: "2000" } });
+    expect(r.code).toBe(0);
+    expect(read(root, "a.txt")).toBe("a\n");
+  });
+});
