@@ -38,7 +38,7 @@ const TARGET_NOCHANGE_BYTES = 2048;
 const BASE_ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("GIT_")));
 // No autocrlf conversion anywhere: content must be byte-for-byte what we wrote.
 const GIT = ["-c", "core.autocrlf=false"];
-// What unwind passes for its private index (src/capture/snapshot.ts), for the breakdown.
+// What unwind passes for its private index (src/capture/snapshot.ts), for byHand().
 const INDEX_CONFIG = ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false"];
 
 function intEnv(name, dflt) {
@@ -120,7 +120,17 @@ function sleep(ms) {
 // therefore finds exactly CHANGED files changed: against HEAD and the real
 // index for git status and the fresh index, and against the last snapshot
 // for unwind.
-const victims = Array.from({ length: CHANGED }, (_, k) => Math.floor((k * FILES) / CHANGED));
+// Picked by a fixed-seed generator so they land in different directories at
+// every level (an evenly strided pick would all sit under a0/b0/).
+const victims = (() => {
+  const picked = new Set();
+  let seed = 12345;
+  while (picked.size < CHANGED) {
+    seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+    picked.add(seed % FILES);
+  }
+  return [...picked];
+})();
 let edits = 0;
 function modify(repo) {
   edits++;
@@ -167,6 +177,54 @@ function makeCommands(repo, scratch) {
       changes: false,
       time: () => run("node", ["-e", "0"], { cwd: repo }).ms,
     },
+    byHand: byHand(repo),
+  };
+}
+
+/**
+ * The git commands `unwind snapshot` runs, by hand, on its private index, so
+ * readers can see what the ratio is made of. Mirrors src/capture/snapshot.ts
+ * (same arguments, same index); it updates the private index just as unwind
+ * would, so the next unwind run still finds exactly CHANGED changes. Each
+ * step's time is kept in `steps`; time() returns their sum.
+ */
+function byHand(repo) {
+  // The store layout (.git/unwind/index/<key>.index) is unwind's; read here only to find the file.
+  const indexDir = join(repo, ".git", "unwind", "index");
+  const indexes = readdirSync(indexDir).filter((f) => f.endsWith(".index"));
+  if (indexes.length !== 1) throw new Error(`expected one private index in ${indexDir}, found ${indexes.length}`);
+  const env = { GIT_INDEX_FILE: join(indexDir, indexes[0]), GIT_TERMINAL_PROMPT: "0" };
+  const who = { GIT_AUTHOR_NAME: "unwind", GIT_AUTHOR_EMAIL: "unwind@localhost", GIT_COMMITTER_NAME: "unwind", GIT_COMMITTER_EMAIL: "unwind@localhost" };
+  const steps = {
+    "rev-parse (find the repository)": [],
+    "status on the private index": [],
+    "update-index of the changed paths": [],
+    "write-tree": [],
+    "commit-tree": [],
+    "update-ref": [],
+  };
+  let probes = 0;
+  return {
+    label: "unwind's git commands by hand (sum)",
+    changes: true,
+    steps,
+    time() {
+      const t = [];
+      t.push(run("git", ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-object-format"], { cwd: repo }));
+      const st = run("git", [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"], { cwd: repo, env });
+      t.push(st);
+      const paths = st.stdout.split("\0").filter(Boolean).map((rec) => rec.slice(3));
+      if (paths.length !== CHANGED) throw new Error(`status on the private index saw ${paths.length} changed paths, expected ${CHANGED}`);
+      t.push(run("git", [...INDEX_CONFIG, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"], { cwd: repo, env, input: paths.join("\0") + "\0" }));
+      const wt = run("git", [...INDEX_CONFIG, "write-tree"], { cwd: repo, env });
+      t.push(wt);
+      const ct = run("git", ["commit-tree", wt.stdout.trim(), "-F", "-"], { cwd: repo, env: who, input: `{"bench":${probes}}\n` });
+      t.push(ct);
+      // Create-only, like unwind's; a ref name of our own so unwind's list is untouched.
+      t.push(run("git", ["update-ref", "--no-deref", `refs/bench/probe-${probes++}`, ct.stdout.trim(), ""], { cwd: repo }));
+      Object.values(steps).forEach((xs, k) => xs.push(t[k].ms));
+      return t.reduce((a, r) => a + r.ms, 0);
+    },
   };
 }
 
@@ -189,6 +247,7 @@ function measure(repo, commands) {
       if (round > 0) samples[name].push(ms); // round 0 is the warm-up
     }
   }
+  for (const c of Object.values(commands)) for (const xs of Object.values(c.steps ?? {})) xs.shift(); // drop warm-up steps
   return samples;
 }
 
@@ -239,45 +298,6 @@ function noChangeBytes(repo) {
 }
 
 // ---------------------------------------------------------------------------
-// Breakdown: the git commands unwind snapshot runs, by hand, on its private
-// index, so readers can see what the ratio is made of. Mirrors
-// src/capture/snapshot.ts; the store layout (.git/unwind/index/<key>.index)
-// is unwind's, read here only to find the file.
-
-function breakdown(repo) {
-  const indexDir = join(repo, ".git", "unwind", "index");
-  const indexes = readdirSync(indexDir).filter((f) => f.endsWith(".index"));
-  if (indexes.length !== 1) throw new Error(`expected one private index in ${indexDir}, found ${indexes.length}`);
-  const env = { GIT_INDEX_FILE: join(indexDir, indexes[0]), GIT_TERMINAL_PROMPT: "0" };
-  const who = { GIT_AUTHOR_NAME: "unwind", GIT_AUTHOR_EMAIL: "unwind@localhost", GIT_COMMITTER_NAME: "unwind", GIT_COMMITTER_EMAIL: "unwind@localhost" };
-  const steps = {
-    "rev-parse (resolve the repo)": [],
-    "status on the private index": [],
-    "update-index of the changed paths": [],
-    "write-tree": [],
-    "commit-tree": [],
-    "update-ref": [],
-  };
-  const keys = Object.keys(steps);
-  for (let round = 0; round <= REPS; round++) {
-    modify(repo);
-    const t = [];
-    t.push(run("git", ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-object-format"], { cwd: repo }));
-    const st = run("git", [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"], { cwd: repo, env });
-    t.push(st);
-    const paths = st.stdout.split("\0").filter(Boolean).map((rec) => rec.slice(3));
-    t.push(run("git", [...INDEX_CONFIG, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"], { cwd: repo, env, input: paths.join("\0") + "\0" }));
-    const wt = run("git", [...INDEX_CONFIG, "write-tree"], { cwd: repo, env });
-    t.push(wt);
-    const ct = run("git", ["commit-tree", wt.stdout.trim(), "-F", "-"], { cwd: repo, env: who, input: `{"bench":${round}}\n` });
-    t.push(ct);
-    t.push(run("git", ["update-ref", "--no-deref", `refs/bench/probe-${round}`, ct.stdout.trim(), ""], { cwd: repo }));
-    if (round > 0) t.forEach((r, k) => steps[keys[k]].push(r.ms));
-  }
-  return Object.entries(steps).map(([name, xs]) => [name, median(xs)]);
-}
-
-// ---------------------------------------------------------------------------
 
 function main() {
   const tmp = mkdtempSync(join(os.tmpdir(), "unwind-bench-"));
@@ -299,7 +319,7 @@ function main() {
     console.log("unwind snapshot benchmark");
     console.log(`  machine   node ${process.version}, git ${gitVersion}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? "?"}), ${os.platform()} ${os.arch()}`);
 
-    let t0 = performance.now();
+    const t0 = performance.now();
     const dirs = generate(repo);
     const genMs = performance.now() - t0;
     console.log(`  repo      ${FILES} files in ${dirs} directories, generated and committed in ${(genMs / 1000).toFixed(1)} s`);
@@ -334,13 +354,11 @@ function main() {
     if (bytes.delta.length > 8) console.log(`      ... ${bytes.delta.length - 8} more`);
     console.log(`  (check: unwind and the fresh index wrote the same tree ${tree.slice(0, 12)})`);
 
-    const steps = breakdown(repo);
-    const sum = steps.reduce((a, [, ms]) => a + ms, 0);
-    console.log("\n  where unwind snapshot's time goes: its git commands run by hand on the private index (medians)");
-    for (const [name, ms] of steps) console.log(`  ${name.padEnd(36)} ${fmtMs(ms).padStart(10)}`);
-    console.log(`  ${"sum of git commands".padEnd(36)} ${fmtMs(sum).padStart(10)}`);
+    console.log("\n  where unwind snapshot's time goes (medians; medians do not add up exactly)");
+    for (const [name, xs] of Object.entries(commands.byHand.steps)) console.log(`  ${name.padEnd(36)} ${fmtMs(median(xs)).padStart(10)}`);
+    console.log(`  ${"sum of its git commands".padEnd(36)} ${fmtMs(med.byHand).padStart(10)}`);
     console.log(`  ${"node -e 0".padEnd(36)} ${fmtMs(med.node).padStart(10)}`);
-    console.log(`  ${"rest (module load, JS, spawning)".padEnd(36)} ${fmtMs(med.unwind - sum - med.node).padStart(10)}   of ${fmtMs(med.unwind)}`);
+    console.log(`  ${"rest (module load, JS, spawning)".padEnd(36)} ${fmtMs(med.unwind - med.byHand - med.node).padStart(10)}   of ${fmtMs(med.unwind)} for unwind snapshot`);
   } finally {
     cleanup();
   }

@@ -36,6 +36,9 @@ describe("checkRepoPath: refused paths", () => {
     [".GIT/config", "git-dir"],
     [".Git/HEAD", "git-dir"],
     [".gIt/objects/ab/cdef", "git-dir"],
+    // a nested repository's git dir, like git's own verify_path
+    ["sub/.git/hooks/pre-commit", "git-dir"],
+    ["vendor/lib/.GIT", "git-dir"],
     // NUL
     ["a\0b", "nul"],
     ["\0", "nul"],

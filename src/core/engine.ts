@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Context } from "../store/context.js";
+import { insideRoot, type Context } from "../store/context.js";
 import { Cas, sha256 } from "../store/cas.js";
 import { loadConfig } from "../store/config.js";
 import type { ReceiptKind } from "../store/receipts.js";
@@ -68,7 +68,9 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
     }
     inputs.push(input);
   }
-  const plan = makePlan(cs.scope, inputs, { force: opts.force, merge: opts.merge, sizeCap: cfg.sizeCap });
+  const storeRel = insideRoot(ctx.root, ctx.store);
+  const reserved = storeRel ? [storeRel] : [];
+  const plan = makePlan(cs.scope, inputs, { force: opts.force, merge: opts.merge, sizeCap: cfg.sizeCap, reserved });
 
   if (opts.dryRun) {
     const items = plan.items.map(reportItem);

@@ -15,7 +15,9 @@ export function checkRepoPath(p: string): PathProblem | null {
     if (part === "..") return "dotdot";
   }
   if (parts.some((x) => x === "" || x === ".")) return "empty";
-  if (parts[0]?.toLowerCase() === ".git") return "git-dir";
+  // Like git's own verify_path: `.git` is refused as any segment, so nothing
+  // is ever written into a nested repository's git dir either.
+  if (parts.some((x) => x.toLowerCase() === ".git")) return "git-dir";
   return null;
 }
 

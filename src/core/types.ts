@@ -95,6 +95,8 @@ export interface PlanOptions {
   merge: boolean;
   /** Files larger than this cannot be kept for redo, so they are never overwritten or deleted. */
   sizeCap: number;
+  /** Repo-relative prefixes that are never written (the store, when it lives inside the root). */
+  reserved?: readonly string[];
 }
 
 export interface PlanItem {

@@ -142,15 +142,22 @@ export class Receipts {
     return problems;
   }
 
-  /** gc: drops receipts older than `cutoff`, recording where the chain now starts. */
+  /**
+   * gc: drops receipts older than `cutoff`. BASE keeps the chain's own
+   * pointer to the newest dropped receipt, so `verify` knows the chain
+   * legitimately ends there rather than being broken.
+   */
   dropOlderThan(cutoff: number, dryRun: boolean): Receipt[] {
-    const all = this.list();
-    const dropped = all.filter((r) => Date.parse(r.at) < cutoff);
-    if (dryRun || dropped.length === 0) return dropped;
-    const newestDropped = dropped[0]!;
-    const bytes = readFileSync(this.fileOf(newestDropped.id), "utf8");
-    writeFileAtomic(this.basePath(), JSON.stringify({ id: newestDropped.id, sha256: sha256(bytes) }) + "\n");
-    for (const r of dropped) unlinkSync(this.fileOf(r.id));
-    return dropped;
+    const dropped: { r: Receipt; via: ChainPointer }[] = [];
+    let via = this.head();
+    while (via && existsSync(this.fileOf(via.id))) {
+      const r = JSON.parse(readFileSync(this.fileOf(via.id), "utf8")) as Receipt;
+      if (Date.parse(r.at) < cutoff) dropped.push({ r, via });
+      via = r.prev;
+    }
+    if (dryRun || dropped.length === 0) return dropped.map((d) => d.r);
+    writeFileAtomic(this.basePath(), JSON.stringify(dropped[0]!.via) + "\n");
+    for (const d of dropped) unlinkSync(this.fileOf(d.r.id));
+    return dropped.map((d) => d.r);
   }
 }

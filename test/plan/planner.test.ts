@@ -558,3 +558,19 @@ describe("isPartial (exit 1: a conflict, or a skip other than unchanged)", () =>
     expect(isPartial(bad.items)).toBe(true);
   });
 });
+
+describe("planner additions: store paths and binary merges", () => {
+  it("refuses a path inside the store; the same path is restored when the store lives elsewhere", () => {
+    const i = input(entry("data/.unwind/cas/x", A, B), obs.file("B"));
+    expect(plan(SCOPE, [i], opts({ reserved: ["data/.unwind"] })).items[0]).toMatchObject({ ...conflict("unsafe-path"), detail: "store" });
+    expect(plan(SCOPE, [i], opts({ reserved: [] })).items[0]).toMatchObject(RESTORE);
+  });
+
+  it("never merges a binary file, even given a clean merge result; a text file with the same input merges", () => {
+    const m = { clean: true, sha256: sha("merged") };
+    const bin = { ...input(modified(), obs.file("C", { text: false })), merge: m };
+    const txt = { ...input(modified(), obs.file("C", { text: true })), merge: m };
+    expect(plan(SCOPE, [bin], opts({ merge: true })).items[0]).toMatchObject(conflict("changed-since"));
+    expect(plan(SCOPE, [txt], opts({ merge: true })).items[0]).toMatchObject({ action: "merge" });
+  });
+});

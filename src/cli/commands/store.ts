@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { listSnapshots, SNAPSHOT_REFS } from "../../capture/snapshot.js";
 import { pendingIntents } from "../../core/apply/intent.js";
 import { Exit } from "../../errors.js";
+import { now } from "../../clock.js";
 import { Cas } from "../../store/cas.js";
 import { loadConfig, parseDuration } from "../../store/config.js";
 import type { Context } from "../../store/context.js";
@@ -177,7 +178,7 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
     return { json: { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, blobs: 0, bytes: 0 }, human: "nothing to collect: no store yet", exit: Exit.ok };
   }
   const run = async () => {
-    const cutoff = Date.now() - ttl;
+    const cutoff = now().getTime() - ttl;
     const rs = new Receipts(ctx.store);
     const droppedReceipts = existsSync(join(ctx.store, "receipts")) ? rs.dropOlderThan(cutoff, dryRun) : [];
     const dropped = new Set(droppedReceipts.map((r) => r.id));

@@ -20,6 +20,7 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
 
   const problem = checkRepoPath(entry.path);
   if (problem !== null) return refuse("unsafe-path", problem);
+  if (opts.reserved?.some((r) => entry.path === r || entry.path.startsWith(r + "/"))) return refuse("unsafe-path", "store");
   if (current.kind === "blocked") {
     return refuse(current.why, `${current.at} is a ${current.why === "symlink" ? "symlink" : "non-directory"}`);
   }
@@ -48,7 +49,7 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
 
   // The record kept only a hash of what the scope left there: nothing to compare bytes against.
   if (entry.post?.kind === "toolarge" && entry.post.sha256 === undefined) return refuse("toolarge", "over the size cap when recorded");
-  if (opts.merge && input.merge?.clean && input.merge.sha256 !== undefined) {
+  if (opts.merge && current.kind === "file" && current.text && input.merge?.clean && input.merge.sha256 !== undefined) {
     return { ...base, action: "merge", reason: null, merged: input.merge.sha256 };
   }
   if (input.laterWrite) return refuse("later-write", `${input.laterWrite.by} at ${input.laterWrite.at}`);
