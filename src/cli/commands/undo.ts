@@ -152,7 +152,7 @@ export function renderReport(r: UndoReport): Output {
   const rows = r.items.map((i) => [
     i.action,
     showPath(i.path),
-    `${short(hashOf(i.pre))} -> ${short(hashOf(i.post))}`,
+    `${short(hashOf(i.post))} -> ${short(hashOf(i.pre))}`,
     i.reason ? `${i.reason}${i.detail ? `: ${i.detail}` : ""}` : "",
   ]);
   const c = r.counts;
