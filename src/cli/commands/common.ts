@@ -1,5 +1,4 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { pendingIntents } from "../../core/apply/intent.js";
 import { recoverPending } from "../../core/apply/recover.js";
 import { checkRepoPath } from "../../core/paths.js";
 import type { RepoPath } from "../../core/types.js";
@@ -14,7 +13,8 @@ import type { Globals } from "../program.js";
  */
 export async function open(globals: Globals): Promise<Context> {
   const ctx = await resolveContext(globals.root);
-  if (existsSync(join(ctx.store, "pending"))) {
+  // Only an actual intent takes the lock: a dry run must not create even a lock file.
+  if (pendingIntents(ctx.store).length > 0) {
     await withLock(ctx.store, "recover", async () => {
       const done = await recoverPending(ctx);
       for (const r of done) process.stderr.write(`unwind: finished interrupted ${r.kind} ${r.id}\n`);

@@ -1,0 +1,33 @@
+/**
+ * What one hook event asks unwind to capture, in harness-neutral terms.
+ * Adapters (src/capture/adapters.ts) turn each harness's own payload into
+ * this; everything after that is shared.
+ */
+export type Harness = "claude" | "codex" | "gemini";
+
+export type Phase = "pre" | "post";
+
+export type Target =
+  /** File-editing tool: capture these paths (absolute, or relative to `cwd`). */
+  | { kind: "files"; paths: string[] }
+  /** Shell tool or a tool whose effects are unknown: a tree snapshot. */
+  | { kind: "tree" }
+  /** Read-only tool: nothing to capture. */
+  | { kind: "ignore" };
+
+export interface CaptureEvent {
+  harness: string;
+  /** `<harness>:<session id>`. */
+  session: string;
+  phase: Phase;
+  tool: string;
+  /** Pairs pre with post: the harness's tool-use id, or a stable hash where it gives none. */
+  call: string;
+  /** The directory paths are relative to; also where the root is found from. */
+  cwd: string;
+  agent?: string;
+  agentType?: string;
+  target: Target;
+}
+
+export type ParseResult = { ok: true; event: CaptureEvent } | { ok: false; error: string };
