@@ -1,10 +1,69 @@
 /**
- * `unwind hook claude|codex|gemini`. Not built yet: the session journal
- * (hook adapters, content capture) is its own piece of work. Until then the
- * command says so and exits non-zero, and `unwind init` installs no hooks,
- * so no agent ever runs this.
+ * `unwind hook claude|codex|gemini`: capture one hook event from stdin.
+ *
+ * A hook runs inside every tool call an agent makes. It must never block or
+ * break the agent: it always exits 0, prints nothing on stdout, and records
+ * any failure in the store's error log. A file edit is captured without
+ * spawning git or loading the CLI; only shell and unknown tools pay for a
+ * tree snapshot, within a time budget.
  */
+import { parseHookEvent } from "./adapters.js";
+import { captureEvent } from "./capture.js";
+import { locateFast, type Located } from "./locate.js";
+import { logError } from "../store/error-log.js";
+
+/** Hook input larger than this is refused (recorded, not read on). */
+export const MAX_INPUT = 64 * 1024 * 1024;
+
+function budgetMs(): number {
+  const n = Number(process.env.UNWIND_HOOK_BUDGET_MS);
+  return Number.isFinite(n) && n > 0 ? n : 10_000;
+}
+
+async function readInput(limit: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 export async function runHook(args: string[]): Promise<number> {
-  process.stderr.write(`unwind hook ${args[0] ?? ""}: not built yet (hook capture comes with the session journal)\n`);
-  return 2;
+  const harness = args[0] ?? "";
+  let loc: Located | null = null;
+  try {
+    const raw = await readInput(MAX_INPUT);
+    if (raw === null) {
+      logError(locateFast(process.cwd()).store, { kind: "bad-input", harness, message: `hook input over ${MAX_INPUT} bytes; nothing captured` });
+      return 0;
+    }
+    const parsed = parseHookEvent(harness, raw);
+    if (!parsed.ok) {
+      logError(locateFast(process.cwd()).store, { kind: "bad-input", harness, message: parsed.error });
+      return 0;
+    }
+    const ev = parsed.event;
+    if (ev.target.kind === "ignore") return 0;
+    loc = locateFast(ev.cwd);
+    const labels = process.env.UNWIND_TASK ? { task: process.env.UNWIND_TASK } : {};
+    await captureEvent(loc, ev, labels, budgetMs());
+  } catch (e) {
+    const where = loc?.store ?? safeStore();
+    if (where) {
+      const timeout = e instanceof Error && /timed out|locked/.test(e.message);
+      logError(where, { kind: timeout ? "capture-timeout" : "capture-failed", harness, message: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  return 0;
+}
+
+function safeStore(): string | null {
+  try {
+    return locateFast(process.cwd()).store;
+  } catch {
+    return null;
+  }
 }

@@ -73,8 +73,10 @@ async function seedIndex(ctx: Context, target: string): Promise<void> {
  * is never the user's. With `scratch`, the index copy and any new objects go
  * to a temporary directory, so nothing in the repository or store changes.
  */
-export async function writeWorkTree(ctx: Context, opts: { scratch: boolean }): Promise<TreeResult> {
+export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; deadline?: number }): Promise<TreeResult> {
   const sizeCap = loadConfig(ctx.store).sizeCap;
+  // A hook has a time budget: every git call gets what is left of it.
+  const left = () => (opts.deadline === undefined ? undefined : Math.max(1, opts.deadline - Date.now()));
   let env: Record<string, string>;
   let scratchDir: string | null = null;
   if (opts.scratch) {
@@ -104,7 +106,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean }): P
   try {
     const st = await ctx.git(
       [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
-      { env, optionalLocks: true },
+      { env, optionalLocks: true, timeoutMs: left() },
     );
     const add: string[] = [];
     const remove: string[] = [];
@@ -144,6 +146,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean }): P
         env,
         input: remove.join("\0") + "\0",
         optionalLocks: true,
+        timeoutMs: left(),
       });
     }
     if (add.length > 0) {
@@ -151,9 +154,10 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean }): P
         env,
         input: add.join("\0") + "\0",
         optionalLocks: true,
+        timeoutMs: left(),
       });
     }
-    const wt = await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true });
+    const wt = await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() });
     const readEnv: Record<string, string> = scratchDir ? { GIT_OBJECT_DIRECTORY: env.GIT_OBJECT_DIRECTORY!, GIT_ALTERNATE_OBJECT_DIRECTORIES: env.GIT_ALTERNATE_OBJECT_DIRECTORIES! } : {};
     return { tree: wt.stdout.toString("utf8").trim(), toolarge: toolarge.sort(), env: readEnv, dispose };
   } catch (e) {
@@ -170,8 +174,9 @@ function lastPath(ctx: Context): string {
 export async function takeSnapshot(
   ctx: Context,
   labels: { task?: string; session?: string; call?: string; label?: string } = {},
+  opts: { deadline?: number } = {},
 ): Promise<Snapshot> {
-  const { tree, toolarge } = await writeWorkTree(ctx, { scratch: false });
+  const { tree, toolarge } = await writeWorkTree(ctx, { scratch: false, ...opts });
 
   const now = new Date();
   const id = newSnapshotId(now);

@@ -171,11 +171,53 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void): Comma
           throw new UnwindError("E_NOT_BUILT", `unwind ${name}: not built yet`, { hint: what });
         });
       });
-  notYet("init", "installs harness hooks; comes with the session journal");
-  notYet("hook", "captures a hook event; comes with the session journal");
-  notYet("record", "generic capture; comes with the session journal");
-  notYet("sessions", "lists sessions; comes with the session journal");
-  notYet("log", "lists calls; comes with the session journal");
+  program
+    .command("init")
+    .description("create the store; merge unwind's hooks into the harnesses' project settings")
+    .option("--claude", "Claude Code: .claude/settings.json")
+    .option("--codex", "Codex: .codex/hooks.json")
+    .option("--gemini", "Gemini CLI: .gemini/settings.json")
+    .action(function (opts) {
+      run(g(this), async () => (await import("./commands/capture.js")).init(g(this), opts));
+    });
+
+  program
+    .command("hook")
+    .description("capture one hook event from stdin (claude|codex|gemini); always exits 0")
+    .argument("<harness>");
+
+  program
+    .command("record")
+    .description("generic capture: file capture of PATHs, or a tree snapshot without PATHs")
+    .argument("[paths...]")
+    .requiredOption("--session <name>", "the session, e.g. myorch:run-42")
+    .requiredOption("--phase <phase>", "pre or post")
+    .option("--task <id>")
+    .option("--agent <id>")
+    .option("--tool <name>")
+    .option("--call <id>", "pairs pre with post (default: derived from session, tool and paths)")
+    .action(function (paths, opts) {
+      run(g(this), async () => (await import("./commands/capture.js")).record(g(this), paths, opts));
+    });
+
+  program
+    .command("sessions")
+    .description("sessions with harness, agent, task, first/last time, calls, paths")
+    .option("--task <id>")
+    .action(function (opts) {
+      run(g(this), async () => (await import("./commands/journal.js")).sessions(g(this), opts));
+    });
+
+  program
+    .command("log")
+    .description("calls, newest first, with the paths each changed")
+    .option("--session <id>")
+    .option("--task <id>")
+    .option("--limit <n>", "at most this many (default 50)", int("--limit"))
+    .action(function (opts) {
+      run(g(this), async () => (await import("./commands/journal.js")).log(g(this), opts));
+    });
+
   notYet("task", "binds tasks to branches; comes with task change sets");
 
   return program;

@@ -6,7 +6,7 @@ export interface GitOptions {
   /** Extra environment (GIT_DIR, GIT_INDEX_FILE, ...); inherited GIT_* are always cleared first. */
   env?: Record<string, string>;
   input?: string | Buffer;
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Exit codes that are answers, not failures (e.g. 1 for `diff --quiet`). */
   okCodes?: number[];
   /** Allow git to take optional locks (only for our private index). */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { UnwindError } from "../errors.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
 
@@ -90,7 +90,7 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
     });
   }
   if (/not a git repository/i.test(probe.stderr)) {
-    const root = realpathSync(start);
+    const root = privateRootOf(realpathSync(start));
     const store = envStore ?? join(root, PRIVATE_STORE_NAME);
     const privateGit = join(store, "git");
     return makeContext({
@@ -108,6 +108,14 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
   throw new UnwindError("E_GIT", `cannot use ${start}: ${probe.stderr.trim().split("\n")[0] ?? "git failed"}`, {
     hint: "run unwind from a work tree, not from inside .git or a bare repository",
   });
+}
+
+/** A folder without git: the nearest ancestor that already has a private store, else the folder itself. */
+function privateRootOf(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, PRIVATE_STORE_NAME, "git"))) return dir;
+    if (dirname(dir) === dir) return start;
+  }
 }
 
 interface ContextParts {

@@ -3,7 +3,9 @@ import { sortByPath } from "../../core/paths.js";
 import { runUndo, type UndoReport } from "../../core/engine.js";
 import { isPartial } from "../../core/plan/planner.js";
 import { treeChangeSet, treeStates } from "../../core/scope/tree.js";
-import type { ChangeEntry, ChangeSet, RepoPath, State } from "../../core/types.js";
+import type { ChangeEntry, ChangeSet, LaterWrite, RepoPath, State } from "../../core/types.js";
+import { journalChangeSet } from "../../core/scope/sessions.js";
+import { pathMatcher } from "../../core/glob.js";
 import { Exit, UnwindError, usage } from "../../errors.js";
 import type { Context } from "../../store/context.js";
 import { withLock } from "../../store/lock.js";
@@ -67,56 +69,69 @@ async function markTooLarge(ctx: Context, cs: ChangeSet, from: Snapshot, now: Tr
   sortByPath(cs.entries);
 }
 
-function snapshotScopeOnly(opts: ScopeOpts): string {
+type ScopeKind = "session" | "call" | "task" | "run" | "snapshot";
+
+/** Exactly one scope, validated before anything is read. */
+function pickScope(opts: ScopeOpts): ScopeKind {
   const given = (["session", "call", "task", "run", "snapshot"] as const).filter((k) => opts[k] !== undefined);
   if (given.length === 0) throw usage("no scope given", "name one of --session, --call, --task, --snapshot or --run");
   if (given.length > 1) throw usage(`one scope at a time (got --${given.join(", --")})`);
-  if (opts.to !== undefined && given[0] !== "snapshot") throw usage("--to goes with --snapshot");
   const kind = given[0]!;
-  if (kind !== "snapshot") {
-    throw new UnwindError("E_NOT_BUILT", `--${kind} scopes are not built yet`, {
-      hint: kind === "task" ? "task change sets come with the task bindings" : "session and call scopes come with the session journal",
-    });
+  if (opts.to !== undefined && kind !== "snapshot") throw usage("--to goes with --snapshot");
+  if (kind === "run") throw new UnwindError("E_NOT_BUILT", "--run scopes are not built yet", { hint: "run capsules are planned (SPEC section 9)" });
+  if (opts.since !== undefined) {
+    if (kind === "snapshot") throw usage("--since needs a journal scope (--session, --call, --task)");
+    if (Number.isNaN(Date.parse(opts.since))) throw usage(`--since ${opts.since}: not an ISO time`, "e.g. 2026-11-30T10:00:00Z");
   }
-  if (opts.since !== undefined) throw usage("--since needs a journal scope (--session, --call, --task)");
-  return opts.snapshot!;
+  return kind;
 }
 
-async function snapshotChangeSet(ctx: Context, opts: ScopeOpts, scratch: boolean, fn: (cs: ChangeSet) => Promise<Output>): Promise<Output> {
-  const from = await resolveSnapshot(ctx, snapshotScopeOnly(opts));
-  const paths = filterPaths(opts.path);
+interface Resolved {
+  cs: ChangeSet;
+  laterWrites?: Map<RepoPath, LaterWrite>;
+}
+
+/** Resolves the scope to a change set and hands it to `fn`; scratch trees live only as long as `fn`. */
+async function withScope(ctx: Context, opts: ScopeOpts, scratch: boolean, fn: (r: Resolved) => Promise<Output>): Promise<Output> {
+  const kind = pickScope(opts);
+  if (kind !== "snapshot") {
+    const since = opts.since ? new Date(opts.since).toISOString() : undefined;
+    const r = await journalChangeSet(ctx, { kind: kind as "session" | "call" | "task", id: opts[kind]! }, { ...(since ? { since } : {}), paths: opts.path ?? [] });
+    return fn(r);
+  }
+  const from = await resolveSnapshot(ctx, opts.snapshot!);
   const to = opts.to ? await resolveSnapshot(ctx, opts.to) : null;
   const now = to ? null : await writeWorkTree(ctx, { scratch });
   try {
-    const cs = await treeChangeSet(ctx, { kind: "snapshot", id: from.id }, from.tree, to ? to.tree : now!.tree, paths, ["snapshot"], now?.env ?? {});
-    if (now) await markTooLarge(ctx, cs, from, now, paths);
-    return await fn(cs);
+    const cs = await treeChangeSet(ctx, { kind: "snapshot", id: from.id }, from.tree, to ? to.tree : now!.tree, [], ["snapshot"], now?.env ?? {});
+    if (now) await markTooLarge(ctx, cs, from, now, []);
+    const keep = pathMatcher(opts.path ?? []);
+    if (keep) cs.entries = cs.entries.filter((e) => keep(e.path));
+    return await fn({ cs });
   } finally {
     now?.dispose();
   }
 }
 
-/** `--path` takes literal repository paths (a directory takes all below it). */
-function filterPaths(raw: string[] | undefined): RepoPath[] {
-  return repoPaths(raw ?? []);
-}
-
 export async function undo(globals: Globals, opts: ScopeOpts & { dryRun?: boolean; force?: boolean; merge?: boolean }): Promise<Output> {
-  snapshotScopeOnly(opts);
+  pickScope(opts);
   const ctx = await open(globals);
   const dryRun = Boolean(opts.dryRun);
+  const done = progress("undoing");
   return guarded(ctx, dryRun, "undo", () =>
-    snapshotChangeSet(ctx, opts, dryRun, async (cs) =>
-      renderReport(await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: Boolean(opts.merge), kind: "undo" })),
+    withScope(ctx, opts, dryRun, async ({ cs, laterWrites }) =>
+      renderReport(
+        await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: Boolean(opts.merge), kind: "undo", ...(laterWrites ? { laterWrites } : {}) }),
+      ),
     ),
-  );
+  ).finally(done);
 }
 
 export async function changes(globals: Globals, opts: ScopeOpts): Promise<Output> {
-  snapshotScopeOnly(opts);
+  pickScope(opts);
   const ctx = await open(globals);
-  return snapshotChangeSet(ctx, opts, true, async (cs) => {
-    const rows = cs.entries.map((e) => [e.change, showPath(e.path), `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`]);
+  return withScope(ctx, opts, true, async ({ cs }) => {
+    const rows = cs.entries.map((e) => [e.change, showPath(e.path), `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`, e.by.join(",")]);
     const human = rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
     return { json: { scope: cs.scope, entries: cs.entries }, human, exit: Exit.ok };
   });
@@ -143,7 +158,7 @@ function changeOf(from: State | null, to: State | null): ChangeEntry["change"] {
 
 function hashOf(s: State | null): string | null {
   if (!s) return null;
-  return s.oid ?? s.sha256 ?? null;
+  return s.oid ?? s.sha256 ?? "?";
 }
 
 const actionColor: Record<string, Color> = { restore: "green", delete: "red", merge: "cyan", skip: "dim", conflict: "yellow" };

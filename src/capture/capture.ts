@@ -1,0 +1,151 @@
+import { createHash } from "node:crypto";
+import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve, sep, relative } from "node:path";
+import { checkRepoPath } from "../core/paths.js";
+import type { RepoPath, Sha256, State } from "../core/types.js";
+import { Cas } from "../store/cas.js";
+import { loadConfig } from "../store/config.js";
+import { logError } from "../store/error-log.js";
+import { append, type FileRecord, type JournalRecord } from "../store/journal.js";
+import { acquire } from "../store/lock.js";
+import type { CaptureEvent } from "./event.js";
+import type { Located } from "./locate.js";
+
+export interface CaptureLabels {
+  task?: string;
+}
+
+/** Repo-relative path of a payload path, or why it is not ours to capture. */
+export function payloadPath(root: string, store: string, cwd: string, p: string): { rel: RepoPath } | { skip: string } {
+  const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
+  let rel = relative(root, abs);
+  if (rel.startsWith("..") || isAbsolute(rel)) {
+    // The payload may name the root through a symlink (e.g. /tmp vs /private/tmp): compare real parents.
+    try {
+      rel = relative(root, join(realpathSync(dirname(abs)), abs.slice(dirname(abs).length + 1)));
+    } catch {
+      /* parent does not exist: keep the lexical answer */
+    }
+  }
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return { skip: `${p} is outside the root` };
+  const repoRel = rel.split(sep).join("/");
+  const problem = checkRepoPath(repoRel);
+  if (problem) return { skip: `${p} is not capturable (${problem})` };
+  const storeRel = relative(root, store).split(sep).join("/");
+  if (!storeRel.startsWith("..") && !isAbsolute(storeRel) && (repoRel === storeRel || repoRel.startsWith(storeRel + "/"))) {
+    return { skip: `${p} is inside the unwind store` };
+  }
+  // A parent that is a symlink leads somewhere the record could not vouch for.
+  const parts = repoRel.split("/");
+  for (let i = 1; i < parts.length; i++) {
+    try {
+      if (lstatSync(join(root, ...parts.slice(0, i))).isSymbolicLink()) return { skip: `${p} lies beyond a symlink` };
+    } catch {
+      break;
+    }
+  }
+  return { rel: repoRel as RepoPath };
+}
+
+function hashFile(path: string): Sha256 {
+  const h = createHash("sha256");
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      h.update(buf.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return h.digest("hex") as Sha256;
+}
+
+/**
+ * The state of one path, with its bytes put into the CAS. Files over the
+ * size cap are `toolarge`: hashed, not kept.
+ */
+export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: number): State | null | "not-regular" {
+  const abs = join(root, rel);
+  let st;
+  try {
+    st = lstatSync(abs);
+  } catch {
+    return null;
+  }
+  if (st.isSymbolicLink()) {
+    const target = Buffer.from(readlinkSync(abs));
+    return { kind: "symlink", mode: "120000", size: target.length, sha256: cas.put(target) };
+  }
+  if (!st.isFile()) return "not-regular";
+  const mode = st.mode & 0o111 ? "100755" : "100644";
+  if (st.size > sizeCap) return { kind: "toolarge", mode, size: st.size, sha256: hashFile(abs) };
+  const data = readFileSync(abs);
+  return { kind: "file", mode, size: data.length, sha256: cas.put(data) };
+}
+
+/** File capture of an event's target paths. The caller holds the store lock. */
+export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly string[], labels: CaptureLabels): JournalRecord[] {
+  const cas = new Cas(join(loc.store, "cas"));
+  const { sizeCap } = loadConfig(loc.store);
+  const at = new Date().toISOString();
+  const records: FileRecord[] = [];
+  const seen = new Set<string>();
+  for (const p of paths) {
+    const where = payloadPath(loc.root, loc.store, ev.cwd, p);
+    if ("skip" in where) {
+      logError(loc.store, { kind: "skipped-path", harness: ev.harness, session: ev.session, tool: ev.tool, message: where.skip });
+      continue;
+    }
+    if (seen.has(where.rel)) continue;
+    seen.add(where.rel);
+    const state = captureState(cas, loc.root, where.rel, sizeCap);
+    if (state === "not-regular") {
+      logError(loc.store, { kind: "skipped-path", harness: ev.harness, session: ev.session, tool: ev.tool, message: `${where.rel} is not a regular file` });
+      continue;
+    }
+    records.push({ ...base(ev, at, labels), kind: "file", path: where.rel, state });
+  }
+  append(loc.store, records);
+  return records;
+}
+
+export function base(ev: CaptureEvent, at: string, labels: CaptureLabels) {
+  return {
+    v: 1 as const,
+    at,
+    session: ev.session,
+    harness: ev.harness,
+    ...(ev.agent ? { agent: ev.agent } : {}),
+    ...(ev.agentType ? { agentType: ev.agentType } : {}),
+    ...(labels.task ? { task: labels.task } : {}),
+    tool: ev.tool,
+    call: ev.call,
+    phase: ev.phase,
+  };
+}
+
+/**
+ * Captures one event under the store lock: a file capture of its target
+ * paths, or a tree snapshot attributed to the call. Shared by `unwind hook`
+ * and `unwind record`. The snapshot code (and git) is loaded only when a
+ * tree is needed, so a file edit's hook stays cheap.
+ */
+export async function captureEvent(loc: Located, ev: CaptureEvent, labels: CaptureLabels, budgetMs: number): Promise<JournalRecord[]> {
+  const deadline = Date.now() + budgetMs;
+  const release = await acquire(loc.store, `capture ${ev.harness} ${ev.tool}`, budgetMs);
+  try {
+    if (ev.target.kind === "files") return captureFiles(loc, ev, ev.target.paths, labels);
+    if (ev.target.kind === "ignore") return [];
+    const [{ resolveContext }, { takeSnapshot }] = await Promise.all([import("../store/context.js"), import("./snapshot.js")]);
+    const ctx = await resolveContext(undefined, ev.cwd);
+    const snap = await takeSnapshot(ctx, { ...labels, session: ev.session, call: ev.call, label: `${ev.tool} ${ev.phase}` }, { deadline });
+    const rec: JournalRecord = { ...base(ev, snap.at, labels), kind: "tree", snapshot: snap.id, tree: snap.tree };
+    append(loc.store, [rec]);
+    return [rec];
+  } finally {
+    release();
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * `unwind init --claude|--codex|--gemini`: merge unwind's capture hooks into
+ * a harness's project settings file.
+ *
+ * The merge is the part that must be right. It never drops or reorders
+ * anything the user had (other settings, other events, other matcher groups,
+ * other hooks in a group); it is idempotent (a second run changes nothing);
+ * a moved binary updates unwind's one entry in place; and a file it does not
+ * understand (invalid JSON, `hooks` of the wrong type) is left untouched and
+ * reported, one line, naming the file.
+ */
+import { lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { writeFileAtomic } from "../store/atomic.js";
+
+export type InitHarness = "claude" | "codex" | "gemini";
+
+export interface InitResult {
+  harness: InitHarness;
+  /** Repo-relative settings file, e.g. ".claude/settings.json". */
+  file: string;
+  /** Whether the file was (re)written. */
+  changed: boolean;
+  /** Events that got unwind's hook added, e.g. ["PreToolUse", "PostToolUse"]. */
+  added: string[];
+  /** Events whose existing unwind hook had another command (the binary moved) and was updated in place. */
+  updated: string[];
+}
+
+export interface MergeResult {
+  settings: unknown;
+  added: string[];
+  updated: string[];
+}
+
+type Json = Record<string, unknown>;
+
+interface HarnessSpec {
+  file: string;
+  events: readonly [string, string];
+  group(command: string): Json;
+}
+
+/** Claude Code and Codex take the timeout in seconds, Gemini CLI in milliseconds. */
+const SPECS: Record<InitHarness, HarnessSpec> = {
+  claude: {
+    file: ".claude/settings.json",
+    events: ["PreToolUse", "PostToolUse"],
+    group: (command) => ({ matcher: "*", hooks: [{ type: "command", command, timeout: 30 }] }),
+  },
+  codex: {
+    file: ".codex/hooks.json",
+    events: ["PreToolUse", "PostToolUse"],
+    group: (command) => ({ hooks: [{ type: "command", command, timeout: 30 }] }),
+  },
+  gemini: {
+    file: ".gemini/settings.json",
+    events: ["BeforeTool", "AfterTool"],
+    group: (command) => ({ hooks: [{ name: "unwind", type: "command", command, timeout: 30000 }] }),
+  },
+};
+
+/** The repo-relative settings file `unwind init` edits for a harness. */
+export function hookSettingsFile(harness: InitHarness): string {
+  return SPECS[harness].file;
+}
+
+/** The hook command installed for a harness: `${command} hook <harness>`. */
+export function hookCommand(harness: InitHarness, command: string): string {
+  return `${command} hook ${harness}`;
+}
+
+/**
+ * Whether `cmd` is an unwind hook command for `harness`: it ends with
+ * `hook <harness>` and what comes before names unwind as a path segment or a
+ * package (`/opt/bin/unwind`, `npx unwind@1.2`, `node .../unwind/dist/cli.js`).
+ * `other-tool hook claude` is not unwind's and is never touched.
+ */
+export function isUnwindHookCommand(cmd: string, harness: InitHarness): boolean {
+  const m = /^(.*\S)\s+hook\s+(\S+)\s*$/s.exec(cmd);
+  if (m === null || m[2] !== harness) return false;
+  const prefix = m[1] ?? "";
+  return prefix
+    .replace(/["']/g, " ")
+    .split(/\s+/)
+    .some((token) => token.split(/[/\\]/).some((seg) => /^unwind(@[^\s]*)?(\.(c|m)?js|\.cmd|\.exe|\.ps1|\.sh)?$/i.test(seg)));
+}
+
+class SettingsError extends Error {
+  constructor(label: string, problem: string) {
+    super(`${label}: ${problem}; fix it by hand (or move it aside), then run unwind init again`);
+    this.name = "SettingsError";
+  }
+}
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object") return "an object";
+  return `a ${typeof v}`;
+}
+
+function merge(harness: InitHarness, existing: unknown, command: string, label: string): MergeResult {
+  const spec = SPECS[harness];
+  const full = hookCommand(harness, command);
+  if (existing !== undefined && !isObject(existing)) {
+    throw new SettingsError(label, `the top level is ${describe(existing)}, expected a JSON object`);
+  }
+  // Work on a copy: the caller's value is never mutated. Key order survives a JSON round trip.
+  const settings: Json = existing === undefined ? {} : (JSON.parse(JSON.stringify(existing)) as Json);
+  if (settings.hooks === undefined) settings.hooks = {};
+  const hooks = settings.hooks;
+  if (!isObject(hooks)) throw new SettingsError(label, `"hooks" is ${describe(hooks)}, expected an object`);
+
+  const added: string[] = [];
+  const updated: string[] = [];
+  for (const event of spec.events) {
+    const groups = hooks[event];
+    if (groups === undefined) {
+      hooks[event] = [spec.group(full)];
+      added.push(event);
+      continue;
+    }
+    if (!Array.isArray(groups)) throw new SettingsError(label, `"hooks.${event}" is ${describe(groups)}, expected an array`);
+
+    // Every hook entry of the event, checked for shape before anything is decided.
+    const entries: Json[] = [];
+    groups.forEach((group: unknown, gi) => {
+      const where = `hooks.${event}[${gi}]`;
+      if (!isObject(group)) throw new SettingsError(label, `"${where}" is ${describe(group)}, expected an object`);
+      if (group.hooks === undefined) return;
+      if (!Array.isArray(group.hooks)) throw new SettingsError(label, `"${where}.hooks" is ${describe(group.hooks)}, expected an array`);
+      group.hooks.forEach((entry: unknown, hi) => {
+        if (!isObject(entry)) throw new SettingsError(label, `"${where}.hooks[${hi}]" is ${describe(entry)}, expected an object`);
+        entries.push(entry);
+      });
+    });
+
+    if (entries.some((e) => e.command === full)) continue; // already installed: leave it exactly as it is
+    const stale = entries.find((e) => typeof e.command === "string" && isUnwindHookCommand(e.command, harness));
+    if (stale !== undefined) {
+      stale.command = full; // the binary moved: update the one entry in place, keep its other fields
+      updated.push(event);
+      continue;
+    }
+    groups.push(spec.group(full));
+    added.push(event);
+  }
+  return { settings, added, updated };
+}
+
+/**
+ * Pure: `existing` (the parsed settings file, or undefined when there is
+ * none) with unwind's hooks merged in. Never mutates `existing`. Throws an
+ * Error naming the file and the problem when the shape is unexpected.
+ */
+export function mergeHooks(harness: InitHarness, existing: unknown | undefined, command: string): MergeResult {
+  return merge(harness, existing, command, SPECS[harness].file);
+}
+
+/** The indentation the file already uses (2 spaces when it has none). */
+function detectIndent(raw: string): string | number {
+  const m = /\n([ \t]+)\S/.exec(raw);
+  if (m === null || m[1] === undefined) return 2;
+  if (m[1].startsWith("\t")) return "\t";
+  return Math.min(m[1].length, 10);
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Merges unwind's hooks into `<root>/<settings file>` for `harness`. Creates
+ * the directory and file when missing; writes (atomically, keeping the
+ * file's mode, indentation and line endings) only when something changed.
+ */
+export function installHooks(root: string, harness: InitHarness, command: string): InitResult {
+  const file = SPECS[harness].file;
+  let target = join(root, file);
+
+  // A settings file kept as a symlink (dotfile managers) is edited where it points, not replaced.
+  let mode: number | undefined;
+  let raw: string | undefined;
+  let isLink = false;
+  try {
+    isLink = lstatSync(target).isSymbolicLink();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT" && (e as NodeJS.ErrnoException).code !== "ENOTDIR") {
+      throw new SettingsError(target, `cannot read it (${(e as NodeJS.ErrnoException).code ?? oneLine(String(e))})`);
+    }
+  }
+  try {
+    if (isLink) target = realpathSync(target);
+    const st = statSync(target);
+    if (!st.isFile()) throw new SettingsError(target, "is not a regular file");
+    mode = st.mode & 0o7777;
+    raw = readFileSync(target, "utf8");
+  } catch (e) {
+    if (e instanceof SettingsError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (isLink && code === "ENOENT") throw new SettingsError(join(root, file), "is a symlink to a missing file");
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw new SettingsError(target, `cannot read it (${code ?? oneLine(String(e))})`);
+  }
+
+  let existing: unknown;
+  const bom = raw !== undefined && raw.startsWith("\uFEFF");
+  const text = bom ? raw!.slice(1) : raw;
+  if (text !== undefined && text.trim() !== "") {
+    try {
+      existing = JSON.parse(text);
+    } catch (e) {
+      const comments = harness === "gemini" && /\/\/|\/\*/.test(text) ? "; unwind cannot keep comments" : "";
+      throw new SettingsError(target, `is not valid JSON (${oneLine((e as Error).message)})${comments}`);
+    }
+  }
+
+  const { settings, added, updated } = merge(harness, existing, command, target);
+  const changed = added.length > 0 || updated.length > 0;
+  if (changed) {
+    const eol = raw !== undefined && raw.includes("\r\n") ? "\r\n" : "\n";
+    let out = JSON.stringify(settings, null, raw === undefined ? 2 : detectIndent(raw)) + "\n";
+    if (eol !== "\n") out = out.replace(/\n/g, eol);
+    if (bom) out = "\uFEFF" + out;
+    try {
+      mkdirSync(dirname(target), { recursive: true });
+    } catch (e) {
+      throw new SettingsError(dirname(target), `cannot create the directory (${(e as NodeJS.ErrnoException).code ?? oneLine(String(e))})`);
+    }
+    writeFileAtomic(target, out, mode === undefined ? {} : { mode });
+  }
+  return { harness, file, changed, added, updated };
+}

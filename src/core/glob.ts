@@ -1,0 +1,32 @@
+/**
+ * `--path GLOB`: `*` and `?` stay inside one path segment, `**` crosses
+ * segments. A pattern matches the whole repository-relative path, or names
+ * a directory (everything below it), or, when it has no `/`, a file name
+ * anywhere (like .gitignore).
+ */
+export function globToRegExp(glob: string): RegExp {
+  let re = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "*") {
+      if (glob[i + 1] === "*") {
+        const slash = glob[i + 2] === "/";
+        re += slash ? "(?:.*/)?" : ".*";
+        i += slash ? 2 : 1;
+      } else re += "[^/]*";
+    } else if (c === "?") re += "[^/]";
+    else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`^${re}$`, "s");
+}
+
+export function pathMatcher(globs: readonly string[]): ((p: string) => boolean) | undefined {
+  if (globs.length === 0) return undefined;
+  const tests = globs.map((g) => {
+    const clean = g.replace(/\/+$/, "");
+    const re = globToRegExp(clean);
+    const bare = !clean.includes("/");
+    return (p: string) => re.test(p) || p.startsWith(clean + "/") || (bare && re.test(p.slice(p.lastIndexOf("/") + 1)));
+  });
+  return (p) => tests.some((t) => t(p));
+}

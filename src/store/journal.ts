@@ -1,0 +1,128 @@
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync, fsyncSync } from "node:fs";
+import { join } from "node:path";
+import type { RepoPath, State } from "../core/types.js";
+
+interface RecordBase {
+  v: 1;
+  at: string;
+  session: string;
+  harness: string;
+  agent?: string;
+  agentType?: string;
+  task?: string;
+  tool: string;
+  call: string;
+  phase: "pre" | "post";
+}
+
+/** A file capture: the exact state of one path before or after a tool call. */
+export interface FileRecord extends RecordBase {
+  kind: "file";
+  path: RepoPath;
+  /** null: the path did not exist. */
+  state: State | null;
+}
+
+/** A tree capture: a snapshot taken before or after a shell (or unknown) tool call. */
+export interface TreeRecord extends RecordBase {
+  kind: "tree";
+  snapshot: string;
+  tree: string;
+}
+
+export type JournalRecord = FileRecord | TreeRecord;
+
+export interface DamagedLine {
+  file: string;
+  line: number;
+  why: string;
+}
+
+export function journalDir(store: string): string {
+  return join(store, "journal");
+}
+
+/** One file per session, so concurrent sessions never contend for one file. */
+export function sessionFile(store: string, session: string): string {
+  const harness = session.split(":")[0]!.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 24) || "session";
+  const key = createHash("sha256").update(session).digest("hex").slice(0, 16);
+  return join(journalDir(store), `${harness}-${key}.jsonl`);
+}
+
+function checksum(body: string): string {
+  return createHash("sha256").update(body).digest("hex").slice(0, 16);
+}
+
+/**
+ * Serialises records as checksummed JSON lines. The checksum covers the
+ * record's own JSON, so a torn, truncated or edited line is detected and
+ * reported instead of being read as a different capture.
+ */
+export function encode(records: readonly JournalRecord[]): string {
+  return records
+    .map((r) => {
+      const body = JSON.stringify(r);
+      return `${body.slice(0, -1)},"sum":"${checksum(body)}"}\n`;
+    })
+    .join("");
+}
+
+export function decodeLine(line: string): JournalRecord | string {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return "not valid JSON (torn or truncated)";
+  }
+  const sum = parsed.sum;
+  if (typeof sum !== "string") return "no checksum";
+  delete parsed.sum;
+  if (checksum(JSON.stringify(parsed)) !== sum) return "checksum mismatch (altered)";
+  return parsed as unknown as JournalRecord;
+}
+
+/**
+ * Appends in one write(2) on an O_APPEND descriptor, then fsyncs: records
+ * of concurrent hook processes never interleave, and a record is durable
+ * before the hook reports success.
+ */
+export function append(store: string, records: readonly JournalRecord[]): void {
+  if (records.length === 0) return;
+  mkdirSync(journalDir(store), { recursive: true });
+  const fd = openSync(sessionFile(store, records[0]!.session), "a", 0o644);
+  try {
+    const buf = Buffer.from(encode(records));
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface JournalRead {
+  records: JournalRecord[];
+  damaged: DamagedLine[];
+}
+
+/** Every record of every session, in time order (ties keep file order). */
+export function readJournal(store: string): JournalRead {
+  const dir = journalDir(store);
+  const records: JournalRecord[] = [];
+  const damaged: DamagedLine[] = [];
+  if (!existsSync(dir)) return { records, damaged };
+  for (const f of readdirSync(dir).sort()) {
+    if (!f.endsWith(".jsonl")) continue;
+    const text = readFileSync(join(dir, f), "utf8");
+    const lines = text.split("\n");
+    lines.forEach((line, i) => {
+      if (line === "" && i === lines.length - 1) return;
+      const r = decodeLine(line);
+      if (typeof r === "string") damaged.push({ file: f, line: i + 1, why: r });
+      else records.push(r);
+    });
+  }
+  records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  return { records, damaged };
+}
