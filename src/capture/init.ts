@@ -197,13 +197,13 @@ export function installHooks(root: string, harness: InitHarness, command: string
   try {
     if (isLink) target = realpathSync(target);
     const st = statSync(target);
-    if (!st.isFile()) throw new SettingsError(target, "is not a regular file");
+    if (!st.isFile()) throw new SettingsError(target, "not a regular file");
     mode = st.mode & 0o7777;
     raw = readFileSync(target, "utf8");
   } catch (e) {
     if (e instanceof SettingsError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    if (isLink && code === "ENOENT") throw new SettingsError(join(root, file), "is a symlink to a missing file");
+    if (isLink && code === "ENOENT") throw new SettingsError(join(root, file), "a symlink to a missing file");
     if (code !== "ENOENT" && code !== "ENOTDIR") throw new SettingsError(target, `cannot read it (${code ?? oneLine(String(e))})`);
   }
 
@@ -214,8 +214,8 @@ export function installHooks(root: string, harness: InitHarness, command: string
     try {
       existing = JSON.parse(text);
     } catch (e) {
-      const comments = harness === "gemini" && /\/\/|\/\*/.test(text) ? "; unwind cannot keep comments" : "";
-      throw new SettingsError(target, `is not valid JSON (${oneLine((e as Error).message)})${comments}`);
+      const comments = harness === "gemini" && /\/\/|\/\*/.test(text) ? "; if it has comments, take them out (unwind cannot keep comments)" : "";
+      throw new SettingsError(target, `not valid JSON (${oneLine((e as Error).message)})${comments}`);
     }
   }
 

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync, fsyncSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
+import { writeFileAtomic } from "./atomic.js";
 import { join } from "node:path";
 import type { RepoPath, State } from "../core/types.js";
 
@@ -125,4 +126,35 @@ export function readJournal(store: string): JournalRead {
   }
   records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return { records, damaged };
+}
+
+/**
+ * gc: rewrites each session's journal without records older than `cutoff`
+ * (damaged lines are kept: evidence is never dropped silently). The caller
+ * holds the store lock, so no hook appends meanwhile.
+ */
+export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { dropped: number; live: JournalRecord[] } {
+  const dir = journalDir(store);
+  const live: JournalRecord[] = [];
+  let dropped = 0;
+  if (!existsSync(dir)) return { dropped, live };
+  for (const f of readdirSync(dir).sort()) {
+    if (!f.endsWith(".jsonl")) continue;
+    const path = join(dir, f);
+    const lines = readFileSync(path, "utf8").split("\n").filter((l) => l !== "");
+    const kept: string[] = [];
+    for (const line of lines) {
+      const r = decodeLine(line);
+      if (typeof r !== "string" && r.at < cutoff) {
+        dropped++;
+        continue;
+      }
+      if (typeof r !== "string") live.push(r);
+      kept.push(line);
+    }
+    if (dryRun || kept.length === lines.length) continue;
+    if (kept.length === 0) unlinkSync(path);
+    else writeFileAtomic(path, kept.join("\n") + "\n");
+  }
+  return { dropped, live };
 }

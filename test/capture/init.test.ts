@@ -333,9 +333,9 @@ describe("installHooks", () => {
   });
 
   const broken: Array<[InitHarness, string, string]> = [
-    ["claude", '{"hooks": {"PreToolUse": [}\n', "is not valid JSON"],
-    ["claude", '{"model": "opus",}\n', "is not valid JSON"],
-    ["codex", "not json at all", "is not valid JSON"],
+    ["claude", '{"hooks": {"PreToolUse": [}\n', "not valid JSON"],
+    ["claude", '{"model": "opus",}\n', "not valid JSON"],
+    ["codex", "not json at all", "not valid JSON"],
     ["gemini", '{\n  // my settings\n  "general": {}\n}\n', "unwind cannot keep comments"],
     ["claude", '{"hooks": []}\n', `"hooks" is an array, expected an object`],
     ["codex", '{"hooks": "PreToolUse"}\n', `"hooks" is a string, expected an object`],
@@ -404,7 +404,7 @@ describe("installHooks", () => {
   it("a settings path that is a directory is refused", () => {
     const root = tempDir();
     writeFiles(root, { [`${FILES.codex}/x`]: "" });
-    expect(errorOf(() => installHooks(root, "codex", CMD))).toContain("is not a regular file");
+    expect(errorOf(() => installHooks(root, "codex", CMD))).toContain("not a regular file");
   });
 
   it("the three harnesses live side by side without touching each other", () => {

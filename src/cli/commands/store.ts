@@ -9,6 +9,7 @@ import { loadConfig, parseDuration } from "../../store/config.js";
 import type { Context } from "../../store/context.js";
 import { withLock } from "../../store/lock.js";
 import { Receipts, type Receipt } from "../../store/receipts.js";
+import { pruneJournal, readJournal } from "../../store/journal.js";
 import type { Globals } from "../program.js";
 import { bytes, paint, table, type Output } from "../render.js";
 import { open } from "./common.js";
@@ -87,14 +88,23 @@ export async function verify(globals: Globals): Promise<Output> {
   }
   const refs = await refCount(ctx);
   if (refs > snaps.length) problems.push(`${refs - snaps.length} snapshot ref(s) carry unreadable metadata`);
+  const journal = readJournal(ctx.store);
+  for (const d of journal.damaged) problems.push(`journal ${d.file}:${d.line} is damaged: ${d.why}`);
+  for (const r of journal.records) {
+    if (r.kind !== "file") continue;
+    const st = r.state;
+    if (st?.sha256 && (st.kind === "file" || st.kind === "symlink") && !cas.has(st.sha256)) {
+      problems.push(`journal: content of ${r.path} (${r.session} ${r.phase} ${r.call}) is missing`);
+    }
+  }
   const pending = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store).length : 0;
   if (pending) problems.push(`${pending} interrupted apply(s) could not be finished`);
 
   const ok = problems.length === 0;
   const human = ok
-    ? `ok: ${blobs.length} blobs, ${receiptCount} receipts, ${snaps.length} snapshots verified`
+    ? `ok: ${blobs.length} blobs, ${journal.records.length} journal records, ${receiptCount} receipts, ${snaps.length} snapshots verified`
     : [paint(`damaged: ${problems.length} problem(s)`, "red"), ...problems.map((p) => `  ${p}`)].join("\n");
-  return { json: { ok, blobs: blobs.length, receipts: receiptCount, snapshots: snaps.length, problems }, human, exit: ok ? Exit.ok : Exit.damaged };
+  return { json: { ok, blobs: blobs.length, records: journal.records.length, receipts: receiptCount, snapshots: snaps.length, problems }, human, exit: ok ? Exit.ok : Exit.damaged };
 }
 
 async function refCount(ctx: Context): Promise<number> {
@@ -121,6 +131,7 @@ export async function status(globals: Globals): Promise<Output> {
   const snaps = exists ? await listSnapshots(ctx) : [];
   const rs = exists && existsSync(join(ctx.store, "receipts")) ? new Receipts(ctx.store).list() : [];
   const errors = readErrors(ctx, 5);
+  const journal = exists ? readJournal(ctx.store) : { records: [], damaged: [] };
   const data = {
     root: ctx.root,
     store: ctx.store,
@@ -131,7 +142,9 @@ export async function status(globals: Globals): Promise<Output> {
     snapshots: snaps.filter((s) => s.root === ctx.root).length,
     snapshotsAllWorktrees: snaps.length,
     receipts: rs.length,
-    sessions: 0,
+    sessions: new Set(journal.records.map((r) => r.session)).size,
+    records: journal.records.length,
+    damagedRecords: journal.damaged.length,
     recentErrors: errors,
   };
   const rows = [
@@ -141,6 +154,7 @@ export async function status(globals: Globals): Promise<Output> {
     ["blobs", String(data.blobs)],
     ["snapshots", `${data.snapshots} (all worktrees: ${data.snapshotsAllWorktrees})`],
     ["receipts", String(data.receipts)],
+    ["sessions", `${data.sessions} (${data.records} records${data.damagedRecords ? `, ${data.damagedRecords} damaged: run unwind verify` : ""})`],
     ["errors", errors.length ? `${errors.length} recent` : "none"],
   ];
   const lines = [table(rows)];
@@ -175,7 +189,7 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
   const ttl = parseDuration(ttlText);
   const dryRun = Boolean(opts.dryRun);
   if (!existsSync(ctx.store)) {
-    return { json: { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, blobs: 0, bytes: 0 }, human: "nothing to collect: no store yet", exit: Exit.ok };
+    return { json: { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0 }, human: "nothing to collect: no store yet", exit: Exit.ok };
   }
   const run = async () => {
     const cutoff = now().getTime() - ttl;
@@ -189,6 +203,12 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
     for (const r of live) {
       if (r.scope.kind === "snapshot") keepSnaps.add(r.scope.id);
       for (const i of r.items) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
+    }
+    // The journal's live records keep their content and the snapshots their tree captures name.
+    const journal = pruneJournal(ctx.store, new Date(cutoff).toISOString(), dryRun);
+    for (const r of journal.live) {
+      if (r.kind === "file" && r.state?.sha256) keep.add(r.state.sha256);
+      if (r.kind === "tree") keepSnaps.add(r.snapshot);
     }
     for (const intent of existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store) : []) {
       for (const i of intent.items) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
@@ -209,11 +229,11 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
       blobBytes += st.size;
       if (!dryRun) unlinkSync(b.path);
     }
-    return { ttl: ttlText, dryRun, snapshots: oldSnaps.length, receipts: droppedReceipts.length, blobs: blobCount, bytes: blobBytes };
+    return { ttl: ttlText, dryRun, snapshots: oldSnaps.length, receipts: droppedReceipts.length, records: journal.dropped, blobs: blobCount, bytes: blobBytes };
   };
   const res = dryRun ? await run() : await withLock(ctx.store, "gc", run);
   const verb = dryRun ? "would drop" : "dropped";
-  const human = `${verb} ${res.snapshots} snapshot(s), ${res.receipts} receipt(s), ${res.blobs} blob(s) (${bytes(res.bytes)}) older than ${ttlText}` +
+  const human = `${verb} ${res.snapshots} snapshot(s), ${res.receipts} receipt(s), ${res.records} journal record(s), ${res.blobs} blob(s) (${bytes(res.bytes)}) older than ${ttlText}` +
     (res.snapshots ? "\nsnapshot objects are left to git's own gc" : "");
   return { json: res, human, exit: Exit.ok };
 }
