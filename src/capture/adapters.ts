@@ -17,7 +17,8 @@ type JsonObject = { [key: string]: Json };
 const HARNESSES: readonly Harness[] = ["claude", "codex", "gemini"];
 
 const EVENTS: Record<Harness, Readonly<Record<string, Phase>>> = {
-  claude: { PreToolUse: "pre", PostToolUse: "post" },
+  // A failed tool may still have changed files (a shell command that died half-way): capture its post state too.
+  claude: { PreToolUse: "pre", PostToolUse: "post", PostToolUseFailure: "post" },
   codex: { PreToolUse: "pre", PostToolUse: "post" },
   gemini: { BeforeTool: "pre", AfterTool: "post" },
 };
@@ -201,10 +202,19 @@ function syntheticCallId(session: string, tool: string, input: Json | undefined)
 /** JSON text with object keys sorted at every depth; an absent value reads as null. */
 export function stableStringify(value: Json | undefined): string {
   if (value === undefined || value === null) return "null";
-  if (Array.isArray(value)) return `[${value.map((item) => stableStringify(item)).join(",")}]`;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? "," : "") + stableStringify(value[i]);
+    return `${out}]`;
+  }
   if (typeof value === "object") {
     const keys = Object.keys(value).sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${stableStringify(value[key])}`).join(",")}}`;
+    let out = "{";
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      out += `${i > 0 ? "," : ""}${JSON.stringify(key)}:${stableStringify(value[key])}`;
+    }
+    return `${out}}`;
   }
   return JSON.stringify(value);
 }

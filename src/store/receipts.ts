@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Action, Counts, Reason, RepoPath, Scope, State } from "../core/types.js";
 import { UnwindError } from "../errors.js";
@@ -74,6 +74,7 @@ export class Receipts {
 
   /** Appends under the store lock (the caller holds it): receipt file first, then the head moves. */
   append(r: Omit<Receipt, "prev">): Receipt {
+    mkdirSync(this.dir, { recursive: true });
     const full: Receipt = { ...r, prev: this.head() };
     const bytes = JSON.stringify(full, null, 2) + "\n";
     writeFileAtomic(this.fileOf(r.id), bytes);

@@ -268,6 +268,14 @@ describe("codex", () => {
     expect(parseOk("codex", patchVariant(patch)).target).toEqual({ kind: "files", paths: ["src/a.ts", "src/b.ts"] });
   });
 
+  it("indented headers still count (an extra capture is harmless, a missed file is not)", () => {
+    const script = "cd pkg && apply_patch <<'EOF'\n  *** Begin Patch\n  *** Update File: lib/a.py\n  @@\n  -x\n  +y\n  *** End Patch\nEOF";
+    expect(parseOk("codex", patchVariant(["bash", "-lc", script])).target).toEqual({
+      kind: "files",
+      paths: ["lib/a.py"],
+    });
+  });
+
   it("a move captures the destination even when it is the only new path", () => {
     const patch = "*** Begin Patch\n*** Update File: old/name.ts\n*** Move to: new/name.ts\n@@\n-a\n+b\n*** End Patch";
     expect(parseOk("codex", patchVariant(patch)).target).toEqual({
@@ -475,7 +483,6 @@ describe("harnesses and events", () => {
   it("rejects events other than the tool events, including another harness's names", () => {
     const cases: Array<[string, string, string]> = [
       ["claude", "bash.pre", "SessionStart"],
-      ["claude", "bash.pre", "PostToolUseFailure"],
       ["claude", "bash.pre", "BeforeTool"],
       ["codex", "bash.pre", "UserPromptSubmit"],
       ["codex", "bash.pre", "AfterTool"],
@@ -486,6 +493,13 @@ describe("harnesses and events", () => {
     for (const [harness, name, event] of cases) {
       expect(parseErr(harness, variant(harness, name, { hook_event_name: event }))).toBe(`unsupported event ${event}`);
     }
+  });
+
+  it("Claude's PostToolUseFailure is a post capture: a failed command may have changed files", () => {
+    const ev = parseOk("claude", variant("claude", "bash.pre", { hook_event_name: "PostToolUseFailure" }));
+    expect(ev.phase).toBe("post");
+    expect(ev.target).toEqual({ kind: "tree" });
+    expect(parseErr("codex", variant("codex", "bash.pre", { hook_event_name: "PostToolUseFailure" }))).toBe("unsupported event PostToolUseFailure");
   });
 
   it("a lifecycle event without tool fields is reported as unsupported, not as missing fields", () => {

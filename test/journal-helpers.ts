@@ -1,0 +1,59 @@
+import { spawn } from "node:child_process";
+import { BIN, unwind, type CliResult } from "./helpers.js";
+
+let seq = 0;
+
+/** A Claude Code PreToolUse/PostToolUse payload, in the harness's real shape (SPEC section 8). */
+export function claudePayload(
+  root: string,
+  session: string,
+  event: "PreToolUse" | "PostToolUse",
+  tool: string,
+  input: Record<string, unknown>,
+  toolUseId: string,
+  extra: Record<string, unknown> = {},
+): string {
+  return JSON.stringify({
+    session_id: session,
+    transcript_path: `/home/dev/.claude/projects/x/${session}.jsonl`,
+    cwd: root,
+    permission_mode: "default",
+    hook_event_name: event,
+    tool_name: tool,
+    tool_input: input,
+    tool_use_id: toolUseId,
+    ...(event === "PostToolUse" ? { tool_response: { success: true } } : {}),
+    ...extra,
+  });
+}
+
+/** Runs the real hook entry point with a payload on stdin. */
+export function hook(cwd: string, harness: string, payload: string, env: Record<string, string> = {}): CliResult {
+  return unwind(cwd, ["hook", harness], { input: payload, env });
+}
+
+export function hookAsync(cwd: string, harness: string, payload: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const child = spawn(process.execPath, [BIN, "hook", harness], { cwd });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => res({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(payload);
+  });
+}
+
+/**
+ * A whole Claude tool call: PreToolUse hook, the tool's effect, PostToolUse
+ * hook, each through the real `unwind hook claude` process.
+ */
+export function claudeCall(root: string, session: string, tool: string, input: Record<string, unknown>, effect: () => void, extra: Record<string, unknown> = {}): string {
+  const id = `toolu_${(++seq).toString().padStart(4, "0")}_${Math.random().toString(36).slice(2, 8)}`;
+  const pre = hook(root, "claude", claudePayload(root, session, "PreToolUse", tool, input, id, extra));
+  if (pre.code !== 0 || pre.stdout !== "") throw new Error(`pre hook: ${pre.code} ${pre.stdout} ${pre.stderr}`);
+  effect();
+  const post = hook(root, "claude", claudePayload(root, session, "PostToolUse", tool, input, id, extra));
+  if (post.code !== 0 || post.stdout !== "") throw new Error(`post hook: ${post.code} ${post.stdout} ${post.stderr}`);
+  return id;
+}
