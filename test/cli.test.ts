@@ -14,8 +14,10 @@ describe("bad input: one clear line, the right exit code, nothing changed", () =
     ["undo without scope", ["undo"], 2, /no scope given/],
     ["dry run without scope", ["undo", "--dry-run"], 2, /no scope given/],
     ["two scopes", ["undo", "--snapshot", "a", "--session", "b"], 2, /one scope at a time/],
-    ["scope not built yet", ["undo", "--session", "claude:abc"], 2, /not built yet/],
-    ["command not built yet", ["init", "--claude"], 2, /not built yet/],
+    ["scope not built yet", ["undo", "--run", "r-1"], 2, /--run scopes are not built yet/],
+    ["unknown session", ["undo", "--session", "claude:abcdefgh"], 3, /no session 'claude:abcdefgh'/],
+    ["bad --since", ["undo", "--session", "abc", "--since", "last tuesday"], 2, /--since last tuesday: not an ISO time/],
+    ["bad --phase", ["record", "--session", "s", "--phase", "during"], 2, /--phase during: expected pre or post/],
     ["stack without task", ["stack", "list"], 2, /--task/],
   ];
   it.each(cases)("%s", (_name, args, code, message) => {
