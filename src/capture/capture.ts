@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep, relative } from "node:path";
 import { checkRepoPath } from "../core/paths.js";
+import { blobOid } from "../core/observe.js";
 import type { RepoPath, Sha256, State } from "../core/types.js";
 import { Cas } from "../store/cas.js";
 import { loadConfig } from "../store/config.js";
@@ -67,7 +68,7 @@ function hashFile(path: string): Sha256 {
  * The state of one path, with its bytes put into the CAS. Files over the
  * size cap are `toolarge`: hashed, not kept.
  */
-export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: number): State | null | "not-regular" {
+export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: number, format: "sha1" | "sha256" = "sha1"): State | null | "not-regular" {
   const abs = join(root, rel);
   let st;
   try {
@@ -77,13 +78,13 @@ export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: num
   }
   if (st.isSymbolicLink()) {
     const target = Buffer.from(readlinkSync(abs));
-    return { kind: "symlink", mode: "120000", size: target.length, sha256: cas.put(target) };
+    return { kind: "symlink", mode: "120000", size: target.length, sha256: cas.put(target), oid: blobOid(target, format) };
   }
   if (!st.isFile()) return "not-regular";
   const mode = st.mode & 0o111 ? "100755" : "100644";
   if (st.size > sizeCap) return { kind: "toolarge", mode, size: st.size, sha256: hashFile(abs) };
   const data = readFileSync(abs);
-  return { kind: "file", mode, size: data.length, sha256: cas.put(data) };
+  return { kind: "file", mode, size: data.length, sha256: cas.put(data), oid: blobOid(data, format) };
 }
 
 /** File capture of an event's target paths. The caller holds the store lock. */
@@ -101,7 +102,7 @@ export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly str
     }
     if (seen.has(where.rel)) continue;
     seen.add(where.rel);
-    const state = captureState(cas, loc.root, where.rel, sizeCap);
+    const state = captureState(cas, loc.root, where.rel, sizeCap, loc.objectFormat);
     if (state === "not-regular") {
       logError(loc.store, { kind: "skipped-path", harness: ev.harness, session: ev.session, tool: ev.tool, message: `${where.rel} is not a regular file` });
       continue;

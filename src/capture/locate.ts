@@ -5,6 +5,8 @@ export interface Located {
   root: string;
   store: string;
   mode: "git" | "private";
+  /** The repository's hash: states carry git oids so every report names content the same way. */
+  objectFormat: "sha1" | "sha256";
 }
 
 /**
@@ -22,13 +24,13 @@ export function locateFast(cwd: string): Located {
       const gitDir = statSync(dotgit).isDirectory() ? dotgit : pointedGitDir(dotgit, dir);
       if (gitDir) {
         const common = commonDirOf(gitDir);
-        return { root: dir, store: env ?? join(common, "unwind"), mode: "git" };
+        return { root: dir, store: env ?? join(common, "unwind"), mode: "git", objectFormat: formatOf(common) };
       }
     }
-    if (existsSync(join(dir, ".unwind", "git"))) return { root: dir, store: env ?? join(dir, ".unwind"), mode: "private" };
+    if (existsSync(join(dir, ".unwind", "git"))) return { root: dir, store: env ?? join(dir, ".unwind"), mode: "private", objectFormat: "sha1" };
     if (dirname(dir) === dir) break;
   }
-  return { root: start, store: env ?? join(start, ".unwind"), mode: "private" };
+  return { root: start, store: env ?? join(start, ".unwind"), mode: "private", objectFormat: "sha1" };
 }
 
 function pointedGitDir(dotgitFile: string, dir: string): string | null {
@@ -40,4 +42,12 @@ function commonDirOf(gitDir: string): string {
   const f = join(gitDir, "commondir");
   if (!existsSync(f)) return gitDir;
   return resolve(gitDir, readFileSync(f, "utf8").trim());
+}
+
+function formatOf(commonDir: string): "sha1" | "sha256" {
+  try {
+    return /^\s*objectformat\s*=\s*sha256\s*$/im.test(readFileSync(join(commonDir, "config"), "utf8")) ? "sha256" : "sha1";
+  } catch {
+    return "sha1";
+  }
 }

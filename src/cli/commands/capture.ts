@@ -41,7 +41,7 @@ export async function record(globals: Globals, paths: string[], opts: RecordOpts
     target: paths.length > 0 ? { kind: "files", paths } : { kind: "tree" },
   };
   const task = opts.task ?? process.env.UNWIND_TASK;
-  const records = await captureEvent({ root: ctx.root, store: ctx.store, mode: ctx.mode }, ev, task ? { task } : {}, 120_000);
+  const records = await captureEvent({ root: ctx.root, store: ctx.store, mode: ctx.mode, objectFormat: ctx.objectFormat }, ev, task ? { task } : {}, 120_000);
   const files = records.flatMap((r) => (r.kind === "file" ? [r.path] : []));
   const snapshot = records.find((r) => r.kind === "tree");
   const skipped = paths.length - files.length;
@@ -71,7 +71,10 @@ export async function init(globals: Globals, opts: { claude?: boolean; codex?: b
     }
   }
   const lines = [`store ${ctx.store}`];
-  for (const r of results) lines.push(`${r.changed ? "updated" : "unchanged"}  ${r.file}${r.added.length ? `  (${r.added.join(", ")})` : ""}`);
+  for (const r of results) {
+    const what = [...r.added.map((e) => `+${e}`), ...r.updated.map((e) => `~${e}`)].join(", ");
+    lines.push(`${r.changed ? "updated  " : "unchanged"}  ${r.file}${what ? `  (${what})` : ""}`);
+  }
   if (harnesses.length === 0) lines.push("no harness named: pass --claude, --codex and/or --gemini to install hooks");
   return { json: { store: ctx.store, root: ctx.root, hooks: results }, human: lines.join("\n"), exit: Exit.ok };
 }
