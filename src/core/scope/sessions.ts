@@ -42,9 +42,14 @@ export function resolveCall(records: readonly JournalRecord[], wanted: string): 
 }
 
 /** The tree diffs of tree-captured calls, one `diff-tree` each. */
-export async function diffTreeCalls(ctx: Context, records: readonly JournalRecord[]): Promise<TreeDiff[]> {
+export async function diffTreeCalls(
+  ctx: Context,
+  records: readonly JournalRecord[],
+  want: (c: { session: string; call: string; postAt: string }) => boolean = () => true,
+): Promise<TreeDiff[]> {
   const out: TreeDiff[] = [];
   for (const c of treeCalls(records)) {
+    if (!want({ session: c.session, call: c.call, postAt: c.post.at })) continue;
     const cs = await treeChangeSet(ctx, { kind: "call", id: c.call }, c.pre.tree, c.post.tree);
     out.push({ session: c.session, call: c.call, preAt: c.pre.at, postAt: c.post.at, entries: cs.entries.map(({ path, pre, post }) => ({ path, pre, post })) });
   }
@@ -93,7 +98,10 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
       hint: "run unwind verify",
     });
   }
-  const diffs = await diffTreeCalls(ctx, records);
+  // Tree calls to diff: the scope's own, and other sessions' from the scope's first record on
+  // (only those can be later writes). One diff-tree each, so the rest are skipped.
+  const firstAt = records.find((r) => keep(r))?.at ?? "";
+  const diffs = await diffTreeCalls(ctx, records, (c) => keep(c) || c.postAt >= firstAt);
   const obs = observations(records, diffs);
   const inScope = (o: Observation) => keep(o);
   const paths = pathMatcher(opts.paths ?? []);
