@@ -160,65 +160,18 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void): Comma
       });
   }
 
-  const notYet = (name: string, what: string) =>
-    program
-      .command(name)
-      .description(`${what} (not built yet)`)
-      .allowUnknownOption(true)
-      .allowExcessArguments(true)
-      .action(function () {
-        run(g(this), async () => {
-          throw new UnwindError("E_NOT_BUILT", `unwind ${name}: not built yet`, { hint: what });
-        });
-      });
   program
-    .command("init")
-    .description("create the store; merge unwind's hooks into the harnesses' project settings")
-    .option("--claude", "Claude Code: .claude/settings.json")
-    .option("--codex", "Codex: .codex/hooks.json")
-    .option("--gemini", "Gemini CLI: .gemini/settings.json")
-    .action(function (opts) {
-      run(g(this), async () => (await import("./commands/capture.js")).init(g(this), opts));
+    .command("task")
+    .description("tasks bound to branches")
+    .command("start")
+    .description("bind a task to a branch (and its worktree), recording the fork point")
+    .argument("<task>")
+    .requiredOption("--branch <name>", "the task's branch (created from --onto if missing)")
+    .option("--worktree <dir>", "the task's worktree (added on the branch if missing)")
+    .option("--onto <branch>", "the integration branch (default: the current branch)")
+    .action(function (task, opts) {
+      run(g(this), async () => (await import("./commands/task.js")).taskStart(g(this), task, opts));
     });
-
-  program
-    .command("hook")
-    .description("capture one hook event from stdin (claude|codex|gemini); always exits 0")
-    .argument("<harness>");
-
-  program
-    .command("record")
-    .description("generic capture: file capture of PATHs, or a tree snapshot without PATHs")
-    .argument("[paths...]")
-    .requiredOption("--session <name>", "the session, e.g. myorch:run-42")
-    .requiredOption("--phase <phase>", "pre or post")
-    .option("--task <id>")
-    .option("--agent <id>")
-    .option("--tool <name>")
-    .option("--call <id>", "pairs pre with post (default: derived from session, tool and paths)")
-    .action(function (paths, opts) {
-      run(g(this), async () => (await import("./commands/capture.js")).record(g(this), paths, opts));
-    });
-
-  program
-    .command("sessions")
-    .description("sessions with harness, agent, task, first/last time, calls, paths")
-    .option("--task <id>")
-    .action(function (opts) {
-      run(g(this), async () => (await import("./commands/journal.js")).sessions(g(this), opts));
-    });
-
-  program
-    .command("log")
-    .description("calls, newest first, with the paths each changed")
-    .option("--session <id>")
-    .option("--task <id>")
-    .option("--limit <n>", "at most this many (default 50)", int("--limit"))
-    .action(function (opts) {
-      run(g(this), async () => (await import("./commands/journal.js")).log(g(this), opts));
-    });
-
-  notYet("task", "binds tasks to branches; comes with task change sets");
 
   return program;
 }

@@ -5,6 +5,7 @@ import { isPartial } from "../../core/plan/planner.js";
 import { treeChangeSet, treeStates } from "../../core/scope/tree.js";
 import type { ChangeEntry, ChangeSet, LaterWrite, RepoPath, State } from "../../core/types.js";
 import { journalChangeSet } from "../../core/scope/sessions.js";
+import { branchChangeSet, taskEvidence } from "../../core/scope/task.js";
 import { pathMatcher } from "../../core/glob.js";
 import { Exit, UnwindError, usage } from "../../errors.js";
 import type { Context } from "../../store/context.js";
@@ -94,6 +95,16 @@ interface Resolved {
 /** Resolves the scope to a change set and hands it to `fn`; scratch trees live only as long as `fn`. */
 async function withScope(ctx: Context, opts: ScopeOpts, scratch: boolean, fn: (r: Resolved) => Promise<Output>): Promise<Output> {
   const kind = pickScope(opts);
+  if (kind === "task") {
+    const evidence = await taskEvidence(ctx, opts.task!);
+    if (evidence.kind === "branch") {
+      if (opts.since !== undefined) throw usage(`--since: task ${opts.task} is bound to branch ${evidence.binding.branch}, which has no capture times`);
+      const cs = await branchChangeSet(ctx, evidence.binding);
+      const keep = pathMatcher(opts.path ?? []);
+      if (keep) cs.entries = cs.entries.filter((e) => keep(e.path));
+      return fn({ cs });
+    }
+  }
   if (kind !== "snapshot") {
     const since = opts.since ? new Date(opts.since).toISOString() : undefined;
     const r = await journalChangeSet(ctx, { kind: kind as "session" | "call" | "task", id: opts[kind]! }, { ...(since ? { since } : {}), paths: opts.path ?? [] });

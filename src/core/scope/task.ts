@@ -1,0 +1,231 @@
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { writeWorkTree } from "../../capture/snapshot.js";
+import { UnwindError } from "../../errors.js";
+import { GitError, splitZ } from "../../git/git.js";
+import { writeFileAtomic } from "../../store/atomic.js";
+import { resolveContext, type Context } from "../../store/context.js";
+import type { ChangeSet } from "../types.js";
+import { treeChangeSet } from "./tree.js";
+import { mkdirSync } from "node:fs";
+
+/** A task bound to a branch: by `unwind task start`, or by an orchestrator's session record. */
+export interface TaskBinding {
+  v: 1;
+  task: string;
+  branch: string;
+  /** The integration branch the task forks from and merges into. */
+  onto: string;
+  /** The commit the branch started from; absent for orchestrator bindings (computed). */
+  fork?: string;
+  worktree?: string;
+  source: "unwind" | "sdd";
+  /** The orchestrator's session that claims the task. */
+  session?: string;
+  at?: string;
+}
+
+function bindingFile(ctx: Context, task: string): string {
+  return join(ctx.store, "tasks", `${encodeURIComponent(task)}.json`);
+}
+
+async function out(ctx: Context, args: string[], okCodes: number[] = []): Promise<string | null> {
+  const r = await ctx.git(args, { okCodes });
+  return r.code === 0 ? r.stdout.toString("utf8").trim() : null;
+}
+
+async function commitOf(ctx: Context, ref: string): Promise<string | null> {
+  return out(ctx, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], [1]);
+}
+
+async function currentBranch(ctx: Context): Promise<string | null> {
+  return out(ctx, ["symbolic-ref", "--quiet", "--short", "HEAD"], [1]);
+}
+
+async function isAncestor(ctx: Context, a: string, b: string): Promise<boolean> {
+  const r = await ctx.git(["merge-base", "--is-ancestor", a, b], { okCodes: [1] });
+  return r.code === 0;
+}
+
+interface Worktree {
+  path: string;
+  branch: string | null;
+}
+
+async function worktrees(ctx: Context): Promise<Worktree[]> {
+  const r = await ctx.git(["worktree", "list", "--porcelain", "-z"]);
+  const outList: Worktree[] = [];
+  let cur: Worktree | null = null;
+  for (const line of splitZ(r.stdout)) {
+    if (line.startsWith("worktree ")) {
+      cur = { path: line.slice(9), branch: null };
+      outList.push(cur);
+    } else if (line.startsWith("branch ") && cur) cur.branch = line.slice(7).replace(/^refs\/heads\//, "");
+  }
+  return outList;
+}
+
+/** `unwind task start`: binds a task to a branch (creating it, and its worktree, if asked), recording the fork point. */
+export async function startTask(ctx: Context, task: string, opts: { branch: string; worktree?: string; onto?: string }): Promise<TaskBinding> {
+  if (ctx.mode !== "git") throw new UnwindError("E_USAGE", "tasks bound to branches need a git repository");
+  const okBranch = await ctx.git(["check-ref-format", "--branch", opts.branch], { okCodes: [128] });
+  if (okBranch.code !== 0) throw new UnwindError("E_USAGE", `--branch ${opts.branch}: not a valid branch name`);
+  const onto = opts.onto ?? (await currentBranch(ctx)) ?? "main";
+  const ontoTip = await commitOf(ctx, `refs/heads/${onto}`);
+  if (!ontoTip) throw new UnwindError("E_SCOPE_UNKNOWN", `integration branch ${onto} does not exist`, { hint: "name it with --onto" });
+  const existing = readBinding(ctx, task);
+  if (existing && (existing.branch !== opts.branch || existing.onto !== onto)) {
+    throw new UnwindError("E_USAGE", `task ${task} is already bound to branch ${existing.branch} (onto ${existing.onto})`);
+  }
+  let tip = await commitOf(ctx, `refs/heads/${opts.branch}`);
+  if (!tip) {
+    await ctx.git(["branch", "--no-track", opts.branch, ontoTip]);
+    tip = ontoTip;
+  }
+  const fork = existing?.fork ?? (await out(ctx, ["merge-base", tip, ontoTip], [1]));
+  if (!fork) throw new UnwindError("E_SCOPE_UNKNOWN", `branch ${opts.branch} shares no history with ${onto}`);
+  let worktree: string | undefined;
+  if (opts.worktree) {
+    worktree = resolve(opts.worktree);
+    if (!existsSync(worktree)) await ctx.git(["worktree", "add", "--quiet", worktree, opts.branch]);
+    worktree = realpathSync(worktree);
+    const wt = (await worktrees(ctx)).find((w) => safeReal(w.path) === worktree);
+    if (!wt || wt.branch !== opts.branch) throw new UnwindError("E_USAGE", `--worktree ${opts.worktree} is not a worktree on branch ${opts.branch}`);
+  }
+  const binding: TaskBinding = { v: 1, task, branch: opts.branch, onto, fork, ...(worktree ? { worktree } : {}), source: "unwind", at: existing?.at ?? new Date().toISOString() };
+  mkdirSync(dirname(bindingFile(ctx, task)), { recursive: true });
+  writeFileAtomic(bindingFile(ctx, task), JSON.stringify(binding, null, 2) + "\n");
+  return binding;
+}
+
+function safeReal(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}
+
+function readBinding(ctx: Context, task: string): TaskBinding | null {
+  const f = bindingFile(ctx, task);
+  if (!existsSync(f)) return null;
+  return JSON.parse(readFileSync(f, "utf8")) as TaskBinding;
+}
+
+/**
+ * Orchestrator layout: `.sdd/runtime/pids/<session_id>.json` holding
+ * `{"task_id": ...}`, with the work on branch `agent/<session_id>`, usually
+ * in a worktree under `.sdd/runtime/worktrees/`.
+ */
+async function sddBindings(ctx: Context, task: string): Promise<TaskBinding[]> {
+  const tops = new Set([ctx.root, dirname(ctx.commonDir)]);
+  const found = new Map<string, TaskBinding>();
+  const trees = await worktrees(ctx);
+  for (const top of tops) {
+    const dir = join(top, ".sdd", "runtime", "pids");
+    if (!existsSync(dir)) continue;
+    for (const f of readdirSync(dir)) {
+      if (!f.endsWith(".json")) continue;
+      let rec: { task_id?: unknown };
+      try {
+        rec = JSON.parse(readFileSync(join(dir, f), "utf8")) as { task_id?: unknown };
+      } catch {
+        continue;
+      }
+      if (rec.task_id !== task) continue;
+      const session = basename(f, ".json");
+      const branch = `agent/${session}`;
+      const wt = trees.find((w) => w.branch === branch);
+      found.set(session, { v: 1, task, branch, onto: "main", ...(wt ? { worktree: wt.path } : {}), source: "sdd", session });
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * Where the branch forked from the integration branch. Not merged (or
+ * squash-merged): the merge base. Merged with a merge commit: the merge base
+ * of the merge's first parent and the branch. Fast-forwarded: the branch's
+ * creation in its reflog. Otherwise there is no way to tell: refuse.
+ */
+async function forkPoint(ctx: Context, b: TaskBinding, tip: string): Promise<string> {
+  const ontoTip = await commitOf(ctx, `refs/heads/${b.onto}`);
+  if (!ontoTip) throw new UnwindError("E_SCOPE_UNKNOWN", `task ${b.task}: integration branch ${b.onto} does not exist`);
+  if (!(await isAncestor(ctx, tip, ontoTip))) {
+    const base = await out(ctx, ["merge-base", tip, ontoTip], [1]);
+    if (!base) throw new UnwindError("E_SCOPE_UNKNOWN", `task ${b.task}: branch ${b.branch} shares no history with ${b.onto}`);
+    return base;
+  }
+  // Merged: find the oldest commit on the integration branch's first-parent line that contains the tip.
+  const chain = (await ctx.git(["rev-list", "--first-parent", ontoTip])).stdout.toString("utf8").trim().split("\n").reverse();
+  let lo = 0;
+  let hi = chain.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (await isAncestor(ctx, tip, chain[mid]!)) hi = mid;
+    else lo = mid + 1;
+  }
+  const landing = chain[lo]!;
+  if (landing !== tip) {
+    const first = await commitOf(ctx, `${landing}^1`);
+    const base = first ? await out(ctx, ["merge-base", first, tip], [1]) : null;
+    if (base) return base;
+  }
+  // Fast-forward: the tip is on the integration line itself; only the branch's reflog knows where it began.
+  const log = await ctx.git(["reflog", "show", "--format=%H%x00%gs", `refs/heads/${b.branch}`, "--"], { okCodes: [128] });
+  const created = log.stdout.toString("utf8").trim().split("\n").filter(Boolean).pop();
+  if (created && /\x00branch: Created from/.test(created)) return created.split("\x00")[0]!;
+  throw new UnwindError("E_SCOPE_UNKNOWN", `task ${b.task}: branch ${b.branch} was fast-forwarded into ${b.onto} and nothing records where it forked`, {
+    hint: "bind tasks with unwind task start, which records the fork point",
+  });
+}
+
+export type TaskEvidence = { kind: "branch"; binding: TaskBinding } | { kind: "journal" };
+
+/**
+ * Which evidence speaks for a task: unwind's own binding, else an
+ * orchestrator's session record, else the journal. Several orchestrator
+ * records claiming one task cannot be arbitrated: refuse, naming them.
+ */
+export async function taskEvidence(ctx: Context, task: string): Promise<TaskEvidence> {
+  if (ctx.mode !== "git") return { kind: "journal" };
+  const own = readBinding(ctx, task);
+  if (own) return { kind: "branch", binding: own };
+  const sdd = await sddBindings(ctx, task);
+  if (sdd.length > 1) {
+    throw new UnwindError("E_SCOPE_AMBIGUOUS", `several worktrees claim task ${task}: sessions ${sdd.map((s) => s.session).sort().join(", ")}`, {
+      hint: "remove the stale session records under .sdd/runtime/pids/",
+    });
+  }
+  if (sdd.length === 1) return { kind: "branch", binding: sdd[0]! };
+  return { kind: "journal" };
+}
+
+/**
+ * A branch task's change set: the three-dot diff from the fork point to the
+ * branch (never a two-dot diff against where the integration branch is now),
+ * or to the task worktree's current state, uncommitted work included.
+ */
+export async function branchChangeSet(ctx: Context, b: TaskBinding): Promise<ChangeSet> {
+  try {
+    const tip = await commitOf(ctx, `refs/heads/${b.branch}`);
+    if (!tip) {
+      throw new UnwindError("E_SCOPE_UNKNOWN", `task ${b.task}: branch ${b.branch} is gone`, { hint: "restore the branch, or undo the task's sessions instead" });
+    }
+    const fork = b.fork ?? (await forkPoint(ctx, b, tip));
+    const by = [b.session ?? `branch:${b.branch}`];
+    const scope = { kind: "task" as const, id: b.task };
+    const wt = b.worktree ? (await worktrees(ctx)).find((w) => safeReal(w.path) === safeReal(b.worktree!) && w.branch === b.branch) : undefined;
+    if (!wt || !existsSync(wt.path)) return await treeChangeSet(ctx, scope, fork, tip, [], by);
+    const wctx = await resolveContext(wt.path);
+    const now = await writeWorkTree(wctx, { scratch: true });
+    try {
+      return await treeChangeSet(ctx, scope, fork, now.tree, [], by, now.env);
+    } finally {
+      now.dispose();
+    }
+  } catch (e) {
+    if (e instanceof GitError) throw new UnwindError("E_GIT", `task ${b.task}: ${e.message}`, e.hint ? { hint: e.hint } : {});
+    throw e;
+  }
+}
