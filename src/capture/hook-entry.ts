@@ -7,6 +7,7 @@
  * spawning git or loading the CLI; only shell and unknown tools pay for a
  * tree snapshot, within a time budget.
  */
+import { readSync } from "node:fs";
 import { parseHookEvent } from "./adapters.js";
 import { captureEvent } from "./capture.js";
 import { locateFast, type Located } from "./locate.js";
@@ -20,13 +21,29 @@ function budgetMs(): number {
   return Number.isFinite(n) && n > 0 ? n : 10_000;
 }
 
-async function readInput(limit: number): Promise<string | null> {
+/**
+ * Reads stdin with plain read(2) calls: a pipe read through process.stdin
+ * would load the net and stream modules, a measurable share of a hook's
+ * start-up cost.
+ */
+function readInput(limit: number): string | null {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of process.stdin) {
-    size += (chunk as Buffer).length;
+  const buf = Buffer.allocUnsafe(1 << 16);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(0, buf, 0, buf.length, null);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EAGAIN") continue;
+      if (code === "EOF") break;
+      throw e;
+    }
+    if (n === 0) break;
+    size += n;
     if (size > limit) return null;
-    chunks.push(chunk as Buffer);
+    chunks.push(Buffer.from(buf.subarray(0, n)));
   }
   return Buffer.concat(chunks).toString("utf8");
 }
@@ -35,7 +52,7 @@ export async function runHook(args: string[]): Promise<number> {
   const harness = args[0] ?? "";
   let loc: Located | null = null;
   try {
-    const raw = await readInput(MAX_INPUT);
+    const raw = readInput(MAX_INPUT);
     if (raw === null) {
       logError(locateFast(process.cwd()).store, { kind: "bad-input", harness, message: `hook input over ${MAX_INPUT} bytes; nothing captured` });
       return 0;

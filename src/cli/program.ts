@@ -161,6 +161,53 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void): Comma
   }
 
   program
+    .command("init")
+    .description("create the store; merge unwind's hooks into the harnesses' project settings")
+    .option("--claude", "Claude Code: .claude/settings.json")
+    .option("--codex", "Codex: .codex/hooks.json")
+    .option("--gemini", "Gemini CLI: .gemini/settings.json")
+    .action(function (opts) {
+      run(g(this), async () => (await import("./commands/capture.js")).init(g(this), opts));
+    });
+
+  program
+    .command("hook")
+    .description("capture one hook event from stdin (claude|codex|gemini); always exits 0")
+    .argument("<harness>");
+
+  program
+    .command("record")
+    .description("generic capture: file capture of PATHs, or a tree snapshot without PATHs")
+    .argument("[paths...]")
+    .requiredOption("--session <name>", "the session, e.g. myorch:run-42")
+    .requiredOption("--phase <phase>", "pre or post")
+    .option("--task <id>")
+    .option("--agent <id>")
+    .option("--tool <name>")
+    .option("--call <id>", "pairs pre with post (default: derived from session, tool and paths)")
+    .action(function (paths, opts) {
+      run(g(this), async () => (await import("./commands/capture.js")).record(g(this), paths, opts));
+    });
+
+  program
+    .command("sessions")
+    .description("sessions with harness, agent, task, first/last time, calls, paths")
+    .option("--task <id>")
+    .action(function (opts) {
+      run(g(this), async () => (await import("./commands/journal.js")).sessions(g(this), opts));
+    });
+
+  program
+    .command("log")
+    .description("calls, newest first, with the paths each changed")
+    .option("--session <id>")
+    .option("--task <id>")
+    .option("--limit <n>", "at most this many (default 50)", int("--limit"))
+    .action(function (opts) {
+      run(g(this), async () => (await import("./commands/journal.js")).log(g(this), opts));
+    });
+
+  program
     .command("task")
     .description("tasks bound to branches")
     .command("start")
