@@ -47,8 +47,8 @@ describe("bad input: one clear line, the right exit code, nothing changed", () =
   });
 
   it("git missing from PATH is a clear error", () => {
-    const root = tempDir();
-    const r = unwind(root, ["status"], { env: { PATH: "/nonexistent" } });
+    const root = makeRepo({ "a.txt": "a\n" });
+    const r = unwind(root, ["snapshot"], { env: { PATH: "/nonexistent" } });
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/git.*(not found|could not be started)/);
   });

@@ -10,7 +10,7 @@
 import { readSync } from "node:fs";
 import { parseHookEvent } from "./adapters.js";
 import { captureEvent } from "./capture.js";
-import { locateFast, type Located } from "./locate.js";
+import { locate, type Located } from "./locate.js";
 import { logError } from "../store/error-log.js";
 
 /** Hook input larger than this is refused (recorded, not read on). */
@@ -54,21 +54,21 @@ export async function runHook(args: string[]): Promise<number> {
   try {
     const raw = readInput(MAX_INPUT);
     if (raw === null) {
-      logError(locateFast(process.cwd()).store, { kind: "bad-input", harness, message: `hook input over ${MAX_INPUT} bytes; nothing captured` });
+      await logBadInput(harness, `hook input over ${MAX_INPUT} bytes; nothing captured`);
       return 0;
     }
     const parsed = parseHookEvent(harness, raw);
     if (!parsed.ok) {
-      logError(locateFast(process.cwd()).store, { kind: "bad-input", harness, message: parsed.error });
+      await logBadInput(harness, parsed.error);
       return 0;
     }
     const ev = parsed.event;
     if (ev.target.kind === "ignore") return 0;
-    loc = locateFast(ev.cwd);
+    loc = await locate(ev.cwd);
     const labels = process.env.UNWIND_TASK ? { task: process.env.UNWIND_TASK } : {};
     await captureEvent(loc, ev, labels, budgetMs());
   } catch (e) {
-    const where = loc?.store ?? safeStore();
+    const where = loc?.store ?? (await safeStore(process.cwd()));
     if (where) {
       const timeout = e instanceof Error && /timed out|locked/.test(e.message);
       logError(where, { kind: timeout ? "capture-timeout" : "capture-failed", harness, message: e instanceof Error ? e.message : String(e) });
@@ -77,10 +77,16 @@ export async function runHook(args: string[]): Promise<number> {
   return 0;
 }
 
-function safeStore(): string | null {
+async function safeStore(cwd: string): Promise<string | null> {
   try {
-    return locateFast(process.cwd()).store;
+    return (await locate(cwd)).store;
   } catch {
     return null;
   }
+}
+
+/** Bad input is logged in the store of the hook's own cwd: the harness runs hooks from the project. */
+async function logBadInput(harness: string, message: string): Promise<void> {
+  const store = await safeStore(process.cwd());
+  if (store) logError(store, { kind: "bad-input", harness, message });
 }

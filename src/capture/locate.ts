@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { discoverRepo, privateRootOf } from "../store/discover.js";
 
 export interface Located {
   root: string;
@@ -10,44 +10,20 @@ export interface Located {
 }
 
 /**
- * Finds root and store the way `resolveContext` does, without spawning git:
- * the hook for a file edit must cost little more than Node's own start-up.
- * Walks up from `cwd` to the first `.git` (a directory, or a file pointing at
- * a linked worktree's git dir) or `.unwind` store; else `cwd` is the root.
+ * Root and store for a hook, found exactly as `resolveContext` finds them
+ * (the same discovery), but without loading the git wrapper: a file edit's
+ * hook never spawns git. Only a layout that needs git's own judgement pays
+ * for `git rev-parse`.
  */
-export function locateFast(cwd: string): Located {
-  const start = realpathSync(cwd);
-  const env = process.env.UNWIND_STORE ? resolve(start, process.env.UNWIND_STORE) : null;
-  for (let dir = start; ; dir = dirname(dir)) {
-    const dotgit = join(dir, ".git");
-    if (existsSync(dotgit)) {
-      const gitDir = statSync(dotgit).isDirectory() ? dotgit : pointedGitDir(dotgit, dir);
-      if (gitDir) {
-        const common = commonDirOf(gitDir);
-        return { root: dir, store: env ?? join(common, "unwind"), mode: "git", objectFormat: formatOf(common) };
-      }
-    }
-    if (existsSync(join(dir, ".unwind", "git"))) return { root: dir, store: env ?? join(dir, ".unwind"), mode: "private", objectFormat: "sha1" };
-    if (dirname(dir) === dir) break;
+export async function locate(cwd: string): Promise<Located> {
+  const envStore = process.env.UNWIND_STORE ? resolve(cwd, process.env.UNWIND_STORE) : null;
+  const found = discoverRepo(cwd);
+  if (found === null) {
+    const root = privateRootOf(cwd, ".unwind");
+    return { root, store: envStore ?? join(root, ".unwind"), mode: "private", objectFormat: "sha1" };
   }
-  return { root: start, store: env ?? join(start, ".unwind"), mode: "private", objectFormat: "sha1" };
-}
-
-function pointedGitDir(dotgitFile: string, dir: string): string | null {
-  const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotgitFile, "utf8"));
-  return m ? resolve(dir, m[1]!) : null;
-}
-
-function commonDirOf(gitDir: string): string {
-  const f = join(gitDir, "commondir");
-  if (!existsSync(f)) return gitDir;
-  return resolve(gitDir, readFileSync(f, "utf8").trim());
-}
-
-function formatOf(commonDir: string): "sha1" | "sha256" {
-  try {
-    return /^\s*objectformat\s*=\s*sha256\s*$/im.test(readFileSync(join(commonDir, "config"), "utf8")) ? "sha256" : "sha1";
-  } catch {
-    return "sha1";
-  }
+  if (found !== "unusual") return { root: found.root, store: envStore ?? join(found.commonDir, "unwind"), mode: "git", objectFormat: found.objectFormat };
+  const { resolveContext } = await import("../store/context.js");
+  const ctx = await resolveContext(undefined, cwd);
+  return { root: ctx.root, store: ctx.store, mode: ctx.mode, objectFormat: ctx.objectFormat };
 }

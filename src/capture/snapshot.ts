@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { UnwindError } from "../errors.js";
 import { splitZ } from "../git/git.js";
+import { commitBody, writeLooseObject } from "../git/objects.js";
 import { ensureStore, isReservedPath, type Context } from "../store/context.js";
 import { loadConfig } from "../store/config.js";
 
@@ -39,7 +40,15 @@ export interface TreeResult {
 
 // Our private index must stay a plain, self-contained file: no shared index
 // in the user's git dir, no fsmonitor token that belongs to the real index.
-const INDEX_CONFIG = ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false"];
+// The untracked cache is ours to keep: it spares re-reading every directory
+// for new files (git 2.39 uses it with --untracked-files=all only when the
+// config says "all" too).
+const INDEX_CONFIG = [
+  "-c", "core.splitIndex=false",
+  "-c", "core.fsmonitor=false",
+  "-c", "core.untrackedCache=true",
+  "-c", "status.showUntrackedFiles=all",
+];
 
 function newSnapshotId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:.]/g, "");
@@ -57,14 +66,19 @@ async function seedIndex(ctx: Context, target: string): Promise<void> {
   const st = statSync(ctx.realIndex);
   copyFileSync(ctx.realIndex, target);
   utimesSync(target, st.atime, st.mtime);
-  // A split index points at a shared index in the user's git dir; fold it in
-  // so our copy never depends on (or writes) files there.
-  if (readdirSync(ctx.gitDir).some((f) => f.startsWith("sharedindex."))) {
-    await ctx.git([...INDEX_CONFIG, "update-index", "--no-split-index"], {
-      env: { GIT_INDEX_FILE: target },
-      optionalLocks: true,
-    });
-  }
+  // Rewrite it once as a plain (not split: a split index points at a shared
+  // index in the user's git dir) version-4 index, which is smaller to read and
+  // write on every snapshot. git smudges racily-clean entries as it writes,
+  // judging them by the mtime kept above.
+  await ctx.git([...INDEX_CONFIG, "update-index", "--no-split-index", "--index-version", "4"], {
+    env: { GIT_INDEX_FILE: target },
+    optionalLocks: true,
+  });
+}
+
+/** The tree the private index last wrote: reused when status finds nothing changed. */
+function treeCachePath(ctx: Context): string {
+  return `${ctx.indexFile}.tree`;
 }
 
 /**
@@ -97,7 +111,10 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     };
   } else {
     await ensureStore(ctx);
-    if (!existsSync(ctx.indexFile)) await seedIndex(ctx, ctx.indexFile);
+    if (!existsSync(ctx.indexFile)) {
+      rmSync(treeCachePath(ctx), { force: true });
+      await seedIndex(ctx, ctx.indexFile);
+    }
     env = { GIT_INDEX_FILE: ctx.indexFile };
   }
   const dispose = () => {
@@ -157,12 +174,28 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
         timeoutMs: left(),
       });
     }
-    const wt = await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() });
+    // Only writeWorkTree changes the private index, and it records each tree it writes:
+    // when status found nothing to update, that tree is still the index's tree.
+    const copiedPrivate = !opts.scratch || existsSync(ctx.indexFile);
+    let tree = copiedPrivate && add.length === 0 && remove.length === 0 ? readTreeCache(ctx) : null;
+    if (!tree) {
+      tree = (await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() })).stdout.toString("utf8").trim();
+      if (!opts.scratch) writeFileSync(treeCachePath(ctx), tree + "\n");
+    }
     const readEnv: Record<string, string> = scratchDir ? { GIT_OBJECT_DIRECTORY: env.GIT_OBJECT_DIRECTORY!, GIT_ALTERNATE_OBJECT_DIRECTORIES: env.GIT_ALTERNATE_OBJECT_DIRECTORIES! } : {};
-    return { tree: wt.stdout.toString("utf8").trim(), toolarge: toolarge.sort(), env: readEnv, dispose };
+    return { tree, toolarge: toolarge.sort(), env: readEnv, dispose };
   } catch (e) {
     dispose();
     throw e;
+  }
+}
+
+function readTreeCache(ctx: Context): string | null {
+  try {
+    const t = readFileSync(treeCachePath(ctx), "utf8").trim();
+    return /^[0-9a-f]{40,64}$/.test(t) ? t : null;
+  } catch {
+    return null;
   }
 }
 
@@ -187,20 +220,8 @@ export async function takeSnapshot(
     /* first snapshot of this work tree */
   }
   const meta: SnapshotMeta = { v: 1, id, at: now.toISOString(), root: ctx.root, parent, ...defined(labels), toolarge };
-  const stamp = `${Math.floor(now.getTime() / 1000)} +0000`;
-  const who = { NAME: "unwind", EMAIL: "unwind@localhost", DATE: stamp };
-  const commit = await ctx.git(["commit-tree", tree, "-F", "-"], {
-    input: JSON.stringify(meta) + "\n",
-    env: {
-      GIT_AUTHOR_NAME: who.NAME,
-      GIT_AUTHOR_EMAIL: who.EMAIL,
-      GIT_AUTHOR_DATE: who.DATE,
-      GIT_COMMITTER_NAME: who.NAME,
-      GIT_COMMITTER_EMAIL: who.EMAIL,
-      GIT_COMMITTER_DATE: who.DATE,
-    },
-  });
-  const oid = commit.stdout.toString("utf8").trim();
+  const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(now.getTime() / 1000), JSON.stringify(meta) + "\n");
+  const oid = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
   // Create-only: a ref that already exists is never overwritten.
   await ctx.git(["update-ref", "--no-deref", SNAPSHOT_REFS + id, oid, ""]);
   writeFileSync(lastPath(ctx), id + "\n");

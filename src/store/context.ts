@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { UnwindError } from "../errors.js";
+import { discoverRepo, privateRootOf } from "./discover.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
 
 /**
@@ -53,6 +54,13 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
       hint: "pass an existing directory, or run unwind from inside the work tree",
     });
   }
+  const envStore = process.env.UNWIND_STORE ? resolve(cwd, process.env.UNWIND_STORE) : null;
+  const found = discoverRepo(start);
+  if (found !== "unusual") {
+    if (found === null) return privateContext(privateRootOf(start, PRIVATE_STORE_NAME), envStore);
+    const store = envStore ?? join(found.commonDir, STORE_DIR_NAME);
+    return gitContext(found.root, found.gitDir, found.commonDir, found.objectFormat, store);
+  }
   let probe: GitResult | null = null;
   try {
     probe = await git(
@@ -67,55 +75,50 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
     }
     throw e;
   }
-  const envStore = process.env.UNWIND_STORE ? resolve(cwd, process.env.UNWIND_STORE) : null;
-
   if (probe.code === 0) {
     const [top, gitDir, commonDir, format] = probe.stdout.toString("utf8").trim().split("\n");
     if (!top || !gitDir || !commonDir) {
       throw new UnwindError("E_GIT", `git rev-parse gave no work tree for ${start}`);
     }
-    const root = realpathSync(top);
-    const store = envStore ?? join(commonDir, STORE_DIR_NAME);
-    const key = createHash("sha256").update(realpathSync(gitDir)).digest("hex").slice(0, 16);
-    return makeContext({
-      root,
-      store,
-      mode: "git",
-      gitDir,
-      commonDir,
-      indexFile: join(store, "index", `${key}.index`),
-      realIndex: join(gitDir, "index"),
-      objectFormat: format === "sha256" ? "sha256" : "sha1",
-      env: {},
-    });
+    const real = realpathSync(commonDir);
+    return gitContext(realpathSync(top), realpathSync(gitDir), real, format === "sha256" ? "sha256" : "sha1", envStore ?? join(real, STORE_DIR_NAME));
   }
-  if (/not a git repository/i.test(probe.stderr)) {
-    const root = privateRootOf(realpathSync(start));
-    const store = envStore ?? join(root, PRIVATE_STORE_NAME);
-    const privateGit = join(store, "git");
-    return makeContext({
-      root,
-      store,
-      mode: "private",
-      gitDir: privateGit,
-      commonDir: privateGit,
-      indexFile: join(privateGit, "index"),
-      realIndex: null,
-      objectFormat: "sha1",
-      env: { GIT_DIR: privateGit, GIT_WORK_TREE: root },
-    });
-  }
+  if (/not a git repository/i.test(probe.stderr)) return privateContext(privateRootOf(start, PRIVATE_STORE_NAME), envStore);
   throw new UnwindError("E_GIT", `cannot use ${start}: ${probe.stderr.trim().split("\n")[0] ?? "git failed"}`, {
     hint: "run unwind from a work tree, not from inside .git or a bare repository",
   });
 }
 
-/** A folder without git: the nearest ancestor that already has a private store, else the folder itself. */
-function privateRootOf(start: string): string {
-  for (let dir = start; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, PRIVATE_STORE_NAME, "git"))) return dir;
-    if (dirname(dir) === dir) return start;
-  }
+function gitContext(root: string, gitDir: string, commonDir: string, objectFormat: "sha1" | "sha256", store: string): Context {
+  // One private index per work tree, keyed by its git dir.
+  const key = createHash("sha256").update(gitDir).digest("hex").slice(0, 16);
+  return makeContext({
+    root,
+    store,
+    mode: "git",
+    gitDir,
+    commonDir,
+    indexFile: join(store, "index", `${key}.index`),
+    realIndex: join(gitDir, "index"),
+    objectFormat,
+    env: {},
+  });
+}
+
+function privateContext(root: string, envStore: string | null): Context {
+  const store = envStore ?? join(root, PRIVATE_STORE_NAME);
+  const privateGit = join(store, "git");
+  return makeContext({
+    root,
+    store,
+    mode: "private",
+    gitDir: privateGit,
+    commonDir: privateGit,
+    indexFile: join(privateGit, "index"),
+    realIndex: null,
+    objectFormat: "sha1",
+    env: { GIT_DIR: privateGit, GIT_WORK_TREE: root },
+  });
 }
 
 interface ContextParts {

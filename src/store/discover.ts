@@ -1,0 +1,67 @@
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
+
+export interface Discovered {
+  /** The work tree's top level (real path). */
+  root: string;
+  /** This work tree's git dir (real path). */
+  gitDir: string;
+  /** The git dir shared by all worktrees (real path). */
+  commonDir: string;
+  objectFormat: "sha1" | "sha256";
+}
+
+/**
+ * Finds the repository of `start` by reading `.git` the way git does,
+ * without spawning it: every command and every hook pays for this. Returns
+ * null when no `.git` is found up to the file-system root, and "unusual"
+ * for layouts only git should judge (inside a git dir, core.worktree, a bare
+ * repository, a dangling gitdir pointer).
+ */
+export function discoverRepo(start: string): Discovered | null | "unusual" {
+  const real = realpathSync(start);
+  if (real.split(sep).includes(".git")) return "unusual";
+  for (let dir = real; ; dir = dirname(dir)) {
+    const dotgit = join(dir, ".git");
+    let st;
+    try {
+      st = statSync(dotgit);
+    } catch {
+      st = null;
+    }
+    if (st) {
+      let gitDir = dotgit;
+      if (!st.isDirectory()) {
+        const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotgit, "utf8"));
+        if (!m) return "unusual";
+        gitDir = resolve(dir, m[1]!);
+      }
+      if (!existsSync(join(gitDir, "HEAD"))) return "unusual";
+      const commondirFile = join(gitDir, "commondir");
+      const commonDir = existsSync(commondirFile) ? resolve(gitDir, readFileSync(commondirFile, "utf8").trim()) : gitDir;
+      let config: string;
+      try {
+        config = readFileSync(join(commonDir, "config"), "utf8");
+      } catch {
+        return "unusual";
+      }
+      if (/^\s*(worktree\s*=|bare\s*=\s*true)/im.test(config)) return "unusual";
+      return {
+        root: dir,
+        gitDir: realpathSync(gitDir),
+        commonDir: realpathSync(commonDir),
+        objectFormat: /^\s*objectformat\s*=\s*sha256\s*$/im.test(config) ? "sha256" : "sha1",
+      };
+    }
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/** A folder without git: the nearest ancestor that already has a private store, else the folder itself. */
+export function privateRootOf(start: string, storeName: string): string {
+  const real = realpathSync(start);
+  for (let dir = real; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, storeName, "git"))) return dir;
+    if (dirname(dir) === dir) return real;
+  }
+}
