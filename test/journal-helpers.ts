@@ -57,3 +57,26 @@ export function claudeCall(root: string, session: string, tool: string, input: R
   if (post.code !== 0 || post.stdout !== "") throw new Error(`post hook: ${post.code} ${post.stdout} ${post.stderr}`);
   return id;
 }
+
+/**
+ * `claudeCall` with extra environment for both hook processes, e.g.
+ * `{ UNWIND_TASK: "T-1" }` to label the captures with a task as an
+ * orchestrator's agent environment would.
+ */
+export function claudeCallEnv(
+  root: string,
+  session: string,
+  tool: string,
+  input: Record<string, unknown>,
+  effect: () => void,
+  env: Record<string, string>,
+  extra: Record<string, unknown> = {},
+): string {
+  const id = `toolu_${(++seq).toString().padStart(4, "0")}_${Math.random().toString(36).slice(2, 8)}`;
+  const pre = hook(root, "claude", claudePayload(root, session, "PreToolUse", tool, input, id, extra), env);
+  if (pre.code !== 0 || pre.stdout !== "") throw new Error(`pre hook: ${pre.code} ${pre.stdout} ${pre.stderr}`);
+  effect();
+  const post = hook(root, "claude", claudePayload(root, session, "PostToolUse", tool, input, id, extra), env);
+  if (post.code !== 0 || post.stdout !== "") throw new Error(`post hook: ${post.code} ${post.stdout} ${post.stderr}`);
+  return id;
+}

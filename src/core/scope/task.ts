@@ -143,12 +143,17 @@ async function sddBindings(ctx: Context, task: string): Promise<TaskBinding[]> {
 }
 
 /**
- * Where the branch forked from the integration branch. Not merged (or
- * squash-merged): the merge base. Merged with a merge commit: the merge base
- * of the merge's first parent and the branch. Fast-forwarded: the branch's
- * creation in its reflog. Otherwise there is no way to tell: refuse.
+ * The base of a task's diff: the integration branch's state that the branch
+ * last took in. Not merged (or squash-merged): the merge base, which moves
+ * forward when the branch syncs with (merges or rebases onto) the
+ * integration branch, so work that came in that way is never the task's.
+ * Merged by a merge commit: the merge base of that merge's first parent and
+ * the branch. Fast-forwarded: the merge base of the branch and what the
+ * integration branch held just before (its reflog); failing that, where the
+ * branch was rebased onto or created (its reflog), or the fork point
+ * `task start` recorded. Otherwise there is no way to tell: refuse.
  */
-async function forkPoint(ctx: Context, b: TaskBinding, tip: string): Promise<string> {
+async function diffBase(ctx: Context, b: TaskBinding, tip: string): Promise<string> {
   const ontoTip = await commitOf(ctx, `refs/heads/${b.onto}`);
   if (!ontoTip) throw new UnwindError("E_SCOPE_UNKNOWN", `task ${b.task}: integration branch ${b.onto} does not exist`);
   if (!(await isAncestor(ctx, tip, ontoTip))) {
@@ -156,7 +161,7 @@ async function forkPoint(ctx: Context, b: TaskBinding, tip: string): Promise<str
     if (!base) throw new UnwindError("E_SCOPE_UNKNOWN", `task ${b.task}: branch ${b.branch} shares no history with ${b.onto}`);
     return base;
   }
-  // Merged: find the oldest commit on the integration branch's first-parent line that contains the tip.
+  // Merged: the oldest commit on the integration branch's first-parent line that contains the tip.
   const chain = (await ctx.git(["rev-list", "--first-parent", ontoTip])).stdout.toString("utf8").trim().split("\n").reverse();
   let lo = 0;
   let hi = chain.length - 1;
@@ -171,13 +176,41 @@ async function forkPoint(ctx: Context, b: TaskBinding, tip: string): Promise<str
     const base = first ? await out(ctx, ["merge-base", first, tip], [1]) : null;
     if (base) return base;
   }
-  // Fast-forward: the tip is on the integration line itself; only the branch's reflog knows where it began.
-  const log = await ctx.git(["reflog", "show", "--format=%H%x00%gs", `refs/heads/${b.branch}`, "--"], { okCodes: [128] });
-  const created = log.stdout.toString("utf8").trim().split("\n").filter(Boolean).pop();
-  if (created && /\x00branch: Created from/.test(created)) return created.split("\x00")[0]!;
+  // Fast-forward: the integration branch's reflog knows what it held before it took the tip.
+  const before = await valueBefore(ctx, `refs/heads/${b.onto}`, tip);
+  if (before) {
+    const base = await out(ctx, ["merge-base", before, tip], [1]);
+    if (base) return base;
+  }
+  const own = (await reflog(ctx, `refs/heads/${b.branch}`)).find((e) => /^rebase.*\(finish\):.* onto [0-9a-f]+$/.test(e.subject) || e.subject.startsWith("branch: Created from"));
+  if (own) return own.subject.startsWith("branch: Created from") ? own.oid : own.subject.slice(own.subject.lastIndexOf(" ") + 1);
+  if (b.fork) return b.fork;
   throw new UnwindError("E_SCOPE_UNKNOWN", `task ${b.task}: branch ${b.branch} was fast-forwarded into ${b.onto} and nothing records where it forked`, {
     hint: "bind tasks with unwind task start, which records the fork point",
   });
+}
+
+/** Newest first. */
+async function reflog(ctx: Context, ref: string): Promise<{ oid: string; subject: string }[]> {
+  const r = await ctx.git(["reflog", "show", "--format=%H%x00%gs", ref, "--"], { okCodes: [128] });
+  if (r.code !== 0) return [];
+  return r.stdout
+    .toString("utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => {
+      const [oid, subject] = l.split("\0");
+      return { oid: oid!, subject: subject ?? "" };
+    });
+}
+
+/** What `ref` pointed at just before it first came to contain `commit`, from its reflog. */
+async function valueBefore(ctx: Context, ref: string, commit: string): Promise<string | null> {
+  const entries = (await reflog(ctx, ref)).reverse(); // oldest first
+  for (let i = 1; i < entries.length; i++) {
+    if ((await isAncestor(ctx, commit, entries[i]!.oid)) && !(await isAncestor(ctx, commit, entries[i - 1]!.oid))) return entries[i - 1]!.oid;
+  }
+  return null;
 }
 
 export type TaskEvidence = { kind: "branch"; binding: TaskBinding } | { kind: "journal" };
@@ -212,7 +245,7 @@ export async function branchChangeSet(ctx: Context, b: TaskBinding): Promise<Cha
     if (!tip) {
       throw new UnwindError("E_SCOPE_UNKNOWN", `task ${b.task}: branch ${b.branch} is gone`, { hint: "restore the branch, or undo the task's sessions instead" });
     }
-    const fork = b.fork ?? (await forkPoint(ctx, b, tip));
+    const fork = await diffBase(ctx, b, tip);
     const by = [b.session ?? `branch:${b.branch}`];
     const scope = { kind: "task" as const, id: b.task };
     const wt = b.worktree ? (await worktrees(ctx)).find((w) => safeReal(w.path) === safeReal(b.worktree!) && w.branch === b.branch) : undefined;
