@@ -121,6 +121,8 @@ async function sddBindings(ctx: Context, task: string): Promise<TaskBinding[]> {
   const tops = new Set([ctx.root, dirname(ctx.commonDir)]);
   const found = new Map<string, TaskBinding>();
   const trees = await worktrees(ctx);
+  // The orchestrator integrates into what its main worktree has checked out (git lists that one first).
+  const integration = trees[0]?.branch ?? "main";
   for (const top of tops) {
     const dir = join(top, ".sdd", "runtime", "pids");
     if (!existsSync(dir)) continue;
@@ -136,7 +138,7 @@ async function sddBindings(ctx: Context, task: string): Promise<TaskBinding[]> {
       const session = basename(f, ".json");
       const branch = `agent/${session}`;
       const wt = trees.find((w) => w.branch === branch);
-      found.set(session, { v: 1, task, branch, onto: "main", ...(wt ? { worktree: wt.path } : {}), source: "sdd", session });
+      found.set(session, { v: 1, task, branch, onto: integration, ...(wt ? { worktree: wt.path } : {}), source: "sdd", session });
     }
   }
   return [...found.values()];
