@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeRepo, read, snapshotId, treeState, unwind, write } from "./helpers.js";
@@ -42,8 +42,10 @@ describe("a crash at any step of apply is recovered by the next command, nothing
     expect(crashed.code).not.toBe(0);
     const pending = readdirSync(join(root, ".git", "unwind", "pending"));
     expect(pending).toHaveLength(1);
-    const tag = pending[0]!.replace(/\.json$/, "").slice(-8);
-    const tmp = join(root, `.c.txt.unwind-${tag}.tmp`);
+    const intent = JSON.parse(readFileSync(join(root, ".git", "unwind", "pending", pending[0]!), "utf8"));
+    const tag = intent.receipt.slice(-8);
+    const index = intent.items.findIndex((i: any) => i.path === "c.txt");
+    const tmp = join(root, `.unwind-${tag}-${index}.tmp`);
     writeFileSync(tmp, "half written");
     write(root, "a.txt", "human after crash\n");
 

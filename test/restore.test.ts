@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync, chmodSync, unlinkSync, rmSync, mkdirSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync, symlinkSync, writeFileSync, chmodSync, unlinkSync, rmSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { dirFingerprint, git, gitStatus, makeRepo, read, snapshotId, tempDir, treeState, unwind, write, writeFiles } from "./helpers.js";
@@ -219,18 +219,40 @@ describe("restore a snapshot on a real repository", () => {
 });
 
 describe("refusals on disk", () => {
-  it("a parent directory swapped for a symlink is refused, nothing written through it", () => {
+  it("a parent directory swapped for a symlink is refused, nothing written through it; unless the plan removes the symlink", () => {
     const root = makeRepo({ "d/f.txt": "orig\n" });
     const outside = tempDir();
     writeFileSync(join(outside, "f.txt"), "outside\n");
     const id = snapshotId(root);
     rmSync(join(root, "d"), { recursive: true });
     symlinkSync(outside, join(root, "d"));
-    const r = unwind(root, ["restore", id, "--json"]);
-    const item = r.json.items.find((i: any) => i.path === "d/f.txt");
-    expect(item).toMatchObject({ action: "conflict", reason: "symlink" });
+    // Only the file: the symlink stays, so writing d/f.txt would write outside the root.
+    const r = unwind(root, ["restore", id, "--json", "--", "d/f.txt"]);
+    expect(r.json.items).toEqual([{ path: "d/f.txt", action: "conflict", reason: "symlink", detail: "d is a symlink" }]);
     expect(readFileSync(join(outside, "f.txt"), "utf8")).toBe("outside\n");
     expect(r.code).toBe(1);
+    // The whole tree: the plan deletes the symlink d first, then writes d/f.txt into a real directory.
+    const all = unwind(root, ["restore", id, "--json"]);
+    expect(all.json.items.map((i: any) => [i.path, i.action])).toEqual([
+      ["d", "delete"],
+      ["d/f.txt", "restore"],
+    ]);
+    expect(lstatSync(join(root, "d")).isDirectory()).toBe(true);
+    expect(read(root, "d/f.txt")).toBe("orig\n");
+    expect(readFileSync(join(outside, "f.txt"), "utf8")).toBe("outside\n");
+  });
+
+  it("a file that became a directory of files is restored in one run, and redo brings the directory back", () => {
+    const root = makeRepo({ "f": "file\n" });
+    const id = snapshotId(root);
+    unlinkSync(join(root, "f"));
+    write(root, "f/x.txt", "x\n");
+    const after = treeState(root);
+    const r = unwind(root, ["restore", id, "--json"]);
+    expect(r.code).toBe(0);
+    expect(read(root, "f")).toBe("file\n");
+    expect(unwind(root, ["redo", r.json.receipt]).code).toBe(0);
+    expect(treeState(root)).toEqual(after);
   });
 
   it("a hardlinked file is refused; the same file with one link is restored", () => {

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve, sep, relative } from "node:path";
-import { checkRepoPath } from "../core/paths.js";
-import { blobOid } from "../core/observe.js";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { checkRepoPath, insideRoot, inStore } from "../core/paths.js";
+import { blobOid, modeOf } from "../core/observe.js";
 import type { RepoPath, Sha256, State } from "../core/types.js";
 import { Cas } from "../store/cas.js";
 import { loadConfig } from "../store/config.js";
@@ -19,23 +19,20 @@ export interface CaptureLabels {
 /** Repo-relative path of a payload path, or why it is not ours to capture. */
 export function payloadPath(root: string, store: string, cwd: string, p: string): { rel: RepoPath } | { skip: string } {
   const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
-  let rel = relative(root, abs);
-  if (rel.startsWith("..") || isAbsolute(rel)) {
+  let rel = insideRoot(root, abs);
+  if (rel === null) {
     // The payload may name the root through a symlink (e.g. /tmp vs /private/tmp): compare real parents.
     try {
-      rel = relative(root, join(realpathSync(dirname(abs)), abs.slice(dirname(abs).length + 1)));
+      rel = insideRoot(root, join(realpathSync(dirname(abs)), basename(abs)));
     } catch {
       /* parent does not exist: keep the lexical answer */
     }
   }
-  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return { skip: `${p} is outside the root` };
-  const repoRel = rel.split(sep).join("/");
+  if (rel === null || rel === "") return { skip: `${p} is outside the root` };
+  const repoRel = rel;
   const problem = checkRepoPath(repoRel);
   if (problem) return { skip: `${p} is not capturable (${problem})` };
-  const storeRel = relative(root, store).split(sep).join("/");
-  if (!storeRel.startsWith("..") && !isAbsolute(storeRel) && (repoRel === storeRel || repoRel.startsWith(storeRel + "/"))) {
-    return { skip: `${p} is inside the unwind store` };
-  }
+  if (inStore(root, store, repoRel)) return { skip: `${p} is inside the unwind store` };
   // A parent that is a symlink leads somewhere the record could not vouch for.
   const parts = repoRel.split("/");
   for (let i = 1; i < parts.length; i++) {
@@ -81,7 +78,7 @@ export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: num
     return { kind: "symlink", mode: "120000", size: target.length, sha256: cas.put(target), oid: blobOid(target, format) };
   }
   if (!st.isFile()) return "not-regular";
-  const mode = st.mode & 0o111 ? "100755" : "100644";
+  const mode = modeOf(st);
   if (st.size > sizeCap) return { kind: "toolarge", mode, size: st.size, sha256: hashFile(abs) };
   const data = readFileSync(abs);
   return { kind: "file", mode, size: data.length, sha256: cas.put(data), oid: blobOid(data, format) };
@@ -135,13 +132,16 @@ export function base(ev: CaptureEvent, at: string, labels: CaptureLabels) {
  * tree is needed, so a file edit's hook stays cheap.
  */
 export async function captureEvent(loc: Located, ev: CaptureEvent, labels: CaptureLabels, budgetMs: number): Promise<JournalRecord[]> {
-  const deadline = Date.now() + budgetMs;
   const release = await acquire(loc.store, `capture ${ev.harness} ${ev.tool}`, budgetMs);
+  // The budget for git starts once the lock is ours: waiting for another
+  // capture must not leave a snapshot a few milliseconds to run in.
+  const deadline = Date.now() + budgetMs;
   try {
     if (ev.target.kind === "files") return captureFiles(loc, ev, ev.target.paths, labels);
     if (ev.target.kind === "ignore") return [];
     const [{ resolveContext }, { takeSnapshot }] = await Promise.all([import("../store/context.js"), import("./snapshot.js")]);
-    const ctx = await resolveContext(undefined, ev.cwd);
+    // The root already found, not the payload's cwd: `record --root DIR` snapshots DIR.
+    const ctx = await resolveContext(undefined, loc.root);
     const snap = await takeSnapshot(ctx, { ...labels, session: ev.session, call: ev.call, label: `${ev.tool} ${ev.phase}` }, { deadline });
     const rec: JournalRecord = { ...base(ev, snap.at, labels), kind: "tree", snapshot: snap.id, tree: snap.tree };
     append(loc.store, [rec]);

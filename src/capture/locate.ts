@@ -1,5 +1,5 @@
 import { join, resolve } from "node:path";
-import { discoverRepo, privateRootOf } from "../store/discover.js";
+import { discoverRepo, privateRootOf, realpathLoose } from "../store/discover.js";
 
 export interface Located {
   root: string;
@@ -16,7 +16,7 @@ export interface Located {
  * for `git rev-parse`.
  */
 export async function locate(cwd: string): Promise<Located> {
-  const envStore = process.env.UNWIND_STORE ? resolve(cwd, process.env.UNWIND_STORE) : null;
+  const envStore = process.env.UNWIND_STORE ? realpathLoose(resolve(cwd, process.env.UNWIND_STORE)) : null;
   const found = discoverRepo(cwd);
   if (found === null) {
     const root = privateRootOf(cwd, ".unwind");

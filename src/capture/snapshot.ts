@@ -5,7 +5,8 @@ import { basename, join } from "node:path";
 import { UnwindError } from "../errors.js";
 import { splitZ } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
-import { ensureStore, isReservedPath, type Context } from "../store/context.js";
+import { ensureStore, type Context } from "../store/context.js";
+import { inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
 
 export const SNAPSHOT_REFS = "refs/unwind/snapshots/";
@@ -48,6 +49,8 @@ const INDEX_CONFIG = [
   "-c", "core.fsmonitor=false",
   "-c", "core.untrackedCache=true",
   "-c", "status.showUntrackedFiles=all",
+  // The user's "trust stat data, never look" settings must not blind snapshots.
+  "-c", "core.ignoreStat=false",
 ];
 
 function newSnapshotId(now: Date): string {
@@ -70,10 +73,15 @@ async function seedIndex(ctx: Context, target: string): Promise<void> {
   // index in the user's git dir) version-4 index, which is smaller to read and
   // write on every snapshot. git smudges racily-clean entries as it writes,
   // judging them by the mtime kept above.
-  await ctx.git([...INDEX_CONFIG, "update-index", "--no-split-index", "--index-version", "4"], {
-    env: { GIT_INDEX_FILE: target },
-    optionalLocks: true,
-  });
+  const env = { GIT_INDEX_FILE: target };
+  await ctx.git([...INDEX_CONFIG, "update-index", "--no-split-index", "--index-version", "4"], { env, optionalLocks: true });
+  // Entries the user marked assume-unchanged (lowercase tags) would never be
+  // looked at again: an agent's edit to them would go unseen.
+  const tagged = splitZ((await ctx.git(["ls-files", "-v", "-z"], { env })).stdout);
+  const assumed = tagged.filter((t) => /^[a-z] /.test(t)).map((t) => t.slice(2));
+  if (assumed.length > 0) {
+    await ctx.git([...INDEX_CONFIG, "update-index", "--no-assume-unchanged", "-z", "--stdin"], { env, input: assumed.join("\0") + "\0", optionalLocks: true });
+  }
 }
 
 /** The tree the private index last wrote: reused when status finds nothing changed. */
@@ -111,6 +119,9 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     };
   } else {
     await ensureStore(ctx);
+    // Only unwind uses this index, and only under the store lock, which the
+    // caller holds: a leftover index.lock is from a git we killed (timeout).
+    rmSync(`${ctx.indexFile}.lock`, { force: true });
     if (!existsSync(ctx.indexFile)) {
       rmSync(treeCachePath(ctx), { force: true });
       await seedIndex(ctx, ctx.indexFile);
@@ -134,7 +145,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       const untracked = rec.startsWith("??");
       if (!untracked && (y === " " || y === undefined)) continue;
       if (path.endsWith("/")) continue; // a nested repository: not ours to capture
-      if (isReservedPath(ctx, path)) continue;
+      if (path.split("/")[0] === ".git" || inStore(ctx.root, ctx.store, path)) continue;
       if (y === "D") {
         // Force: the path may now lie beyond a symlink or be a fifo, where a plain --remove refuses.
         remove.push(path);
@@ -158,6 +169,9 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       }
       add.push(path);
     }
+    // The recorded tree stops describing the index the moment the index changes;
+    // it is written again only after write-tree succeeds.
+    if (!opts.scratch && (remove.length > 0 || add.length > 0)) rmSync(treeCachePath(ctx), { force: true });
     if (remove.length > 0) {
       await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
         env,

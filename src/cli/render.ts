@@ -64,9 +64,13 @@ export function bytes(n: number): string {
  */
 export function progress(label: string): () => void {
   if (!process.stderr.isTTY) return () => {};
-  const timer = setTimeout(() => process.stderr.write(`${label}…\r`), 1000);
+  let shown = false;
+  const timer = setTimeout(() => {
+    shown = true;
+    process.stderr.write(`${label}…\r`);
+  }, 1000);
   return () => {
     clearTimeout(timer);
-    process.stderr.write("\u001b[2K");
+    if (shown) process.stderr.write("\u001b[2K");
   };
 }

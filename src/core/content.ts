@@ -34,13 +34,17 @@ export class ContentReader {
       const header = buf.subarray(pos, nl).toString("utf8");
       pos = nl + 1;
       const m = /^(\S+) (\S+) (\d+)$/.exec(header);
-      if (!m || m[2] !== "blob") {
-        this.gitCache.set(oid, new BlobError("missing", oid));
+      if (!m) {
+        this.gitCache.set(oid, new BlobError("missing", oid)); // "<oid> missing": no content follows
         continue;
       }
       const size = Number(m[3]);
       const data = buf.subarray(pos, pos + size);
       pos += size + 1;
+      if (m[2] !== "blob") {
+        this.gitCache.set(oid, new BlobError("missing", oid));
+        continue;
+      }
       this.gitCache.set(oid, blobOid(data, this.ctx.objectFormat) === oid ? Buffer.from(data) : new BlobError("mismatch", oid));
     }
   }

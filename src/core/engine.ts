@@ -1,7 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { insideRoot, type Context } from "../store/context.js";
+import type { Context } from "../store/context.js";
+import { insideRoot } from "./paths.js";
 import { Cas, sha256 } from "../store/cas.js";
 import { loadConfig } from "../store/config.js";
 import type { ReceiptKind } from "../store/receipts.js";
@@ -18,6 +19,7 @@ export interface UndoOptions {
   merge: boolean;
   kind: ReceiptKind;
   laterWrites?: ReadonlyMap<RepoPath, LaterWrite>;
+  interleaved?: ReadonlyMap<RepoPath, { by: string | null; at: string }>;
 }
 
 export interface ReportItem {
@@ -59,6 +61,8 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
     if (entry.pre && (entry.pre.kind === "file" || entry.pre.kind === "symlink")) input.preBlob = await reader.status(entry.pre);
     const later = opts.laterWrites?.get(entry.path);
     if (later) input.laterWrite = later;
+    const between = opts.interleaved?.get(entry.path);
+    if (between) input.interleaved = between;
     if (opts.merge && cur.kind === "file" && cur.text && !matches(cur, entry.pre) && !matches(cur, entry.post)) {
       const m = await threeWay(ctx, reader, entry.pre, entry.post, entry.path);
       if (m) {
@@ -70,7 +74,8 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
   }
   const storeRel = insideRoot(ctx.root, ctx.store);
   const reserved = storeRel ? [storeRel] : [];
-  const plan = makePlan(cs.scope, inputs, { force: opts.force, merge: opts.merge, sizeCap: cfg.sizeCap, reserved });
+  const planOpts = { force: opts.force, merge: opts.merge, sizeCap: cfg.sizeCap, reserved };
+  const plan = makePlan(cs.scope, giveWay(ctx.root, inputs, makePlan(cs.scope, inputs, planOpts)), planOpts);
 
   if (opts.dryRun) {
     const items = plan.items.map(reportItem);
@@ -83,6 +88,43 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
     return reportItem({ ...p, action: r.action, reason: r.reason, ...(r.detail ? { detail: r.detail } : {}) });
   });
   return { receipt: receipt.id, scope: cs.scope, dryRun: false, items, counts: countActions(items) };
+}
+
+/**
+ * A directory where the record has a file, or a symlinked parent, blocks a
+ * path, unless the same plan deletes everything in the way: the files under
+ * the directory, or the symlink itself. Apply deletes first and removes the
+ * directories it emptied, so such a path is planned as if already absent.
+ */
+function giveWay(root: string, inputs: PlanInput[], first: Plan): PlanInput[] {
+  const deletes = new Set<string>(first.items.filter((i) => i.action === "delete").map((i) => i.path));
+  const blocked = new Set(
+    first.items
+      .filter((i) => i.action === "conflict" && ((i.expect.kind === "dir" && i.reason === "not-regular") || i.expect.kind === "blocked"))
+      .map((i) => i.path as string),
+  );
+  if (blocked.size === 0) return inputs;
+  return inputs.map((input) => {
+    const cur = input.current;
+    if (!blocked.has(input.entry.path)) return input;
+    if (cur.kind === "blocked" && deletes.has(cur.at)) return { ...input, current: { kind: "absent" } };
+    if (cur.kind === "dir") {
+      const inside = filesUnder(root, input.entry.path);
+      if (inside.length > 0 && inside.every((f) => deletes.has(f))) return { ...input, current: { kind: "absent" } };
+    }
+    return input;
+  });
+}
+
+/** Every non-directory under `rel`, without following symlinks. */
+function filesUnder(root: string, rel: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(join(root, rel), { withFileTypes: true })) {
+    const p = `${rel}/${e.name}`;
+    if (e.isDirectory()) out.push(...filesUnder(root, p));
+    else out.push(p);
+  }
+  return out;
 }
 
 function reportItem(i: Plan["items"][number]): ReportItem {

@@ -29,76 +29,63 @@ export function looksText(data: Buffer): boolean {
 }
 
 /**
- * Reads what is on disk at each path, relative to the root, without
- * following symlinks anywhere: a symlinked parent makes the path `blocked`.
- * Content is hashed here so the pure planner can compare against records.
+ * What is on disk at one path, without following symlinks anywhere: a
+ * symlinked parent makes the path `blocked`; a missing or non-directory
+ * parent makes it absent. Content is hashed so the pure planner can compare
+ * against records. `dirCache` spares re-reading shared parents.
+ */
+export function observeOne(root: string, rel: string, format: "sha1" | "sha256", dirCache = new Map<string, Observed | null>()): Observed {
+  const parts = rel.split("/");
+  let acc = "";
+  for (let i = 0; i < parts.length - 1; i++) {
+    acc = acc ? `${acc}/${parts[i]}` : parts[i]!;
+    let problem = dirCache.get(acc);
+    if (problem === undefined) {
+      const st = lstatOrNull(join(root, acc));
+      problem = st?.isSymbolicLink() ? { kind: "blocked", at: acc } : st && st.isDirectory() ? null : { kind: "absent" };
+      dirCache.set(acc, problem);
+    }
+    if (problem) return problem;
+  }
+  const abs = join(root, rel);
+  const st = lstatOrNull(abs);
+  if (!st) return { kind: "absent" };
+  if (st.isSymbolicLink()) {
+    const target = readlinkSync(abs);
+    return { kind: "symlink", target, sha256: sha256(target), oid: blobOid(target, format) };
+  }
+  if (st.isFile()) {
+    const data = readFileSync(abs);
+    return { kind: "file", mode: modeOf(st), size: st.size, nlink: st.nlink, sha256: sha256(data), text: looksText(data) };
+  }
+  return st.isDirectory() ? { kind: "dir" } : { kind: "other" };
+}
+
+/** `git hash-object --stdin-paths` reads lines and C-unquotes a leading `"`: such names get the raw-bytes id. */
+const lineSafe = (p: string) => !p.includes("\n") && !p.includes("\r") && !p.startsWith('"');
+
+/**
+ * `observeOne` for many paths, plus git's own oid of each file where asked:
+ * git applies the clean filters (autocrlf, attributes) it applied when
+ * snapshotting, so its oids compare with snapshot trees where raw-byte
+ * hashes would not.
  */
 export async function observe(ctx: Context, paths: readonly RepoPath[], opts: { oids?: boolean } = {}): Promise<Map<RepoPath, Observed>> {
   const out = new Map<RepoPath, Observed>();
   const dirCache = new Map<string, Observed | null>();
-  const needGitHash: RepoPath[] = [];
-
-  const parentProblem = (rel: string): Observed | null => {
-    const parts = rel.split("/");
-    let acc = "";
-    for (let i = 0; i < parts.length - 1; i++) {
-      acc = acc ? `${acc}/${parts[i]}` : parts[i]!;
-      const cached = dirCache.get(acc);
-      if (cached !== undefined) {
-        if (cached) return cached;
-        continue;
-      }
-      const st = lstatOrNull(join(ctx.root, acc));
-      const problem: Observed | null = st?.isSymbolicLink() ? { kind: "blocked", why: "symlink", at: acc } : null;
-      dirCache.set(acc, problem);
-      if (problem) return problem;
-      // A missing or non-directory parent means the path itself is absent.
-      if (!st || !st.isDirectory()) return null;
-    }
-    return null;
-  };
-
+  const viaGit: RepoPath[] = [];
   for (const rel of paths) {
-    const blocked = parentProblem(rel);
-    if (blocked) {
-      out.set(rel, blocked);
-      continue;
-    }
-    const abs = join(ctx.root, rel);
-    const st = lstatOrNull(abs);
-    if (!st) {
-      out.set(rel, { kind: "absent" });
-    } else if (st.isSymbolicLink()) {
-      const target = readlinkSync(abs);
-      out.set(rel, { kind: "symlink", target, sha256: sha256(target), oid: blobOid(target, ctx.objectFormat) });
-    } else if (st.isFile()) {
-      const data = readFileSync(abs);
-      out.set(rel, {
-        kind: "file",
-        mode: modeOf(st),
-        size: st.size,
-        nlink: st.nlink,
-        sha256: sha256(data),
-        text: looksText(data),
-      });
-      if (opts.oids) {
-        // hash-object --stdin-paths is line-based; a name with a newline gets the raw-bytes id.
-        if (rel.includes("\n")) (out.get(rel) as { oid?: GitOid }).oid = blobOid(data, ctx.objectFormat);
-        else needGitHash.push(rel);
-      }
-    } else if (st.isDirectory()) {
-      out.set(rel, { kind: "dir" });
-    } else {
-      out.set(rel, { kind: "other" });
+    const o = observeOne(ctx.root, rel, ctx.objectFormat, dirCache);
+    out.set(rel, o);
+    if (opts.oids && o.kind === "file") {
+      if (lineSafe(rel)) viaGit.push(rel);
+      else o.oid = blobOid(readFileSync(join(ctx.root, rel)), ctx.objectFormat);
     }
   }
-
-  if (needGitHash.length > 0) {
-    // git applies the same clean filters (autocrlf, attributes) it applied when snapshotting,
-    // so its oids compare with snapshot trees where raw-byte hashes would not.
-    const r = await ctx.git(["hash-object", "--stdin-paths"], { input: needGitHash.join("\n") + "\n" });
+  if (viaGit.length > 0) {
+    const r = await ctx.git(["hash-object", "--stdin-paths"], { input: viaGit.join("\n") + "\n" });
     const oids = r.stdout.toString("utf8").trim().split("\n");
-    needGitHash.forEach((p, i) => {
+    viaGit.forEach((p, i) => {
       const o = out.get(p);
       if (o && o.kind === "file" && oids[i]) o.oid = oids[i] as GitOid;
     });

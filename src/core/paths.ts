@@ -1,3 +1,4 @@
+import { isAbsolute, relative, sep } from "node:path";
 import type { RepoPath } from "./types.js";
 
 export type PathProblem = "absolute" | "dotdot" | "empty" | "git-dir" | "nul";
@@ -32,4 +33,22 @@ export function comparePaths(a: string, b: string): number {
 
 export function sortByPath<T extends { path: string }>(xs: T[]): T[] {
   return xs.sort((a, b) => comparePaths(a.path, b.path));
+}
+
+/** Repo-relative (`/`-separated) form of an absolute path, or null when it is outside `root`. */
+export function insideRoot(root: string, abs: string): string | null {
+  const rel = relative(root, abs);
+  if (rel === "") return "";
+  if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return null;
+  return rel.split(sep).join("/");
+}
+
+/**
+ * Whether a repo-relative path lies in the store (when the store lives
+ * inside the root: a folder without git, or UNWIND_STORE). The store is
+ * never captured, never restored.
+ */
+export function inStore(root: string, store: string, rel: string): boolean {
+  const s = insideRoot(root, store);
+  return s !== null && s !== "" && (rel === s || rel.startsWith(s + "/"));
 }

@@ -53,10 +53,10 @@ export type Observed =
   | { kind: "absent" }
   | { kind: "file"; mode: string; size: number; nlink: number; sha256: Sha256; oid?: GitOid; text: boolean }
   | { kind: "symlink"; target: string; sha256: Sha256; oid?: GitOid }
-  | { kind: "dir"; headOid?: GitOid }
+  | { kind: "dir" }
   | { kind: "other" }
-  /** A parent of the path is a symlink or a non-directory: the path cannot be reached safely. */
-  | { kind: "blocked"; why: "symlink" | "not-regular"; at: string };
+  /** A parent of the path is a symlink: the path cannot be reached safely. */
+  | { kind: "blocked"; at: string };
 
 export type Action = "restore" | "delete" | "merge" | "skip" | "conflict";
 
@@ -70,7 +70,9 @@ export type Reason =
   | "not-regular"
   | "hash-mismatch"
   | "missing-blob"
-  | "toolarge";
+  | "toolarge"
+  /** Not a refusal: writing failed (permissions, a full disk); the path was left as it was. */
+  | "io-error";
 
 export type BlobStatus = "ok" | "missing" | "mismatch";
 
@@ -86,6 +88,13 @@ export interface PlanInput {
   /** Whether the bytes of `entry.pre` can be read back intact (only asked when pre is a file or symlink). */
   preBlob?: BlobStatus;
   laterWrite?: LaterWrite;
+  /**
+   * Someone wrote the path between two of this scope's own writes (another
+   * session, named, or an unknown writer: by null). The scope's last state
+   * then holds their work too, so restoring the scope's first state would
+   * take it back with ours.
+   */
+  interleaved?: { by: string | null; at: string };
   /** Result of the three-way merge current <- (post -> pre), when `--merge` asked for one. */
   merge?: { clean: boolean; sha256?: Sha256 };
 }

@@ -77,9 +77,12 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
+    // SIGTERM first: git removes its lock files on SIGTERM, not on SIGKILL.
+    let killer: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill("SIGKILL");
+      child.kill("SIGTERM");
+      killer = setTimeout(() => child.kill("SIGKILL"), 2000);
     }, timeoutMs);
     child.stdout.on("data", (b: Buffer) => out.push(b));
     child.stderr.on("data", (b: Buffer) => err.push(b));
@@ -89,6 +92,7 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     });
     child.on("close", (code) => {
       clearTimeout(timer);
+      if (killer) clearTimeout(killer);
       const stderr = Buffer.concat(err).toString("utf8");
       if (timedOut) return reject(new GitError(args, "timeout", stderr));
       const c = code ?? -1;
@@ -111,6 +115,3 @@ export function splitZ(buf: Buffer | string): string[] {
   return parts;
 }
 
-export function text(r: GitResult): string {
-  return r.stdout.toString("utf8").trim();
-}

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
 import type { Sha256 } from "../core/types.js";
@@ -34,10 +34,18 @@ export class Cas {
     return existsSync(this.pathOf(sha));
   }
 
-  put(data: Buffer): Sha256 {
+  /**
+   * Stores `data` once. With `verify`, a blob already there is read back and
+   * rewritten if damaged: content we are about to overwrite on disk must be
+   * kept for real, not assumed kept.
+   */
+  put(data: Buffer, opts: { verify?: boolean } = {}): Sha256 {
     const sha = sha256(data);
     const p = this.pathOf(sha);
-    if (existsSync(p)) return sha;
+    if (existsSync(p)) {
+      if (!opts.verify || this.status(sha) === "ok") return sha;
+      rmSync(p, { force: true });
+    }
     mkdirSync(join(this.dir, "sha256", sha.slice(0, 2)), { recursive: true });
     try {
       writeFileAtomic(p, deflateSync(data, { level: 6 }), { mode: 0o444 });

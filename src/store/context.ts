@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { join, resolve } from "node:path";
+import { insideRoot } from "../core/paths.js";
 import { UnwindError } from "../errors.js";
-import { discoverRepo, privateRootOf } from "./discover.js";
+import { discoverRepo, privateRootOf, realpathLoose } from "./discover.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
 
 /**
@@ -39,14 +40,6 @@ function isDirectory(p: string): boolean {
   }
 }
 
-/** Repo-relative form of an absolute path, or null when it is outside `root`. */
-export function insideRoot(root: string, abs: string): string | null {
-  const rel = relative(root, abs);
-  if (rel === "") return "";
-  if (rel.startsWith("..") || isAbsolute(rel)) return null;
-  return rel.split(sep).join("/");
-}
-
 export async function resolveContext(rootOpt: string | undefined, cwd = process.cwd()): Promise<Context> {
   const start = resolve(cwd, rootOpt ?? ".");
   if (!isDirectory(start)) {
@@ -54,7 +47,7 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
       hint: "pass an existing directory, or run unwind from inside the work tree",
     });
   }
-  const envStore = process.env.UNWIND_STORE ? resolve(cwd, process.env.UNWIND_STORE) : null;
+  const envStore = process.env.UNWIND_STORE ? realpathLoose(resolve(cwd, process.env.UNWIND_STORE)) : null;
   const found = discoverRepo(start);
   if (found !== "unusual") {
     if (found === null) return privateContext(privateRootOf(start, PRIVATE_STORE_NAME), envStore);
@@ -168,13 +161,4 @@ export async function ensureStore(ctx: Context): Promise<void> {
     writeFileSync(join(ctx.gitDir, "info", "exclude"), lines.join("\n") + "\n");
     await git(["config", "core.bare", "false"], { cwd: ctx.root, env: { GIT_DIR: ctx.gitDir } });
   }
-}
-
-/** Whether a repo-relative path lies in `.git` or in the store, which are never captured or restored. */
-export function isReservedPath(ctx: Context, rel: string): boolean {
-  const first = rel.split("/")[0];
-  if (first === ".git") return true;
-  const storeRel = insideRoot(ctx.root, ctx.store);
-  if (storeRel !== null && storeRel !== "" && (rel === storeRel || rel.startsWith(storeRel + "/"))) return true;
-  return false;
 }

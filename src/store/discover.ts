@@ -65,3 +65,19 @@ export function privateRootOf(start: string, storeName: string): string {
     if (dirname(dir) === dir) return real;
   }
 }
+
+/**
+ * The real path of `p` even when its tail does not exist yet (a store not
+ * created yet): the nearest existing ancestor is resolved, the rest kept.
+ * Without this, a store named through a symlink into the work tree would not
+ * be recognised as inside it, and could be captured or restored.
+ */
+export function realpathLoose(p: string): string {
+  const abs = resolve(p);
+  try {
+    return realpathSync(abs);
+  } catch {
+    const parent = dirname(abs);
+    return parent === abs ? abs : join(realpathLoose(parent), abs.slice(parent.length + 1));
+  }
+}

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
 import { writeFileAtomic } from "./atomic.js";
 import { join } from "node:path";
 import type { RepoPath, State } from "../core/types.js";
@@ -91,9 +91,13 @@ export function decodeLine(line: string): JournalRecord | string {
 export function append(store: string, records: readonly JournalRecord[]): void {
   if (records.length === 0) return;
   mkdirSync(journalDir(store), { recursive: true });
-  const fd = openSync(sessionFile(store, records[0]!.session), "a", 0o644);
+  const fd = openSync(sessionFile(store, records[0]!.session), "a+", 0o644);
   try {
-    const buf = Buffer.from(encode(records));
+    // A line torn by a crash or a full disk must not swallow the next record.
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    const torn = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 10;
+    const buf = Buffer.from((torn ? "\n" : "") + encode(records));
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
     fsyncSync(fd);
@@ -142,16 +146,24 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
     if (!f.endsWith(".jsonl")) continue;
     const path = join(dir, f);
     const lines = readFileSync(path, "utf8").split("\n").filter((l) => l !== "");
+    const decoded = lines.map(decodeLine);
+    // A call is kept or dropped whole, by its newest record: a pre without its
+    // post (or the reverse) would lose the call's changes.
+    const newest = new Map<string, string>();
+    for (const r of decoded) {
+      if (typeof r === "string") continue;
+      const key = `${r.session}\0${r.call}`;
+      if ((newest.get(key) ?? "") < r.at) newest.set(key, r.at);
+    }
     const kept: string[] = [];
-    for (const line of lines) {
-      const r = decodeLine(line);
-      if (typeof r !== "string" && r.at < cutoff) {
+    decoded.forEach((r, i) => {
+      if (typeof r !== "string" && newest.get(`${r.session}\0${r.call}`)! < cutoff) {
         dropped++;
-        continue;
+        return;
       }
       if (typeof r !== "string") live.push(r);
-      kept.push(line);
-    }
+      kept.push(lines[i]!);
+    });
     if (dryRun || kept.length === lines.length) continue;
     if (kept.length === 0) unlinkSync(path);
     else writeFileAtomic(path, kept.join("\n") + "\n");

@@ -57,7 +57,7 @@ const obs = {
   symlink: (target: string): Observed => ({ kind: "symlink", target, sha256: sha(`link:${target}`) }),
   dir: (): Observed => ({ kind: "dir" }),
   other: (): Observed => ({ kind: "other" }),
-  blocked: (why: "symlink" | "not-regular", at: string): Observed => ({ kind: "blocked", why, at }),
+  blocked: (at: string): Observed => ({ kind: "blocked", at }),
 };
 
 function entry(path: string, pre: State | null, post: State | null): ChangeEntry {
@@ -291,12 +291,14 @@ describe("refusal: symlink", () => {
   });
 
   it("a parent became a symlink → conflict/symlink naming the parent", () => {
-    const item = planFor(input(modified("src/a.ts"), obs.blocked("symlink", "src")));
+    const item = planFor(input(modified("src/a.ts"), obs.blocked("src")));
     expect({ action: item.action, reason: item.reason }).toEqual(conflict("symlink"));
     expect(item.detail).toContain("src");
   });
-  it("a parent became a non-directory → conflict/not-regular", () => {
-    expect(outcome(input(modified("src/a.ts"), obs.blocked("not-regular", "src")))).toEqual(conflict("not-regular"));
+  it("a submodule (gitlink) is never restored: conflict/not-regular, even with --force", () => {
+    const gl = { kind: "gitlink" as const, mode: "160000", oid: "c".repeat(40) as never };
+    expect(outcome(input(entry("sub", gl, null), obs.absent()), opts({ force: true }))).toEqual(conflict("not-regular"));
+    expect(outcome(input(entry("sub", null, gl), obs.dir()), opts({ force: true }))).toEqual(conflict("not-regular"));
   });
 });
 
@@ -386,7 +388,7 @@ describe("--force never overrides a safety refusal", () => {
     ["unsafe-path (..)", input(modified("a/../../x"), obs.file("C")), "unsafe-path"],
     ["unsafe-path (.git)", input(modified(".git/HEAD"), obs.file("C")), "unsafe-path"],
     ["symlink (path)", input(modified(), obs.symlink("/etc")), "symlink"],
-    ["symlink (parent)", input(modified(), obs.blocked("symlink", "src")), "symlink"],
+    ["symlink (parent)", input(modified(), obs.blocked("src")), "symlink"],
     ["hardlink", input(modified(), obs.file("C", { nlink: 2 })), "hardlink"],
     ["not-regular (other)", input(modified(), obs.other()), "not-regular"],
     ["not-regular (dir)", input(modified(), obs.dir()), "not-regular"],

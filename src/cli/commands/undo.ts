@@ -10,6 +10,7 @@ import { pathMatcher } from "../../core/glob.js";
 import { Exit, UnwindError, usage } from "../../errors.js";
 import type { Context } from "../../store/context.js";
 import { withLock } from "../../store/lock.js";
+import { recoverPending } from "../../core/apply/recover.js";
 import { Receipts } from "../../store/receipts.js";
 import type { Globals } from "../program.js";
 import { paint, progress, short, showPath, table, type Color, type Output } from "../render.js";
@@ -26,9 +27,17 @@ interface ScopeOpts {
   path?: string[];
 }
 
-/** Runs `fn` under the store lock unless this is a dry run, which must not even create a lock file. */
+/**
+ * Runs `fn` under the store lock unless this is a dry run, which must not
+ * even create a lock file. An apply that died while we waited for the lock
+ * is finished first, so we never plan on a half-applied tree.
+ */
 function guarded<T>(ctx: Context, dryRun: boolean, what: string, fn: () => Promise<T>): Promise<T> {
-  return dryRun ? fn() : withLock(ctx.store, what, fn);
+  if (dryRun) return fn();
+  return withLock(ctx.store, what, async () => {
+    await recoverPending(ctx);
+    return fn();
+  });
 }
 
 export async function restore(globals: Globals, id: string, rawPaths: string[], opts: { dryRun?: boolean; force?: boolean }): Promise<Output> {
@@ -90,6 +99,7 @@ function pickScope(opts: ScopeOpts): ScopeKind {
 interface Resolved {
   cs: ChangeSet;
   laterWrites?: Map<RepoPath, LaterWrite>;
+  interleaved?: Map<RepoPath, { by: string | null; at: string }>;
 }
 
 /** Resolves the scope to a change set and hands it to `fn`; scratch trees live only as long as `fn`. */
@@ -130,9 +140,16 @@ export async function undo(globals: Globals, opts: ScopeOpts & { dryRun?: boolea
   const dryRun = Boolean(opts.dryRun);
   const done = progress("undoing");
   return guarded(ctx, dryRun, "undo", () =>
-    withScope(ctx, opts, dryRun, async ({ cs, laterWrites }) =>
+    withScope(ctx, opts, dryRun, async ({ cs, laterWrites, interleaved }) =>
       renderReport(
-        await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: Boolean(opts.merge), kind: "undo", ...(laterWrites ? { laterWrites } : {}) }),
+        await runUndo(ctx, cs, {
+          dryRun,
+          force: Boolean(opts.force),
+          merge: Boolean(opts.merge),
+          kind: "undo",
+          ...(laterWrites ? { laterWrites } : {}),
+          ...(interleaved ? { interleaved } : {}),
+        }),
       ),
     ),
   ).finally(done);

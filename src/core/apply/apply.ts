@@ -1,24 +1,82 @@
 import { readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
+import { sha256 } from "../../store/cas.js";
 import type { Context } from "../../store/context.js";
 import { Receipts, newReceiptId, type Receipt, type ReceiptItem, type ReceiptKind } from "../../store/receipts.js";
 import type { ContentReader } from "../content.js";
-import { observe, sameObserved, stateOf } from "../observe.js";
+import { observeOne, sameObserved, stateOf } from "../observe.js";
+import { sortByPath } from "../paths.js";
 import { countActions } from "../plan/planner.js";
-import type { Plan, PlanItem, RepoPath, Sha256, State } from "../types.js";
+import type { Action, Observed, Plan, PlanItem, RepoPath, Sha256, State } from "../types.js";
 import { crashPoint } from "./crash.js";
 import { clearIntent, writeIntent, type Intent } from "./intent.js";
 import { PerformError, ancestorsOf, performOne, removeEmptiedDirs } from "./perform.js";
-import { sha256 } from "../../store/cas.js";
 
-const acts = (a: PlanItem["action"]) => a === "restore" || a === "delete" || a === "merge";
+/** Actions that change the work tree (the rest are reported only). */
+export const acts = (a: Action): boolean => a === "restore" || a === "delete" || a === "merge";
 
-/** Deletes deepest first (so a directory can give way to a file), then writes in path order. */
-export function applyOrder<T extends { path: string; action: PlanItem["action"]; after?: State | null }>(items: T[]): T[] {
+/** Deletes deepest first, then writes in path order (so a directory can give way to a file, and back). */
+export function applyOrder<T extends { path: string; action: Action }>(items: T[]): T[] {
   const depth = (p: string) => p.split("/").length;
   const deletes = items.filter((i) => i.action === "delete").sort((a, b) => depth(b.path) - depth(a.path));
   const writes = items.filter((i) => i.action === "restore" || i.action === "merge");
   return [...deletes, ...writes];
+}
+
+/** Turns an item that could not be done into a conflict that changed nothing. */
+export function demote(item: ReceiptItem, reason: ReceiptItem["reason"], detail: string): void {
+  item.action = "conflict";
+  item.reason = reason;
+  item.detail = detail;
+  item.after = item.before;
+}
+
+/** A failure writing one path is that path's conflict, never the end of the whole apply. */
+function failureReason(e: unknown): { reason: ReceiptItem["reason"]; detail: string } {
+  if (e instanceof PerformError) return { reason: e.reason, detail: e.message };
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === "EISDIR" || code === "ENOTDIR" || code === "ENOTEMPTY") return { reason: "not-regular", detail: String((e as Error).message) };
+  return { reason: "io-error", detail: e instanceof Error ? e.message : String(e) };
+}
+
+/**
+ * Writes the intent's acting items in order, each re-checked against
+ * `expect` right before its rename or unlink. Deletes come first and the
+ * directories they empty are removed before any write, so a file can take
+ * the place of a directory that went away. Shared by apply and recovery.
+ */
+export async function performAll(
+  ctx: Context,
+  intent: Intent,
+  content: (item: ReceiptItem) => Promise<Buffer | null>,
+  expect: (item: ReceiptItem, now: Observed) => "go" | "done" | "changed",
+): Promise<void> {
+  const tag = intent.receipt.slice(-8);
+  let n = 0;
+  let dirsRemoved = false;
+  for (const [i, item] of intent.items.entries()) {
+    if (!acts(item.action)) continue;
+    if (item.action !== "delete" && !dirsRemoved) {
+      removeEmptiedDirs(ctx.root, intent.items.filter((x) => x.action === "delete").map((x) => x.path), new Set(intent.keepDirs));
+      dirsRemoved = true;
+    }
+    let verdict = "go" as "go" | "done" | "changed";
+    const recheck = () => {
+      verdict = expect(item, observeOne(ctx.root, item.path, ctx.objectFormat));
+      return verdict === "go";
+    };
+    try {
+      const data = await content(item);
+      const done = performOne(ctx.root, item.path, item.after, data, `${tag}-${i}`, recheck);
+      if (!done && verdict === "changed") demote(item, "changed-since", "changed while undoing");
+    } catch (e) {
+      const f = failureReason(e);
+      demote(item, f.reason, f.detail);
+      continue;
+    }
+    crashPoint(`write:${++n}`);
+  }
+  if (!dirsRemoved) removeEmptiedDirs(ctx.root, intent.items.filter((x) => x.action === "delete").map((x) => x.path), new Set(intent.keepDirs));
 }
 
 /**
@@ -27,16 +85,11 @@ export function applyOrder<T extends { path: string; action: PlanItem["action"];
  * (3) each path, re-checked right before it is touched, (4) the receipt,
  * (5) the intent is cleared. A crash anywhere is finished by `recover`.
  */
-export async function applyPlan(
-  ctx: Context,
-  reader: ContentReader,
-  plan: Plan,
-  kind: ReceiptKind,
-  merged: ReadonlyMap<Sha256, Buffer>,
-): Promise<Receipt> {
+export async function applyPlan(ctx: Context, reader: ContentReader, plan: Plan, kind: ReceiptKind, merged: ReadonlyMap<Sha256, Buffer>): Promise<Receipt> {
   const id = newReceiptId();
   const items: ReceiptItem[] = [];
   const payload = new Map<RepoPath, Buffer | null>();
+  const expectOf = new Map(plan.items.map((i) => [i.path, i.expect]));
 
   await reader.prefetch(plan.items.filter((i) => i.action === "restore").map((i) => i.pre));
   for (const it of plan.items) {
@@ -46,24 +99,29 @@ export async function applyPlan(
       items.push({ ...base, before: s, after: s });
       continue;
     }
-    const before = keepCurrent(ctx, reader, it);
-    if (before === "changed") {
-      items.push({ ...base, action: "conflict", reason: "changed-since", detail: "changed while undoing", before: stateOf(it.expect), after: stateOf(it.expect) });
-      continue;
+    const item: ReceiptItem = { ...base, before: stateOf(it.expect), after: null };
+    items.push(item);
+    try {
+      const before = keepCurrent(ctx, reader, it);
+      if (before === "changed") {
+        demote(item, "changed-since", "changed while undoing");
+        continue;
+      }
+      item.before = before;
+      if (it.action === "restore") {
+        const data = await reader.read(it.pre!);
+        // Restored bytes already live in git or the CAS: hash them, do not copy them.
+        item.after = withHashes(reader, it.pre!, data, false);
+        payload.set(it.path, data);
+      } else if (it.action === "merge") {
+        const data = merged.get(it.merged!)!;
+        item.after = withHashes(reader, { kind: "file", mode: it.expect.kind === "file" ? it.expect.mode : "100644" }, data, true);
+        payload.set(it.path, data);
+      }
+    } catch (e) {
+      const f = failureReason(e);
+      demote(item, f.reason, f.detail);
     }
-    let after: State | null = null;
-    let data: Buffer | null = null;
-    if (it.action === "restore") {
-      data = await reader.read(it.pre!);
-      // Restored bytes already live in git or the CAS: hash them, do not copy them.
-      after = withHashes(reader, it.pre!, data, false);
-    } else if (it.action === "merge") {
-      data = merged.get(it.merged!)!;
-      const mode = it.expect.kind === "file" ? it.expect.mode : "100644";
-      after = withHashes(reader, { kind: "file", mode }, data, true);
-    }
-    payload.set(it.path, data);
-    items.push({ ...base, before, after });
   }
 
   const ordered = applyOrder(items.filter((i) => acts(i.action)));
@@ -80,41 +138,19 @@ export async function applyPlan(
     writeIntent(ctx.store, intent);
     crashPoint("intent");
   }
-
-  const expectOf = new Map(plan.items.map((i) => [i.path, i.expect]));
-  let n = 0;
-  for (const item of ordered) {
-    const now = (await observe(ctx, [item.path])).get(item.path)!;
-    if (!sameObserved(now, expectOf.get(item.path)!)) {
-      demote(item, "changed-since", "changed while undoing");
-      continue;
-    }
-    try {
-      performOne(ctx.root, item.path, item.after, payload.get(item.path) ?? null, id.slice(-8));
-    } catch (e) {
-      if (!(e instanceof PerformError)) throw e;
-      demote(item, e.reason, e.message);
-      continue;
-    }
-    crashPoint(`write:${++n}`);
-  }
-  return finish(ctx, intent, items);
+  await performAll(
+    ctx,
+    intent,
+    async (item) => payload.get(item.path) ?? null,
+    (item, now) => (sameObserved(now, expectOf.get(item.path)!) ? "go" : "changed"),
+  );
+  return finish(ctx, intent);
 }
 
-function demote(item: ReceiptItem, reason: ReceiptItem["reason"], detail: string): void {
-  item.action = "conflict";
-  item.reason = reason;
-  item.detail = detail;
-  item.after = item.before;
-}
-
-/** Tidies up after the writes and seals the receipt; shared with crash recovery. */
-export function finish(ctx: Context, intent: Intent, items: ReceiptItem[], recovered = false): Receipt {
-  const deleted = items.filter((i) => i.action === "delete").map((i) => i.path);
-  removeEmptiedDirs(ctx.root, deleted, new Set(intent.keepDirs));
-  const receipts = new Receipts(ctx.store);
-  const sorted = [...items].sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
-  const receipt = receipts.append({
+/** Seals the receipt and clears the intent; shared with crash recovery. */
+export function finish(ctx: Context, intent: Intent, recovered = false): Receipt {
+  const sorted = sortByPath([...intent.items]);
+  const receipt = new Receipts(ctx.store).append({
     v: 1,
     id: intent.receipt,
     kind: intent.kind,
@@ -130,30 +166,26 @@ export function finish(ctx: Context, intent: Intent, items: ReceiptItem[], recov
 }
 
 /**
- * Puts what the path holds now into the CAS, so the receipt can bring it
- * back. Returns "changed" when the bytes no longer match what was planned.
+ * Puts what the path holds now into the CAS (verifying a blob already
+ * there), so the receipt can bring it back. "changed" when the bytes no
+ * longer match what was planned.
  */
 function keepCurrent(ctx: Context, reader: ContentReader, it: PlanItem): State | null | "changed" {
   const abs = join(ctx.root, it.path);
   const e = it.expect;
-  try {
-    if (e.kind === "file") {
-      const data = readFileSync(abs);
-      const kept = withHashes(reader, { kind: "file", mode: e.mode }, data, true);
-      return kept.sha256 === e.sha256 ? kept : "changed";
-    }
-    if (e.kind === "symlink") {
-      const target = readlinkSync(abs);
-      if (target !== e.target) return "changed";
-      return withHashes(reader, { kind: "symlink", mode: "120000" }, Buffer.from(target), true);
-    }
-  } catch {
-    return "changed";
+  if (e.kind === "file") {
+    const kept = withHashes(reader, { kind: "file", mode: e.mode }, readFileSync(abs), true);
+    return kept.sha256 === e.sha256 ? kept : "changed";
+  }
+  if (e.kind === "symlink") {
+    const target = readlinkSync(abs);
+    if (target !== e.target) return "changed";
+    return withHashes(reader, { kind: "symlink", mode: "120000" }, Buffer.from(target), true);
   }
   return stateOf(e);
 }
 
 function withHashes(reader: ContentReader, s: State, data: Buffer, keep: boolean): State {
-  const sha = keep ? reader.cas.put(data) : sha256(data);
+  const sha = keep ? reader.cas.put(data, { verify: true }) : sha256(data);
   return { ...s, size: data.length, sha256: sha, oid: reader.oidOf(data) };
 }

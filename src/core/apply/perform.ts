@@ -1,6 +1,6 @@
-import { lstatSync, mkdirSync, renameSync, rmdirSync, symlinkSync, unlinkSync, readdirSync } from "node:fs";
+import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fsyncDir, writeFileAtomic } from "../../store/atomic.js";
+import { fsyncDir } from "../../store/atomic.js";
 import type { RepoPath, State } from "../types.js";
 
 export class PerformError extends Error {
@@ -37,29 +37,67 @@ function unlinkIfExists(p: string): void {
   }
 }
 
-/** Writes `after` (bytes given) at `rel`, atomically; or deletes it when `after` is null. */
-export function performOne(root: string, rel: RepoPath, after: State | null, data: Buffer | null, tmpTag: string): void {
+/**
+ * Writes `after` (bytes given) at `rel`, or deletes it when `after` is null.
+ * The new content is written and fsynced to a temp file in the same
+ * directory first; `recheck` runs right before the rename, so the window in
+ * which someone else's edit could be replaced unseen is as short as a
+ * rename. Returns false (and leaves the path alone) when the recheck fails.
+ */
+export function performOne(root: string, rel: RepoPath, after: State | null, data: Buffer | null, tmpTag: string, recheck: () => boolean): boolean {
   const abs = join(root, rel);
   if (after === null) {
+    if (!recheck()) return false;
     unlinkIfExists(abs);
     fsyncDir(dirname(abs));
-    return;
+    return true;
   }
   ensureParents(root, rel);
   const tmp = tmpPath(root, rel, tmpTag);
   unlinkIfExists(tmp);
-  if (after.kind === "symlink") {
-    symlinkSync(data!.toString("utf8"), tmp);
+  try {
+    if (after.kind === "symlink") symlinkSync(data!.toString("utf8"), tmp);
+    else writeTemp(tmp, data!, abs, after.mode === "100755");
+    if (!recheck()) {
+      unlinkIfExists(tmp);
+      return false;
+    }
     renameSync(tmp, abs);
-    fsyncDir(dirname(abs));
-    return;
+  } catch (e) {
+    unlinkIfExists(tmp);
+    throw e;
   }
-  writeFileAtomic(abs, data!, { mode: after.mode === "100755" ? 0o755 : 0o644, tmp });
+  fsyncDir(dirname(abs));
+  return true;
 }
 
+/**
+ * The temp file's permissions: those of the file it replaces (a 0600 `.env`
+ * stays 0600), or what the umask gives a new file; the exec bit as recorded,
+ * granted where read is, as git does.
+ */
+function writeTemp(tmp: string, data: Buffer, target: string, exec: boolean): void {
+  const fd = openSync(tmp, "wx", 0o666);
+  try {
+    let off = 0;
+    while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  let base: number;
+  try {
+    const st = lstatSync(target);
+    base = st.isFile() ? st.mode & 0o666 : lstatSync(tmp).mode & 0o666;
+  } catch {
+    base = lstatSync(tmp).mode & 0o666;
+  }
+  chmodSync(tmp, exec ? base | ((base & 0o444) >> 2) : base);
+}
+
+/** Temp names are short and fixed per plan item, so recovery can find and remove them. */
 export function tmpPath(root: string, rel: string, tag: string): string {
-  const abs = join(root, rel);
-  return join(dirname(abs), `.${abs.slice(dirname(abs).length + 1)}.unwind-${tag}.tmp`);
+  return join(dirname(join(root, rel)), `.unwind-${tag}.tmp`);
 }
 
 /**

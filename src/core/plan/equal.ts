@@ -17,7 +17,8 @@ export function matches(current: Observed, state: State | null): boolean {
     case "toolarge":
       return current.kind === "file" && state.sha256 !== undefined && state.sha256 === current.sha256;
     case "gitlink":
-      return current.kind === "dir" && state.oid !== undefined && current.headOid === state.oid;
+      return false; // never compared: the planner refuses gitlinks before asking
+
   }
 }
 

@@ -21,9 +21,9 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   const problem = checkRepoPath(entry.path);
   if (problem !== null) return refuse("unsafe-path", problem);
   if (opts.reserved?.some((r) => entry.path === r || entry.path.startsWith(r + "/"))) return refuse("unsafe-path", "store");
-  if (current.kind === "blocked") {
-    return refuse(current.why, `${current.at} is a ${current.why === "symlink" ? "symlink" : "non-directory"}`);
-  }
+  if (current.kind === "blocked") return refuse("symlink", `${current.at} is a symlink`);
+  // Another repository's state is not ours to write.
+  if (entry.pre?.kind === "gitlink" || entry.post?.kind === "gitlink") return refuse("not-regular", "a submodule (gitlink)");
 
   if (matches(current, entry.pre)) return { ...base, action: "skip", reason: "unchanged" };
 
@@ -38,6 +38,11 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   if (current.kind === "file" && current.nlink > 1) return refuse("hardlink", `${current.nlink} links`);
   // Undo keeps what each path held so it can be redone; bytes over the cap cannot be kept.
   if (current.kind === "file" && current.size > opts.sizeCap) return refuse("toolarge", `${current.size} bytes`);
+
+  if (input.interleaved && !opts.force) {
+    const { by, at } = input.interleaved;
+    return by ? refuse("later-write", `${by} at ${at}, between this scope's own writes`) : refuse("changed-since", `changed at ${at}, between this scope's own writes`);
+  }
 
   const atPost = matches(current, entry.post);
   if (atPost || opts.force) {

@@ -27,16 +27,23 @@ export interface Selection {
   path?: (p: string) => boolean;
 }
 
-/** Pairs the tree records of each call: the diffs the edge must compute. */
-export function treeCalls(records: readonly JournalRecord[]): { session: string; call: string; pre: JournalRecord & { kind: "tree" }; post: JournalRecord & { kind: "tree" } }[] {
-  const pre = new Map<string, JournalRecord & { kind: "tree" }>();
+type TreeRec = JournalRecord & { kind: "tree" };
+
+/**
+ * Pairs the tree records of each call: the diffs the edge must compute. A
+ * post whose pre is missing (the pre capture failed or timed out) comes back
+ * with `pre: null`; the edge diffs it from the previous snapshot of the work
+ * tree instead, crediting the call with too much rather than too little.
+ */
+export function treeCalls(records: readonly JournalRecord[]): { session: string; call: string; pre: TreeRec | null; post: TreeRec }[] {
+  const pre = new Map<string, TreeRec>();
   const out = [];
   for (const r of records) {
     if (r.kind !== "tree") continue;
     const key = `${r.session}\0${r.call}`;
     if (r.phase === "pre") pre.set(key, r);
-    else if (pre.has(key)) {
-      out.push({ session: r.session, call: r.call, pre: pre.get(key)!, post: r });
+    else {
+      out.push({ session: r.session, call: r.call, pre: pre.get(key) ?? null, post: r });
       pre.delete(key);
     }
   }
@@ -105,19 +112,48 @@ export function journalEntries(obs: readonly Observation[], sel: Selection, inSc
   return sortByPath(entries);
 }
 
+export interface Overlaps {
+  /** Another session wrote the path after this scope's last write. */
+  later: Map<RepoPath, LaterWrite>;
+  /** Someone wrote the path between two of this scope's own writes. */
+  interleaved: Map<RepoPath, { by: string | null; at: string }>;
+}
+
+const second = (at: string) => at.replace(/\.\d+Z$/, "Z");
+
 /**
- * For each path of the change set, the latest write by another session
- * after this scope's own last write: undoing over it would destroy that work.
+ * Other writers of the scope's paths. After the scope's last write: a
+ * `later-write` when what is on disk differs. Between the scope's first and
+ * last write: always a conflict, because the scope's last state holds their
+ * work too. A writer between two of our calls shows as another session's
+ * record, or as a gap (our next "before" differs from our last "after").
  */
-export function laterWrites(obs: readonly Observation[], entries: readonly ChangeEntry[], inScope: (o: Observation) => boolean): Map<RepoPath, LaterWrite> {
-  const ourLast = new Map<RepoPath, string>();
-  for (const o of obs) if (inScope(o) && o.phase === "post") ourLast.set(o.path, o.at);
+export function overlaps(obs: readonly Observation[], entries: readonly ChangeEntry[], inScope: (o: Observation) => boolean, since?: string): Overlaps {
   const wanted = new Set(entries.map((e) => e.path));
-  const out = new Map<RepoPath, LaterWrite>();
+  const ours = new Map<RepoPath, Observation[]>();
   for (const o of obs) {
-    if (inScope(o) || o.phase !== "post" || !wanted.has(o.path)) continue;
-    const mine = ourLast.get(o.path);
-    if (mine !== undefined && o.at > mine) out.set(o.path, { by: o.session, at: o.at.replace(/\.\d+Z$/, "Z") });
+    if (!wanted.has(o.path) || !inScope(o) || (since && o.at < since)) continue;
+    if (!ours.has(o.path)) ours.set(o.path, []);
+    ours.get(o.path)!.push(o);
   }
-  return out;
+  const later = new Map<RepoPath, LaterWrite>();
+  const interleaved = new Map<RepoPath, { by: string | null; at: string }>();
+  for (const [path, mine] of ours) {
+    const firstAt = mine[0]!.at;
+    const lastPost = [...mine].reverse().find((o) => o.phase === "post");
+    if (!lastPost) continue;
+    for (const o of obs) {
+      if (o.path !== path || inScope(o) || o.phase !== "post") continue;
+      if (o.at > lastPost.at) later.set(path, { by: o.session, at: second(o.at) });
+      else if (o.at > firstAt && !interleaved.has(path)) interleaved.set(path, { by: o.session, at: second(o.at) });
+    }
+    for (let i = 1; i < mine.length && !interleaved.has(path); i++) {
+      const prev = mine[i - 1]!;
+      const cur = mine[i]!;
+      if (prev.phase === "post" && cur.phase === "pre" && sameState(prev.state, cur.state) === false) {
+        interleaved.set(path, { by: null, at: second(cur.at) });
+      }
+    }
+  }
+  return { later, interleaved };
 }

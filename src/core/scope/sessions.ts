@@ -4,8 +4,9 @@ import type { Context } from "../../store/context.js";
 import { readJournal, sessionFile, type JournalRecord } from "../../store/journal.js";
 import { pathMatcher } from "../glob.js";
 import type { ChangeSet, LaterWrite, RepoPath, Scope } from "../types.js";
-import { journalEntries, laterWrites, observations, treeCalls, type Observation, type TreeDiff } from "./journal.js";
+import { journalEntries, observations, overlaps, treeCalls, type Observation, type TreeDiff } from "./journal.js";
 import { treeChangeSet } from "./tree.js";
+import { listSnapshots, type Snapshot } from "../../capture/snapshot.js";
 
 export interface JournalScope {
   kind: "session" | "call" | "task";
@@ -48,10 +49,18 @@ export async function diffTreeCalls(
   want: (c: { session: string; call: string; postAt: string }) => boolean = () => true,
 ): Promise<TreeDiff[]> {
   const out: TreeDiff[] = [];
+  let snapshots: Map<string, Snapshot> | null = null;
   for (const c of treeCalls(records)) {
     if (!want({ session: c.session, call: c.call, postAt: c.post.at })) continue;
-    const cs = await treeChangeSet(ctx, { kind: "call", id: c.call }, c.pre.tree, c.post.tree);
-    out.push({ session: c.session, call: c.call, preAt: c.pre.at, postAt: c.post.at, entries: cs.entries.map(({ path, pre, post }) => ({ path, pre, post })) });
+    let from: { tree: string; at: string } | null = c.pre;
+    if (!from) {
+      snapshots ??= new Map((await listSnapshots(ctx)).map((s) => [s.id, s]));
+      const parent = snapshots.get(snapshots.get(c.post.snapshot)?.parent ?? "");
+      if (!parent) continue; // the first snapshot of this work tree: nothing to diff from
+      from = parent;
+    }
+    const cs = await treeChangeSet(ctx, { kind: "call", id: c.call }, from.tree, c.post.tree);
+    out.push({ session: c.session, call: c.call, preAt: from.at, postAt: c.post.at, entries: cs.entries.map(({ path, pre, post }) => ({ path, pre, post })) });
   }
   return out;
 }
@@ -59,6 +68,7 @@ export async function diffTreeCalls(
 export interface JournalChangeSet {
   cs: ChangeSet;
   laterWrites: Map<RepoPath, LaterWrite>;
+  interleaved: Map<RepoPath, { by: string | null; at: string }>;
 }
 
 /**
@@ -107,5 +117,6 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
   const paths = pathMatcher(opts.paths ?? []);
   const entries = journalEntries(obs, { ...(opts.since ? { since: opts.since } : {}), ...(paths ? { path: paths } : {}) }, inScope);
   const s: Scope = { kind: scope.kind, id };
-  return { cs: { scope: s, entries }, laterWrites: laterWrites(obs, entries, inScope) };
+  const { later, interleaved } = overlaps(obs, entries, inScope, opts.since);
+  return { cs: { scope: s, entries }, laterWrites: later, interleaved };
 }
