@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
@@ -191,9 +191,11 @@ describe("session undo refusals, each with its negative control", () => {
 
   it("a tampered content blob is refused as hash-mismatch; an intact one is restored", () => {
     const root = repo();
-    claudeCall(root, A, "Edit", { file_path: "src/a.ts", old_string: "1", new_string: "2" }, () => write(root, "src/a.ts", "two\n"));
+    // Uncommitted content: the CAS holds the only copy of what the session replaced.
+    write(root, "src/a.ts", "export const a = 'only in the working tree';\n");
+    claudeCall(root, A, "Edit", { file_path: "src/a.ts", old_string: "only", new_string: "two" }, () => write(root, "src/a.ts", "two\n"));
     const cas = join(root, ".git", "unwind", "cas", "sha256");
-    const sha = require("node:crypto").createHash("sha256").update("export const a = 1;\n").digest("hex");
+    const sha = require("node:crypto").createHash("sha256").update("export const a = 'only in the working tree';\n").digest("hex");
     const blob = join(cas, sha.slice(0, 2), sha.slice(2));
     const good = readFileSync(blob);
     chmodSync(blob, 0o644);
@@ -203,7 +205,7 @@ describe("session undo refusals, each with its negative control", () => {
     expect(read(root, "src/a.ts")).toBe("two\n");
     writeFileSync(blob, good);
     expect(unwind(root, ["undo", "--session", A, "--json"]).json.items[0]).toMatchObject({ action: "restore" });
-    expect(read(root, "src/a.ts")).toBe("export const a = 1;\n");
+    expect(read(root, "src/a.ts")).toBe("export const a = 'only in the working tree';\n");
   });
 
   it("a tampered journal record refuses the session's undo (exit 4); verify names it; the untampered journal undoes", () => {

@@ -27,7 +27,7 @@ describe("verify", () => {
     expect(v.json).toMatchObject({ ok: true, problems: [], receipts: 1, snapshots: 1 });
   });
 
-  it("a tampered blob exits 4, naming it; redo then refuses to write it", () => {
+  it("a tampered blob exits 4, naming it; redo then refuses to write it (when git has no copy either)", () => {
     const { root, receipt } = withReceipt();
     const [blob] = casFiles(root);
     chmodSync(blob!, 0o644);
@@ -35,6 +35,9 @@ describe("verify", () => {
     const v = unwind(root, ["verify", "--json"]);
     expect(v.code).toBe(4);
     expect(v.json.problems.join("\n")).toMatch(/fails its SHA-256 check/);
+    // git also holds these bytes (the restore snapshotted the tree first); remove that copy too.
+    const agentOid = require("node:child_process").execFileSync("git", ["hash-object", "--stdin"], { input: "agent wrote this\n", encoding: "utf8" }).trim();
+    unlinkSync(join(root, ".git", "objects", agentOid.slice(0, 2), agentOid.slice(2)));
     const r = unwind(root, ["redo", receipt, "--json"]);
     expect(r.json.items[0]).toMatchObject({ path: "a.txt", action: "conflict", reason: "hash-mismatch" });
     expect(read(root, "a.txt")).toBe("original\n");

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { UnwindError } from "../errors.js";
@@ -66,9 +66,7 @@ function newSnapshotId(now: Date): string {
  */
 async function seedIndex(ctx: Context, target: string): Promise<void> {
   if (!ctx.realIndex || !existsSync(ctx.realIndex)) return;
-  const st = statSync(ctx.realIndex);
-  copyFileSync(ctx.realIndex, target);
-  utimesSync(target, st.atime, st.mtime);
+  copyKeepingMtime(ctx.realIndex, target);
   // Rewrite it once as a plain (not split: a split index points at a shared
   // index in the user's git dir) version-4 index, which is smaller to read and
   // write on every snapshot. git smudges racily-clean entries as it writes,
@@ -82,6 +80,16 @@ async function seedIndex(ctx: Context, target: string): Promise<void> {
   if (assumed.length > 0) {
     await ctx.git([...INDEX_CONFIG, "update-index", "--no-assume-unchanged", "-z", "--stdin"], { env, input: assumed.join("\0") + "\0", optionalLocks: true });
   }
+}
+
+/**
+ * An index copy must keep the original's mtime: git's racy-clean check
+ * compares each entry's mtime with the index file's own.
+ */
+function copyKeepingMtime(from: string, to: string): void {
+  const st = statSync(from);
+  copyFileSync(from, to);
+  utimesSync(to, st.atime, st.mtime);
 }
 
 /** The tree the private index last wrote: reused when status finds nothing changed. */
@@ -106,9 +114,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     mkdirSync(join(scratchDir, "objects"));
     const idx = join(scratchDir, "index");
     if (existsSync(ctx.indexFile)) {
-      const st = statSync(ctx.indexFile);
-      copyFileSync(ctx.indexFile, idx);
-      utimesSync(idx, st.atime, st.mtime);
+      copyKeepingMtime(ctx.indexFile, idx);
     } else {
       await seedIndex(ctx, idx);
     }

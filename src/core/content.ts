@@ -1,5 +1,5 @@
 import type { Context } from "../store/context.js";
-import { BlobError, Cas } from "../store/cas.js";
+import { BlobError, Cas, sha256 } from "../store/cas.js";
 import { blobOid } from "./observe.js";
 import type { BlobStatus, GitOid, State } from "./types.js";
 
@@ -59,15 +59,32 @@ export class ContentReader {
     }
   }
 
+  /**
+   * The bytes of a recorded state, verified: from the CAS when the record has
+   * a SHA-256 and the blob is intact, else from git by oid, checked against
+   * both the oid and (where recorded) the SHA-256.
+   */
   async read(state: State): Promise<Buffer> {
-    if (state.sha256 && (this.cas.has(state.sha256) || !state.oid)) return this.cas.get(state.sha256);
-    if (state.oid) {
-      await this.prefetch([state]);
-      const got = this.gitCache.get(state.oid);
-      if (got instanceof Buffer) return got;
-      throw got ?? new BlobError("missing", state.oid);
+    let casError: BlobError | null = null;
+    if (state.sha256) {
+      try {
+        return this.cas.get(state.sha256);
+      } catch (e) {
+        if (!(e instanceof BlobError)) throw e;
+        casError = e;
+      }
     }
-    throw new BlobError("missing", "(no hash recorded)");
+    if (state.oid) {
+      await this.prefetch([{ ...state, sha256: undefined }]);
+      const got = this.gitCache.get(state.oid);
+      if (got instanceof Buffer) {
+        if (state.sha256 && sha256(got) !== state.sha256) throw new BlobError("mismatch", state.sha256);
+        return got;
+      }
+      // A damaged CAS blob is the stronger news: say mismatch, not missing.
+      throw casError?.kind === "mismatch" ? casError : (got ?? new BlobError("missing", state.oid));
+    }
+    throw casError ?? new BlobError("missing", "(no hash recorded)");
   }
 
   oidOf(data: Buffer): GitOid {

@@ -1,5 +1,4 @@
 import { isAbsolute, relative, sep } from "node:path";
-import type { RepoPath } from "./types.js";
 
 export type PathProblem = "absolute" | "dotdot" | "empty" | "git-dir" | "nul";
 
@@ -20,10 +19,6 @@ export function checkRepoPath(p: string): PathProblem | null {
   // is ever written into a nested repository's git dir either.
   if (parts.some((x) => x.toLowerCase() === ".git")) return "git-dir";
   return null;
-}
-
-export function isRepoPath(p: string): p is RepoPath {
-  return checkRepoPath(p) === null;
 }
 
 /** Git's path order: bytewise on UTF-8, which is what `git ls-files` prints. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { insideRoot } from "../core/paths.js";
 import { UnwindError } from "../errors.js";

@@ -63,13 +63,11 @@ export class Receipts {
   }
 
   head(): ChainPointer | null {
-    if (!existsSync(this.headPath())) return null;
-    return JSON.parse(readFileSync(this.headPath(), "utf8")) as ChainPointer;
+    return readPointer(this.headPath());
   }
 
   base(): ChainPointer | null {
-    if (!existsSync(this.basePath())) return null;
-    return JSON.parse(readFileSync(this.basePath(), "utf8")) as ChainPointer;
+    return readPointer(this.basePath());
   }
 
   /** Appends under the store lock (the caller holds it): receipt file first, then the head moves. */
@@ -161,4 +159,9 @@ export class Receipts {
     for (const d of dropped) unlinkSync(this.fileOf(d.r.id));
     return dropped.map((d) => d.r);
   }
+}
+
+function readPointer(path: string): ChainPointer | null {
+  if (!existsSync(path)) return null;
+  return JSON.parse(readFileSync(path, "utf8")) as ChainPointer;
 }

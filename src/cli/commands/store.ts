@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from "nod
 import { join } from "node:path";
 import { listSnapshots, SNAPSHOT_REFS } from "../../capture/snapshot.js";
 import { pendingIntents } from "../../core/apply/intent.js";
+import { acts } from "../../core/apply/apply.js";
 import { Exit } from "../../errors.js";
 import { now } from "../../clock.js";
 import { Cas } from "../../store/cas.js";
@@ -67,7 +68,7 @@ export async function verify(globals: Globals): Promise<Output> {
     receiptCount = list.length;
     for (const r of list) {
       for (const i of r.items) {
-        if (i.action !== "restore" && i.action !== "delete" && i.action !== "merge") continue;
+        if (!acts(i.action)) continue;
         const sha = i.before?.sha256;
         if (sha && (i.before!.kind === "file" || i.before!.kind === "symlink") && !cas.has(sha)) {
           problems.push(`receipt ${r.id}: content of ${i.path} before the apply (${sha.slice(0, 12)}) is missing`);

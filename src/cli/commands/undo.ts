@@ -11,6 +11,7 @@ import { Exit, UnwindError, usage } from "../../errors.js";
 import type { Context } from "../../store/context.js";
 import { withLock } from "../../store/lock.js";
 import { recoverPending } from "../../core/apply/recover.js";
+import { acts } from "../../core/apply/apply.js";
 import { Receipts } from "../../store/receipts.js";
 import type { Globals } from "../program.js";
 import { paint, progress, short, showPath, table, type Color, type Output } from "../render.js";
@@ -170,7 +171,7 @@ export async function redo(globals: Globals, id: string, opts: { dryRun?: boolea
   const dryRun = Boolean(opts.dryRun);
   const receipt = new Receipts(ctx.store).read(id);
   const entries: ChangeEntry[] = receipt.items
-    .filter((i) => i.action === "restore" || i.action === "delete" || i.action === "merge")
+    .filter((i) => acts(i.action))
     .map((i) => ({ path: i.path, change: changeOf(i.after, i.before), pre: i.before, post: i.after, by: [receipt.id] }));
   const cs: ChangeSet = { scope: { kind: "receipt", id: receipt.id }, entries };
   const report = await guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo" }));

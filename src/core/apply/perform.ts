@@ -104,29 +104,18 @@ export function tmpPath(root: string, rel: string, tag: string): string {
  * Removes directories that the deletes emptied, deepest first, never the
  * root and never one that holds a path the plan restores or keeps.
  */
-export function removeEmptiedDirs(root: string, deleted: readonly string[], keep: ReadonlySet<string>): string[] {
-  const candidates = new Set<string>();
-  for (const p of deleted) {
-    let d = dirname(p);
-    while (d !== "." && d !== "") {
-      candidates.add(d);
-      d = dirname(d);
-    }
-  }
-  const removed: string[] = [];
-  const ordered = [...candidates].sort((a, b) => b.split("/").length - a.split("/").length || (a < b ? -1 : 1));
-  for (const d of ordered) {
+export function removeEmptiedDirs(root: string, deleted: readonly string[], keep: ReadonlySet<string>): void {
+  const depth = (d: string) => d.split("/").length;
+  const deepestFirst = [...ancestorsOf(deleted)].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1));
+  for (const d of deepestFirst) {
     if (keep.has(d)) continue;
     const abs = join(root, d);
     try {
-      if (!lstatSync(abs).isDirectory() || readdirSync(abs).length > 0) continue;
-      rmdirSync(abs);
-      removed.push(d);
+      if (lstatSync(abs).isDirectory() && readdirSync(abs).length === 0) rmdirSync(abs);
     } catch {
       /* not there or not empty: leave it */
     }
   }
-  return removed;
 }
 
 /** Every ancestor directory of the given paths. */
