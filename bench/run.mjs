@@ -32,10 +32,12 @@ if (unknown.length) {
 }
 const selected = only.length ? SUITE.filter((n) => only.includes(n)) : SUITE;
 
-process.on("SIGINT", () => {
-  cleanup();
-  process.exit(130);
-});
+for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]]) {
+  process.on(sig, () => {
+    cleanup();
+    process.exit(code);
+  });
+}
 
 try {
   console.log("unwind benchmarks");
