@@ -1,34 +1,18 @@
-// Bundles the CLI into dist/. Two outputs:
-// - dist/unwind.js (ESM, code-split): the command line; each command module
-//   loads only when invoked.
-// - dist/hook.cjs (one CommonJS file): `unwind hook`, which runs inside every
-//   tool call of an agent. CommonJS because Node's ESM loader costs a
-//   measurable share of a short process's life (see docs/design.md); its
-//   tree-snapshot code and child_process load only for shell tools.
+// Bundles the CLI into dist/, as two CommonJS files:
+// - dist/unwind.cjs: the command line. Each command module is wrapped to
+//   initialise only when invoked, so start-up pays only for what runs.
+// - dist/hook.cjs: `unwind hook`, which runs inside every tool call of an
+//   agent: the smallest bundle that captures a file edit; its tree-snapshot
+//   code and child_process initialise only for shell tools.
+// CommonJS, not ESM: Node's ESM loader costs a measurable share of a short
+// process's life (docs/design.md has the figures).
 import { build } from "esbuild";
 import { rmSync } from "node:fs";
 
-// Stale chunks from earlier builds would pile up beside the new ones.
+// Stale output from earlier builds would pile up beside the new files.
 rmSync("dist", { recursive: true, force: true });
 
-const common = { bundle: true, platform: "node", target: "node20", sourcemap: "linked", logLevel: "warning" };
+const common = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning" };
 
-await build({
-  ...common,
-  entryPoints: { unwind: "src/cli/main.ts" },
-  outdir: "dist",
-  splitting: true,
-  format: "esm",
-  chunkNames: "chunks/[name]-[hash]",
-  external: ["./hook.cjs"],
-  banner: {
-    js: 'import { createRequire as __unwindCreateRequire } from "node:module"; const require = __unwindCreateRequire(import.meta.url);',
-  },
-});
-
-await build({
-  ...common,
-  entryPoints: ["src/capture/hook-entry.ts"],
-  outfile: "dist/hook.cjs",
-  format: "cjs",
-});
+await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs"] });
+await build({ ...common, entryPoints: ["src/capture/hook-entry.ts"], outfile: "dist/hook.cjs" });
