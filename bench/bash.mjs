@@ -9,7 +9,7 @@
 
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHANGED, GIT, REPS, ROOT, UNWIND, bigRepo, measure, medians, pairedRatio, printTable, printTimeline, run, standalone, tempDir, traceRun } from "./lib.mjs";
+import { CHANGED, GIT, REPS, ROOT, UNWIND, bigRepo, measure, medians, pairedRatio, printTable, printTimeline, run, standalone, tempDir, traceRun, statusBaseline } from "./lib.mjs";
 
 export async function bench() {
   console.log("unwind hook Bash pre-capture benchmark (tree snapshot)");
@@ -34,16 +34,7 @@ export async function bench() {
 
   let input = "";
   const commands = {
-    status: {
-      label: "git status --porcelain (baseline)",
-      prepare: modify,
-      time() {
-        const r = run("git", [...GIT, "status", "--porcelain"], { cwd: repo });
-        const n = r.stdout.split("\n").filter(Boolean).length;
-        if (n !== CHANGED) throw new Error(`git status saw ${n} changed paths, expected ${CHANGED}`);
-        return r.ms;
-      },
-    },
+    status: statusBaseline(repo, modify),
     hook: {
       label: "unwind hook claude, Bash PreToolUse",
       prepare() {

@@ -411,3 +411,17 @@ export function settle(repo) {
   sleep(1100);
   run("git", [...GIT, "update-index", "-q", "--refresh"], { cwd: repo });
 }
+
+/** The baseline every tree benchmark is judged against: `git status --porcelain`, checked to see the CHANGED files. */
+export function statusBaseline(repo, modify) {
+  return {
+    label: "git status --porcelain (baseline)",
+    prepare: modify,
+    time() {
+      const r = run("git", [...GIT, "status", "--porcelain"], { cwd: repo });
+      const n = r.stdout.split("\n").filter(Boolean).length;
+      if (n !== CHANGED) throw new Error(`git status saw ${n} changed paths, expected ${CHANGED}`);
+      return r.ms;
+    },
+  };
+}

@@ -26,6 +26,7 @@ import {
   tempDir,
   traceRun,
   verdict,
+  statusBaseline,
 } from "./lib.mjs";
 
 const TARGET_SNAPSHOT_VS_STATUS = 1.5; // unwind snapshot may cost at most 1.5x git status
@@ -40,16 +41,7 @@ const TARGET_NOCHANGE_BYTES = 2048;
 function makeCommands(repo, scratch, modify) {
   const freshIndex = join(scratch, "fresh.index");
   return {
-    status: {
-      label: "git status --porcelain (baseline)",
-      prepare: modify,
-      time() {
-        const r = run("git", [...GIT, "status", "--porcelain"], { cwd: repo });
-        const n = r.stdout.split("\n").filter(Boolean).length;
-        if (n !== CHANGED) throw new Error(`git status saw ${n} changed paths, expected ${CHANGED}`);
-        return r.ms;
-      },
-    },
+    status: statusBaseline(repo, modify),
     unwind: {
       label: "unwind snapshot",
       prepare: modify,
