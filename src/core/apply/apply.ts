@@ -54,12 +54,13 @@ export async function performAll(
   const tag = intent.receipt.slice(-8);
   let n = 0;
   let dirsRemoved = false;
+  const removeDirs = () => {
+    removeEmptiedDirs(ctx.root, intent.items.filter((x) => x.action === "delete").map((x) => x.path), new Set(intent.keepDirs));
+    dirsRemoved = true;
+  };
   for (const [i, item] of intent.items.entries()) {
     if (!acts(item.action)) continue;
-    if (item.action !== "delete" && !dirsRemoved) {
-      removeEmptiedDirs(ctx.root, intent.items.filter((x) => x.action === "delete").map((x) => x.path), new Set(intent.keepDirs));
-      dirsRemoved = true;
-    }
+    if (item.action !== "delete" && !dirsRemoved) removeDirs();
     let verdict = "go" as "go" | "done" | "changed";
     const recheck = () => {
       verdict = expect(item, observeOne(ctx.root, item.path, ctx.objectFormat));
@@ -76,7 +77,7 @@ export async function performAll(
     }
     crashPoint(`write:${++n}`);
   }
-  if (!dirsRemoved) removeEmptiedDirs(ctx.root, intent.items.filter((x) => x.action === "delete").map((x) => x.path), new Set(intent.keepDirs));
+  if (!dirsRemoved) removeDirs();
 }
 
 /**
