@@ -5,6 +5,7 @@ import { basename, join } from "node:path";
 import { UnwindError } from "../errors.js";
 import { splitZ } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
+import { incrementalTree, lineSafe } from "./tree-edit.js";
 import { ensureStore, type Context } from "../store/context.js";
 import { inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
@@ -176,37 +177,56 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       add.push(path);
     }
     // The recorded tree stops describing the index the moment the index changes;
-    // it is written again only after write-tree succeeds.
-    if (!opts.scratch && (remove.length > 0 || add.length > 0)) rmSync(treeCachePath(ctx), { force: true });
-    if (remove.length > 0) {
-      await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
-        env,
-        input: remove.join("\0") + "\0",
-        optionalLocks: true,
-        timeoutMs: left(),
-      });
-    }
-    if (add.length > 0) {
-      await ctx.git([...INDEX_CONFIG, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"], {
-        env,
-        input: add.join("\0") + "\0",
-        optionalLocks: true,
-        timeoutMs: left(),
-      });
-    }
-    // Only writeWorkTree changes the private index, and it records each tree it writes:
-    // when status found nothing to update, that tree is still the index's tree.
-    const copiedPrivate = !opts.scratch || existsSync(ctx.indexFile);
-    let tree = copiedPrivate && add.length === 0 && remove.length === 0 ? readTreeCache(ctx) : null;
-    if (!tree) {
+    // it is written again only after the new tree is known.
+    const changed = remove.length > 0 || add.length > 0;
+    const prevTree = opts.scratch ? null : readTreeCache(ctx);
+    if (!opts.scratch && changed) rmSync(treeCachePath(ctx), { force: true });
+    let tree: string;
+    if (!changed && (!opts.scratch || existsSync(ctx.indexFile)) && readTreeCache(ctx)) {
+      // Only writeWorkTree changes the private index and it records each tree it writes:
+      // with nothing to update, that tree is still the index's tree.
+      tree = readTreeCache(ctx)!;
+    } else if (prevTree && canEditTree(ctx, add, remove)) {
+      tree = await incrementalTree(ctx, env, prevTree, add, remove, left);
+    } else {
+      if (remove.length > 0) {
+        await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
+          env,
+          input: remove.join("\0") + "\0",
+          optionalLocks: true,
+          timeoutMs: left(),
+        });
+      }
+      if (add.length > 0) {
+        await ctx.git([...INDEX_CONFIG, "update-index", "--add", "--remove", "--replace", "-z", "--stdin"], {
+          env,
+          input: add.join("\0") + "\0",
+          optionalLocks: true,
+          timeoutMs: left(),
+        });
+      }
       tree = (await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() })).stdout.toString("utf8").trim();
-      if (!opts.scratch) writeFileSync(treeCachePath(ctx), tree + "\n");
     }
+    if (!opts.scratch) writeFileSync(treeCachePath(ctx), tree + "\n");
     const readEnv: Record<string, string> = scratchDir ? { GIT_OBJECT_DIRECTORY: env.GIT_OBJECT_DIRECTORY!, GIT_ALTERNATE_OBJECT_DIRECTORIES: env.GIT_ALTERNATE_OBJECT_DIRECTORIES! } : {};
     return { tree, toolarge: toolarge.sort(), env: readEnv, dispose };
   } catch (e) {
     dispose();
     throw e;
+  }
+}
+
+/**
+ * Whether the tree can be edited in-process rather than written from the
+ * whole index: names git's line-based plumbing reads correctly, and a
+ * repository that keeps exec bits (core.fileMode).
+ */
+function canEditTree(ctx: Context, add: readonly string[], remove: readonly string[]): boolean {
+  if (![...add, ...remove].every(lineSafe)) return false;
+  try {
+    return !/^\s*filemode\s*=\s*false\s*$/im.test(readFileSync(join(ctx.commonDir, "config"), "utf8"));
+  } catch {
+    return false;
   }
 }
 

@@ -11,7 +11,7 @@ import { writeFileAtomic } from "../store/atomic.js";
  * Content-addressed and written by rename: an object that exists is never
  * rewritten.
  */
-export function writeLooseObject(objectsDir: string, type: "commit" | "blob", body: Buffer, format: "sha1" | "sha256"): string {
+export function writeLooseObject(objectsDir: string, type: "commit" | "tree" | "blob", body: Buffer, format: "sha1" | "sha256"): string {
   const data = Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
   const oid = createHash(format).update(data).digest("hex");
   const dir = join(objectsDir, oid.slice(0, 2));

@@ -1,0 +1,95 @@
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { editTree, parseTree, serializeTree, type TreeEntry } from "../src/capture/tree-edit.js";
+import { makeRepo, tempDir, unwind, write } from "./helpers.js";
+
+/** The tree git itself writes for the whole non-ignored work tree, from an empty index of its own. */
+function gitsTree(root: string): string {
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_INDEX_FILE: join(tempDir(), "fresh.index") };
+  for (const k of Object.keys(env)) if (k.startsWith("GIT_") && k !== "GIT_INDEX_FILE") delete env[k];
+  execFileSync("git", ["add", "-A"], { cwd: root, env });
+  return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim();
+}
+
+function prng(seed: number) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+}
+
+describe("trees edited in-process equal the trees git writes", () => {
+  it("over rounds of random adds, edits, deletes, mode changes, symlinks and file/directory swaps", () => {
+    const root = makeRepo({ "a/b/c.txt": "c\n", "a/x.txt": "x\n", "top.txt": "t\n", "name with space.txt": "s\n" });
+    const rnd = prng(7);
+    const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const names = ["a", "a/b", "a/b/c.txt", "a/x.txt", "a/new.txt", "d/e/f.txt", "top.txt", "z.txt", "ü.txt", "a-b.txt", "a.b", "link"];
+    unwind(root, ["snapshot"]); // seeds the private index and the recorded tree
+    for (let round = 0; round < 12; round++) {
+      for (let k = 0; k < 4; k++) {
+        const p = pick(names);
+        const abs = join(root, p);
+        const op = pick(["write", "write", "delete", "chmod", "symlink", "dir"]);
+        try {
+          if (op === "delete") rmSync(abs, { recursive: true, force: true });
+          else if (op === "chmod" && existsSync(abs) && lstatSync(abs).isFile()) chmodSync(abs, lstatSync(abs).mode & 0o111 ? 0o644 : 0o755);
+          else if (op === "symlink") {
+            rmSync(abs, { recursive: true, force: true });
+            mkdirSync(join(abs, ".."), { recursive: true });
+            symlinkSync(`target-${round}`, abs);
+          } else if (op === "dir") {
+            rmSync(abs, { recursive: true, force: true });
+            write(root, `${p}/inner-${round}.txt`, `${round}\n`);
+          } else {
+            if (existsSync(abs) && !lstatSync(abs).isFile()) rmSync(abs, { recursive: true, force: true });
+            write(root, p, `round ${round} ${k}\n`);
+          }
+        } catch {
+          /* a parent is a file or symlink: that operation does not apply this round */
+        }
+      }
+      const snap = unwind(root, ["snapshot", "--json"]);
+      expect(snap.code, snap.stderr).toBe(0);
+      expect(snap.json.tree, `round ${round}`).toBe(gitsTree(root));
+    }
+  });
+
+  it("pure: serialize sorts like git (a tree sorts as name + '/'), parse reads it back", () => {
+    const e = (mode: string, c: string): TreeEntry => ({ mode, oid: c.repeat(40) });
+    const t = new Map([
+      ["a.b", e("100644", "1")],
+      ["a", e("40000", "2")],
+      ["a-b", e("100644", "3")],
+    ]);
+    const raw = serializeTree(t);
+    expect([...parseTree(raw, 20).keys()]).toEqual(["a-b", "a.b", "a"]);
+    // Negative control: as a file, "a" sorts first.
+    const f = new Map([...t, ["a", e("100644", "2")]]);
+    expect([...parseTree(serializeTree(f), 20).keys()]).toEqual(["a", "a-b", "a.b"]);
+  });
+
+  it("pure: a directory that loses its last entry disappears, and a file may take its name", () => {
+    const written: Buffer[] = [];
+    const write = (b: Buffer) => {
+      written.push(b);
+      return String(written.length).padStart(40, "0");
+    };
+    const trees: Record<string, Map<string, TreeEntry>> = {
+      "": new Map([["d", { mode: "40000", oid: "d".repeat(40) }]]),
+      d: new Map([["only.txt", { mode: "100644", oid: "1".repeat(40) }]]),
+    };
+    const root = editTree(
+      new Map<string, TreeEntry | null>([
+        ["d/only.txt", null],
+        ["d", { mode: "100644", oid: "f".repeat(40) }],
+      ]),
+      (dir) => new Map(trees[dir] ?? []),
+      write,
+    );
+    const top = parseTree(written[written.length - 1]!, 20);
+    expect(root).toBe(String(written.length).padStart(40, "0"));
+    expect([...top.entries()]).toEqual([["d", { mode: "100644", oid: "f".repeat(40) }]]);
+  });
+});
