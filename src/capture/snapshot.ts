@@ -179,15 +179,15 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     // The recorded tree stops describing the index the moment the index changes;
     // it is written again only after the new tree is known.
     const changed = remove.length > 0 || add.length > 0;
-    const prevTree = opts.scratch ? null : readTreeCache(ctx);
+    // Only writeWorkTree changes the private index and it records each tree it
+    // writes; a scratch run works on a copy of that same index when there is one.
+    const recorded = !opts.scratch || existsSync(ctx.indexFile) ? readTreeCache(ctx) : null;
     if (!opts.scratch && changed) rmSync(treeCachePath(ctx), { force: true });
     let tree: string;
-    if (!changed && (!opts.scratch || existsSync(ctx.indexFile)) && readTreeCache(ctx)) {
-      // Only writeWorkTree changes the private index and it records each tree it writes:
-      // with nothing to update, that tree is still the index's tree.
-      tree = readTreeCache(ctx)!;
-    } else if (prevTree && canEditTree(ctx, add, remove)) {
-      tree = await incrementalTree(ctx, env, prevTree, add, remove, left);
+    if (!changed && recorded) {
+      tree = recorded; // nothing to update: the recorded tree is still the index's tree
+    } else if (!opts.scratch && recorded && canEditTree(ctx, add, remove)) {
+      tree = await incrementalTree(ctx, env, recorded, add, remove, left);
     } else {
       if (remove.length > 0) {
         await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
