@@ -1,5 +1,4 @@
-import { join, resolve } from "node:path";
-import { discoverRepo, privateRootOf, realpathLoose } from "../store/discover.js";
+import { findPlace } from "../store/discover.js";
 
 export interface Located {
   root: string;
@@ -16,13 +15,8 @@ export interface Located {
  * for `git rev-parse`.
  */
 export async function locate(cwd: string): Promise<Located> {
-  const envStore = process.env.UNWIND_STORE ? realpathLoose(resolve(cwd, process.env.UNWIND_STORE)) : null;
-  const found = discoverRepo(cwd);
-  if (found === null) {
-    const root = privateRootOf(cwd, ".unwind");
-    return { root, store: envStore ?? join(root, ".unwind"), mode: "private", objectFormat: "sha1" };
-  }
-  if (found !== "unusual") return { root: found.root, store: envStore ?? join(found.commonDir, "unwind"), mode: "git", objectFormat: found.objectFormat };
+  const place = findPlace(cwd, cwd);
+  if (place !== "unusual") return { root: place.root, store: place.store, mode: place.mode, objectFormat: place.objectFormat };
   const { resolveContext } = await import("../store/context.js");
   const ctx = await resolveContext(undefined, cwd);
   return { root: ctx.root, store: ctx.store, mode: ctx.mode, objectFormat: ctx.objectFormat };

@@ -5,7 +5,9 @@ import { basename, join } from "node:path";
 import { UnwindError } from "../errors.js";
 import { splitZ } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
-import { incrementalTree, lineSafe } from "./tree-edit.js";
+import { lineSafe } from "../git/objects.js";
+import { INDEX_CONFIG } from "./index-config.js";
+import { incrementalTree } from "./tree-edit.js";
 import { ensureStore, type Context } from "../store/context.js";
 import { inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
@@ -40,19 +42,6 @@ export interface TreeResult {
   dispose(): void;
 }
 
-// Our private index must stay a plain, self-contained file: no shared index
-// in the user's git dir, no fsmonitor token that belongs to the real index.
-// The untracked cache is ours to keep: it spares re-reading every directory
-// for new files (git 2.39 uses it with --untracked-files=all only when the
-// config says "all" too).
-const INDEX_CONFIG = [
-  "-c", "core.splitIndex=false",
-  "-c", "core.fsmonitor=false",
-  "-c", "core.untrackedCache=true",
-  "-c", "status.showUntrackedFiles=all",
-  // The user's "trust stat data, never look" settings must not blind snapshots.
-  "-c", "core.ignoreStat=false",
-];
 
 function newSnapshotId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:.]/g, "");

@@ -1,8 +1,8 @@
 import { lstatSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-
 import { writeLooseObject } from "../git/objects.js";
 import type { Context } from "../store/context.js";
+import { INDEX_CONFIG } from "./index-config.js";
 
 /** One tree entry: `mode` as git writes it in trees ("40000" for a tree). */
 export interface TreeEntry {
@@ -108,7 +108,7 @@ export async function incrementalTree(
   }
   const zero = "0".repeat(ctx.objectFormat === "sha256" ? 64 : 40);
   const info = [...remove.map((p) => `0 ${zero}\t${p}`), ...add.map((p) => `${changes.get(p)!.mode} ${changes.get(p)!.oid}\t${p}`)];
-  await ctx.git(["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false", "update-index", "--add", "--replace", "-z", "--index-info"], {
+  await ctx.git([...INDEX_CONFIG, "update-index", "--add", "--replace", "-z", "--index-info"], {
     env,
     input: info.join("\0") + "\0",
     optionalLocks: true,
@@ -140,6 +140,3 @@ export async function incrementalTree(
   const objects = join(ctx.commonDir, "objects");
   return editTree(changes, (d) => trees.get(d) ?? new Map(), (body) => writeLooseObject(objects, "tree", body, ctx.objectFormat));
 }
-
-/** Names `hash-object --stdin-paths` reads correctly (it is line-based and C-unquotes a leading `"`). */
-export const lineSafe = (p: string): boolean => !p.includes("\n") && !p.includes("\r") && !p.startsWith('"');

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
+import { lineSafe, objectId } from "../git/objects.js";
 import type { Context } from "../store/context.js";
 import { sha256 } from "../store/cas.js";
 import type { GitOid, Observed, RepoPath, State } from "./types.js";
@@ -19,8 +19,7 @@ export function modeOf(st: Stats): string {
 
 /** Git's own blob id of raw bytes (what `git hash-object --no-filters` prints). */
 export function blobOid(data: Buffer | string, format: "sha1" | "sha256"): GitOid {
-  const buf = typeof data === "string" ? Buffer.from(data) : data;
-  return createHash(format).update(`blob ${buf.length}\0`).update(buf).digest("hex") as GitOid;
+  return objectId("blob", data, format) as GitOid;
 }
 
 /** Git's binary heuristic: a NUL in the first 8000 bytes. */
@@ -61,9 +60,6 @@ export function observeOne(root: string, rel: string, format: "sha1" | "sha256",
   return st.isDirectory() ? { kind: "dir" } : { kind: "other" };
 }
 
-/** `git hash-object --stdin-paths` reads lines and C-unquotes a leading `"`: such names get the raw-bytes id. */
-const lineSafe = (p: string) => !p.includes("\n") && !p.includes("\r") && !p.startsWith('"');
-
 /**
  * `observeOne` for many paths, plus git's own oid of each file where asked:
  * git applies the clean filters (autocrlf, attributes) it applied when
@@ -78,7 +74,7 @@ export async function observe(ctx: Context, paths: readonly RepoPath[], opts: { 
     const o = observeOne(ctx.root, rel, ctx.objectFormat, dirCache);
     out.set(rel, o);
     if (opts.oids && o.kind === "file") {
-      if (lineSafe(rel)) viaGit.push(rel);
+      if (lineSafe(rel)) viaGit.push(rel); // others get the raw-bytes id: hash-object reads lines
       else o.oid = blobOid(readFileSync(join(ctx.root, rel)), ctx.objectFormat);
     }
   }

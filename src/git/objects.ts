@@ -4,6 +4,21 @@ import { join } from "node:path";
 import { deflateSync } from "node:zlib";
 import { writeFileAtomic } from "../store/atomic.js";
 
+export type ObjectType = "commit" | "tree" | "blob";
+
+const framed = (type: ObjectType, body: Buffer) => Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
+
+/** git's id of an object: the hash of "<type> <size>\0<body>" (for a blob, what `hash-object --no-filters` prints). */
+export function objectId(type: ObjectType, body: Buffer | string, format: "sha1" | "sha256"): string {
+  return createHash(format).update(framed(type, typeof body === "string" ? Buffer.from(body) : body)).digest("hex");
+}
+
+/**
+ * Names git's line-based plumbing (`--stdin-paths`, `cat-file --batch`)
+ * carries intact: it splits on newlines and C-unquotes a leading `"`.
+ */
+export const lineSafe = (p: string): boolean => !p.includes("\n") && !p.includes("\r") && !p.startsWith('"');
+
 /**
  * Writes one loose git object (zlib of "<type> <size>\0<body>", named by its
  * hash) — the format git itself writes. Used for snapshot commits, where a
@@ -11,8 +26,8 @@ import { writeFileAtomic } from "../store/atomic.js";
  * Content-addressed and written by rename: an object that exists is never
  * rewritten.
  */
-export function writeLooseObject(objectsDir: string, type: "commit" | "tree" | "blob", body: Buffer, format: "sha1" | "sha256"): string {
-  const data = Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
+export function writeLooseObject(objectsDir: string, type: ObjectType, body: Buffer, format: "sha1" | "sha256"): string {
+  const data = framed(type, body);
   const oid = createHash(format).update(data).digest("hex");
   const dir = join(objectsDir, oid.slice(0, 2));
   const file = join(dir, oid.slice(2));

@@ -3,7 +3,7 @@ import { mkdirSync, realpathSync, statSync, writeFileSync, existsSync } from "no
 import { join, resolve } from "node:path";
 import { insideRoot } from "../core/paths.js";
 import { UnwindError } from "../errors.js";
-import { discoverRepo, privateRootOf, realpathLoose } from "./discover.js";
+import { envStore, findPlace, PRIVATE_STORE_NAME, privateRootOf, STORE_DIR_NAME } from "./discover.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
 
 /**
@@ -29,9 +29,6 @@ export interface Context {
   git(args: readonly string[], opts?: Omit<GitOptions, "cwd">): Promise<GitResult>;
 }
 
-const STORE_DIR_NAME = "unwind";
-const PRIVATE_STORE_NAME = ".unwind";
-
 function isDirectory(p: string): boolean {
   try {
     return statSync(p).isDirectory();
@@ -47,13 +44,11 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
       hint: "pass an existing directory, or run unwind from inside the work tree",
     });
   }
-  const envStore = process.env.UNWIND_STORE ? realpathLoose(resolve(cwd, process.env.UNWIND_STORE)) : null;
-  const found = discoverRepo(start);
-  if (found !== "unusual") {
-    if (found === null) return privateContext(privateRootOf(start, PRIVATE_STORE_NAME), envStore);
-    const store = envStore ?? join(found.commonDir, STORE_DIR_NAME);
-    return gitContext(found.root, found.gitDir, found.commonDir, found.objectFormat, store);
+  const place = findPlace(start, cwd);
+  if (place !== "unusual") {
+    return place.mode === "private" ? privateContext(place.root, place.store) : gitContext(place.root, place.gitDir, place.commonDir, place.objectFormat, place.store);
   }
+  const env = envStore(cwd);
   let probe: GitResult | null = null;
   try {
     probe = await git(
@@ -74,9 +69,12 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
       throw new UnwindError("E_GIT", `git rev-parse gave no work tree for ${start}`);
     }
     const real = realpathSync(commonDir);
-    return gitContext(realpathSync(top), realpathSync(gitDir), real, format === "sha256" ? "sha256" : "sha1", envStore ?? join(real, STORE_DIR_NAME));
+    return gitContext(realpathSync(top), realpathSync(gitDir), real, format === "sha256" ? "sha256" : "sha1", env ?? join(real, STORE_DIR_NAME));
   }
-  if (/not a git repository/i.test(probe.stderr)) return privateContext(privateRootOf(start, PRIVATE_STORE_NAME), envStore);
+  if (/not a git repository/i.test(probe.stderr)) {
+    const root = privateRootOf(start, PRIVATE_STORE_NAME);
+    return privateContext(root, env ?? join(root, PRIVATE_STORE_NAME));
+  }
   throw new UnwindError("E_GIT", `cannot use ${start}: ${probe.stderr.trim().split("\n")[0] ?? "git failed"}`, {
     hint: "run unwind from a work tree, not from inside .git or a bare repository",
   });
@@ -98,8 +96,7 @@ function gitContext(root: string, gitDir: string, commonDir: string, objectForma
   });
 }
 
-function privateContext(root: string, envStore: string | null): Context {
-  const store = envStore ?? join(root, PRIVATE_STORE_NAME);
+function privateContext(root: string, store: string): Context {
   const privateGit = join(store, "git");
   return makeContext({
     root,

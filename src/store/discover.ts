@@ -81,3 +81,33 @@ export function realpathLoose(p: string): string {
     return parent === abs ? abs : join(realpathLoose(parent), abs.slice(parent.length + 1));
   }
 }
+
+export const STORE_DIR_NAME = "unwind";
+export const PRIVATE_STORE_NAME = ".unwind";
+
+/** `UNWIND_STORE`, resolved against `cwd` by real path; null when unset. */
+export function envStore(cwd: string): string | null {
+  return process.env.UNWIND_STORE ? realpathLoose(resolve(cwd, process.env.UNWIND_STORE)) : null;
+}
+
+/** Where unwind works, as far as the file system alone can tell. */
+export type Place =
+  | { mode: "git"; root: string; store: string; gitDir: string; commonDir: string; objectFormat: "sha1" | "sha256" }
+  | { mode: "private"; root: string; store: string; objectFormat: "sha1" };
+
+/**
+ * Root and store for `start` (SPEC section 1), the one rule shared by the
+ * CLI and the hook: a git work tree's store is `<git-common-dir>/unwind`; a
+ * folder without git keeps `<root>/.unwind`; UNWIND_STORE overrides.
+ * "unusual" when only `git rev-parse` can judge the layout.
+ */
+export function findPlace(start: string, cwd: string): Place | "unusual" {
+  const found = discoverRepo(start);
+  if (found === "unusual") return found;
+  const env = envStore(cwd);
+  if (found === null) {
+    const root = privateRootOf(start, PRIVATE_STORE_NAME);
+    return { mode: "private", root, store: env ?? join(root, PRIVATE_STORE_NAME), objectFormat: "sha1" };
+  }
+  return { mode: "git", ...found, store: env ?? join(found.commonDir, STORE_DIR_NAME) };
+}

@@ -12,6 +12,7 @@ import type { Context } from "../../store/context.js";
 import { withLock } from "../../store/lock.js";
 import { recoverPending } from "../../core/apply/recover.js";
 import { acts } from "../../core/apply/apply.js";
+import { changeKind } from "../../core/plan/equal.js";
 import { Receipts } from "../../store/receipts.js";
 import type { Globals } from "../program.js";
 import { paint, progress, short, showPath, table, type Color, type Output } from "../render.js";
@@ -172,17 +173,10 @@ export async function redo(globals: Globals, id: string, opts: { dryRun?: boolea
   const receipt = new Receipts(ctx.store).read(id);
   const entries: ChangeEntry[] = receipt.items
     .filter((i) => acts(i.action))
-    .map((i) => ({ path: i.path, change: changeOf(i.after, i.before), pre: i.before, post: i.after, by: [receipt.id] }));
+    .map((i) => ({ path: i.path, change: changeKind(i.before, i.after), pre: i.before, post: i.after, by: [receipt.id] }));
   const cs: ChangeSet = { scope: { kind: "receipt", id: receipt.id }, entries };
   const report = await guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo" }));
   return renderReport(report);
-}
-
-function changeOf(from: State | null, to: State | null): ChangeEntry["change"] {
-  if (from === null) return "added";
-  if (to === null) return "deleted";
-  if (from.kind !== to.kind) return "typechange";
-  return from.sha256 === to.sha256 && from.oid === to.oid ? "mode" : "modified";
 }
 
 function hashOf(s: State | null): string | null {

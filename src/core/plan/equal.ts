@@ -1,4 +1,4 @@
-import type { Observed, State } from "../types.js";
+import type { ChangeKind, Observed, State } from "../types.js";
 
 /**
  * Whether what is on disk is the recorded state. Content is compared by
@@ -33,4 +33,22 @@ export function recordsKind(state: State | null, kind: "symlink" | "dir"): boole
   if (state === null) return false;
   if (kind === "symlink") return state.kind === "symlink";
   return state.kind === "gitlink";
+}
+
+/** Whether two recorded states hold the same thing: by SHA-256 where both have it, else by git oid; "unknown" when neither can tell. */
+export function sameState(a: State | null, b: State | null): boolean | "unknown" {
+  if (a === null || b === null) return a === b;
+  if (a.kind !== b.kind || (a.mode !== undefined && b.mode !== undefined && a.mode !== b.mode)) return false;
+  if (a.sha256 && b.sha256) return a.sha256 === b.sha256;
+  if (a.oid && b.oid) return a.oid === b.oid;
+  return "unknown";
+}
+
+/** The one classification of a change from `pre` to `post`, for every scope. */
+export function changeKind(pre: State | null, post: State | null): ChangeKind {
+  if (pre === null) return "added";
+  if (post === null) return "deleted";
+  if (pre.kind !== post.kind) return "typechange";
+  if (sameState({ ...pre, mode: undefined }, { ...post, mode: undefined }) === true) return "mode";
+  return "modified";
 }

@@ -1,6 +1,7 @@
 import type { JournalRecord } from "../../store/journal.js";
 import { sortByPath } from "../paths.js";
-import type { ChangeEntry, ChangeKind, LaterWrite, RepoPath, State } from "../types.js";
+import { changeKind, sameState } from "../plan/equal.js";
+import type { ChangeEntry, LaterWrite, RepoPath, State } from "../types.js";
 
 /** One fact about one path: its state before or after one call of one session. */
 export interface Observation {
@@ -65,22 +66,6 @@ export function observations(records: readonly JournalRecord[], diffs: readonly 
   return out.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.phase === b.phase ? 0 : a.phase === "pre" ? -1 : 1));
 }
 
-export function sameState(a: State | null, b: State | null): boolean | "unknown" {
-  if (a === null || b === null) return a === b;
-  if (a.kind !== b.kind || (a.mode !== undefined && b.mode !== undefined && a.mode !== b.mode)) return false;
-  if (a.sha256 && b.sha256) return a.sha256 === b.sha256;
-  if (a.oid && b.oid) return a.oid === b.oid;
-  return "unknown";
-}
-
-function kindOf(pre: State | null, post: State | null): ChangeKind {
-  if (pre === null) return "added";
-  if (post === null) return "deleted";
-  if (pre.kind !== post.kind) return "typechange";
-  if (sameState({ ...pre, mode: undefined }, { ...post, mode: undefined }) === true) return "mode";
-  return "modified";
-}
-
 /** Recorded when a path was written but its state before was never captured (a pre hook failed). */
 export const UNKNOWN_PRE: State = { kind: "file" };
 
@@ -107,7 +92,7 @@ export function journalEntries(obs: readonly Observation[], sel: Selection, inSc
     const pre = first.get(path);
     const preState = pre ? pre.state : UNKNOWN_PRE;
     if (pre && sameState(preState, post.state) === true) continue;
-    entries.push({ path, change: kindOf(preState, post.state), pre: preState, post: post.state, by: [...by.get(path)!].sort() });
+    entries.push({ path, change: changeKind(preState, post.state), pre: preState, post: post.state, by: [...by.get(path)!].sort() });
   }
   return sortByPath(entries);
 }

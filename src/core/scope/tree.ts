@@ -1,7 +1,8 @@
 import { splitZ } from "../../git/git.js";
 import type { Context } from "../../store/context.js";
 import { sortByPath } from "../paths.js";
-import type { ChangeEntry, ChangeKind, ChangeSet, GitOid, RepoPath, Scope, State } from "../types.js";
+import { changeKind } from "../plan/equal.js";
+import type { ChangeEntry, ChangeSet, GitOid, RepoPath, Scope, State } from "../types.js";
 
 const ZERO = /^0+$/;
 
@@ -10,14 +11,6 @@ export function stateFromTree(mode: string, oid: string): State | null {
   if (mode === "120000") return { kind: "symlink", mode, oid: oid as GitOid };
   if (mode === "160000") return { kind: "gitlink", mode, oid: oid as GitOid };
   return { kind: "file", mode, oid: oid as GitOid };
-}
-
-function changeKind(status: string, pre: State | null, post: State | null): ChangeKind {
-  if (pre === null) return "added";
-  if (post === null) return "deleted";
-  if (status.startsWith("T") || pre.kind !== post.kind) return "typechange";
-  if (pre.oid === post.oid && pre.mode !== post.mode) return "mode";
-  return "modified";
 }
 
 /**
@@ -40,11 +33,11 @@ export async function treeChangeSet(
   const fields = splitZ(r.stdout);
   const entries: ChangeEntry[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
-    const [m1, m2, o1, o2, status] = fields[i]!.slice(1).split(" ");
+    const [m1, m2, o1, o2] = fields[i]!.slice(1).split(" ");
     const path = fields[i + 1]! as RepoPath;
     const pre = stateFromTree(m1!, o1!);
     const post = stateFromTree(m2!, o2!);
-    entries.push({ path, change: changeKind(status!, pre, post), pre, post, by });
+    entries.push({ path, change: changeKind(pre, post), pre, post, by });
   }
   return { scope, entries: sortByPath(entries) };
 }

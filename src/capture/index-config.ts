@@ -1,0 +1,16 @@
+/**
+ * The configuration every git call on unwind's private index runs with.
+ * The index must stay a plain, self-contained file: no shared index in the
+ * user's git dir, no fsmonitor token that belongs to the real index. The
+ * untracked cache is ours to keep: it spares re-reading every directory for
+ * new files (git 2.39 uses it with --untracked-files=all only when the
+ * config says "all" too). The user's "trust stat data, never look" settings
+ * must not blind snapshots.
+ */
+export const INDEX_CONFIG = [
+  "-c", "core.splitIndex=false",
+  "-c", "core.fsmonitor=false",
+  "-c", "core.untrackedCache=true",
+  "-c", "status.showUntrackedFiles=all",
+  "-c", "core.ignoreStat=false",
+];
