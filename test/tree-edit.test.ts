@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { editTree, parseTree, serializeTree, type TreeEntry } from "../src/capture/tree-edit.js";
-import { makeRepo, tempDir, unwind, write } from "./helpers.js";
+import { FOLD_PATHS } from "../src/capture/snapshot.js";
+import { git, makeRepo, tempDir, unwind, write } from "./helpers.js";
 
 /** The tree git itself writes for the whole non-ignored work tree, from an empty index of its own. */
 function gitsTree(root: string): string {
@@ -54,6 +55,64 @@ describe("trees edited in-process equal the trees git writes", () => {
       expect(snap.code, snap.stderr).toBe(0);
       expect(snap.json.tree, `round ${round}`).toBe(gitsTree(root));
     }
+  });
+
+  it("changes stay out of the private index until more than FOLD_PATHS differ, then are folded in; trees stay git's", () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 100; i++) files[`d${i % 7}/f${i}.txt`] = `${i}\n`;
+    const root = makeRepo(files);
+    unwind(root, ["snapshot"]);
+    const dir = join(root, ".git", "unwind", "index");
+    const indexFile = join(dir, readdirSync(dir).find((f) => f.endsWith(".index"))!);
+    const indexBytes = () => readFileSync(indexFile);
+    const staged = (p: string) => git(root, "ls-files", "-s", "--", p).split(" ")[1];
+    const snap = () => {
+      const r = unwind(root, ["snapshot", "--json"]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.json.tree as string;
+    };
+    const seeded = indexBytes();
+
+    // Edits in place (a new or deleted file would let git status rewrite the
+    // index for its untracked cache): the index is not rewritten.
+    write(root, "d1/f1.txt", "one\n");
+    write(root, "d2/f2.txt", "two\n");
+    expect(snap()).toBe(gitsTree(root));
+    expect(indexBytes().equals(seeded)).toBe(true);
+    write(root, "new/file.txt", "new\n");
+    rmSync(join(root, "d2/f2.txt"));
+    expect(snap()).toBe(gitsTree(root));
+
+    // A stale entry whose file goes back to the indexed bytes is simply clean again.
+    write(root, "d1/f1.txt", "1\n");
+    expect(snap()).toBe(gitsTree(root));
+
+    for (let i = 10; i < 10 + FOLD_PATHS + 1; i++) write(root, `d${i % 7}/f${i}.txt`, `changed ${i}\n`);
+    expect(snap()).toBe(gitsTree(root));
+    // Negative control for the unchanged index above: past FOLD_PATHS the index takes the changes in.
+    expect(indexBytes().equals(seeded)).toBe(false);
+    const env = { ...process.env, GIT_INDEX_FILE: indexFile };
+    const ours = execFileSync("git", ["ls-files", "-s", "--", "d3/f10.txt"], { cwd: root, env, encoding: "utf8" }).split(" ")[1];
+    expect(ours).toBe(execFileSync("git", ["hash-object", "d3/f10.txt"], { cwd: root, encoding: "utf8" }).trim());
+    expect(ours).not.toBe(staged("d3/f10.txt")); // the user's index still has the old blob
+
+    write(root, "d4/f11.txt", "after the fold\n");
+    expect(snap()).toBe(gitsTree(root));
+  });
+
+  it("base trees that git gc packed are read through git", () => {
+    const root = makeRepo({ "a/b/c.txt": "c\n", "a/d.txt": "d\n" });
+    unwind(root, ["snapshot"]);
+    write(root, "a/b/c.txt", "c2\n");
+    const first = unwind(root, ["snapshot", "--json"]).json.tree as string;
+    const sub = git(root, "rev-parse", `${first}:a/b`).trim();
+    const loose = (oid: string) => existsSync(join(root, ".git", "objects", oid.slice(0, 2), oid.slice(2)));
+    expect(loose(sub)).toBe(true); // negative control: before gc the edited tree is loose
+    git(root, "gc", "-q");
+    expect(loose(sub)).toBe(false);
+    write(root, "a/b/c.txt", "c3\n");
+    write(root, "a/b/e.txt", "e\n");
+    expect(unwind(root, ["snapshot", "--json"]).json.tree).toBe(gitsTree(root));
   });
 
   it("pure: serialize sorts like git (a tree sorts as name + '/'), parse reads it back", () => {

@@ -7,7 +7,7 @@ import { splitZ } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
 import { lineSafe } from "../git/objects.js";
 import { INDEX_CONFIG } from "./index-config.js";
-import { incrementalTree } from "./tree-edit.js";
+import { foldIntoIndex, incrementalTree } from "./tree-edit.js";
 import { ensureStore, type Context } from "../store/context.js";
 import { inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
@@ -82,7 +82,16 @@ function copyKeepingMtime(from: string, to: string): void {
   utimesSync(to, st.atime, st.mtime);
 }
 
-/** The tree the private index last wrote: reused when status finds nothing changed. */
+/**
+ * Changes since the index tree stay out of the private index until more than
+ * this many paths (or bytes of files) differ: each snapshot re-hashes them
+ * (cheap while they are few), and the index, whose rewrite costs a full read
+ * and write of every entry (~90 ms at 100k files), is rewritten rarely.
+ */
+export const FOLD_PATHS = 64;
+export const FOLD_BYTES = 1 << 20;
+
+/** The tree of the private index as last written: the base every snapshot's tree is edited from. */
 function treeCachePath(ctx: Context): string {
   return `${ctx.indexFile}.tree`;
 }
@@ -135,6 +144,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     const add: string[] = [];
     const remove: string[] = [];
     const toolarge: string[] = [];
+    let addBytes = 0;
     for (const rec of splitZ(st.stdout)) {
       const y = rec[1];
       const path = rec.slice(3);
@@ -164,20 +174,27 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
         continue;
       }
       add.push(path);
+      if (ls.isFile()) addBytes += ls.size;
     }
-    // The recorded tree stops describing the index the moment the index changes;
-    // it is written again only after the new tree is known.
+    // The index tree is the tree of the private index as last written, and
+    // status lists what differs from it; changes are folded into the index
+    // only once they add up (see FOLD_PATHS), so most snapshots write no index.
+    // A scratch run works on a copy of that same index when there is one.
+    const indexTree = !opts.scratch || existsSync(ctx.indexFile) ? readTreeCache(ctx) : null;
     const changed = remove.length > 0 || add.length > 0;
-    // Only writeWorkTree changes the private index and it records each tree it
-    // writes; a scratch run works on a copy of that same index when there is one.
-    const recorded = !opts.scratch || existsSync(ctx.indexFile) ? readTreeCache(ctx) : null;
-    if (!opts.scratch && changed) rmSync(treeCachePath(ctx), { force: true });
     let tree: string;
-    if (!changed && recorded) {
-      tree = recorded; // nothing to update: the recorded tree is still the index's tree
-    } else if (!opts.scratch && recorded && canEditTree(ctx, add, remove)) {
-      tree = await incrementalTree(ctx, env, recorded, add, remove, left);
+    if (!changed && indexTree) {
+      tree = indexTree;
+    } else if (!opts.scratch && indexTree && canEditTree(ctx, add, remove)) {
+      const edit = await incrementalTree(ctx, indexTree, add, remove, left);
+      tree = edit.tree;
+      if (add.length + remove.length > FOLD_PATHS || addBytes > FOLD_BYTES) {
+        rmSync(treeCachePath(ctx), { force: true }); // it stops describing the index the moment the index changes
+        await foldIntoIndex(ctx, env, edit.changes, left);
+        writeFileSync(treeCachePath(ctx), tree + "\n");
+      }
     } else {
+      if (!opts.scratch) rmSync(treeCachePath(ctx), { force: true });
       if (remove.length > 0) {
         await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
           env,
@@ -195,8 +212,8 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
         });
       }
       tree = (await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() })).stdout.toString("utf8").trim();
+      if (!opts.scratch) writeFileSync(treeCachePath(ctx), tree + "\n");
     }
-    if (!opts.scratch) writeFileSync(treeCachePath(ctx), tree + "\n");
     const readEnv: Record<string, string> = scratchDir ? { GIT_OBJECT_DIRECTORY: env.GIT_OBJECT_DIRECTORY!, GIT_ALTERNATE_OBJECT_DIRECTORIES: env.GIT_ALTERNATE_OBJECT_DIRECTORIES! } : {};
     return { tree, toolarge: toolarge.sort(), env: readEnv, dispose };
   } catch (e) {

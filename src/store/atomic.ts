@@ -22,16 +22,20 @@ export function tempNameFor(path: string, tag = randomBytes(4).toString("hex")):
 /**
  * The one atomic-write helper: temp file in the same directory, fsync,
  * chmod, rename over the target, fsync the directory. A reader sees the old
- * bytes or the new ones, never a torn file.
+ * bytes or the new ones, never a torn file. `sync: false` keeps the
+ * atomicity against a killed process but not against a power cut: for git
+ * objects, which git itself writes that way (its default `core.fsync`
+ * leaves loose objects out).
  */
-export function writeFileAtomic(path: string, data: Buffer | string, opts: { mode?: number; tmp?: string } = {}): void {
+export function writeFileAtomic(path: string, data: Buffer | string, opts: { mode?: number; tmp?: string; sync?: boolean } = {}): void {
+  const sync = opts.sync ?? true;
   const tmp = opts.tmp ?? tempNameFor(path);
   const fd = openSync(tmp, "wx", opts.mode ?? 0o644);
   try {
     const buf = typeof data === "string" ? Buffer.from(data) : data;
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    fsyncSync(fd);
+    if (sync) fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
     try {
@@ -45,5 +49,5 @@ export function writeFileAtomic(path: string, data: Buffer | string, opts: { mod
   // The umask may have narrowed the mode given to open(); the record's mode wins.
   if (opts.mode !== undefined) chmodSync(tmp, opts.mode);
   renameSync(tmp, path);
-  fsyncDir(dirname(path));
+  if (sync) fsyncDir(dirname(path));
 }
