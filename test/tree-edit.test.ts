@@ -98,6 +98,8 @@ describe("trees edited in-process equal the trees git writes", () => {
 
     write(root, "d4/f11.txt", "after the fold\n");
     expect(snap()).toBe(gitsTree(root));
+    // Every object written in-process (trees, commits) reads back as git's own.
+    git(root, "fsck", "--strict", "--no-dangling");
   });
 
   it("base trees that git gc packed are read through git", () => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { UnwindError } from "../errors.js";
 import { splitZ } from "../git/git.js";
+import { createRef } from "../git/refs.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
 import { lineSafe } from "../git/objects.js";
 import { INDEX_CONFIG } from "./index-config.js";
@@ -136,6 +137,9 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
   const dispose = () => {
     if (scratchDir) rmSync(scratchDir, { recursive: true, force: true });
   };
+  // The tree of the private index as last written: the base the new tree is
+  // edited from. A scratch run works on a copy of that same index when there is one.
+  const indexTree = !opts.scratch || existsSync(ctx.indexFile) ? readTreeCache(ctx) : null;
   try {
     const st = await ctx.git(
       [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
@@ -176,11 +180,9 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       add.push(path);
       if (ls.isFile()) addBytes += ls.size;
     }
-    // The index tree is the tree of the private index as last written, and
-    // status lists what differs from it; changes are folded into the index
-    // only once they add up (see FOLD_PATHS), so most snapshots write no index.
-    // A scratch run works on a copy of that same index when there is one.
-    const indexTree = !opts.scratch || existsSync(ctx.indexFile) ? readTreeCache(ctx) : null;
+    // Status lists what differs from the index tree; changes are folded into
+    // the index only once they add up (see FOLD_PATHS), so most snapshots
+    // write no index.
     const changed = remove.length > 0 || add.length > 0;
     let tree: string;
     if (!changed && indexTree) {
@@ -268,8 +270,7 @@ export async function takeSnapshot(
   const meta: SnapshotMeta = { v: 1, id, at: now.toISOString(), root: ctx.root, parent, ...defined(labels), toolarge };
   const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(now.getTime() / 1000), JSON.stringify(meta) + "\n");
   const oid = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
-  // Create-only: a ref that already exists is never overwritten.
-  await ctx.git(["update-ref", "--no-deref", SNAPSHOT_REFS + id, oid, ""]);
+  await createRef(ctx, SNAPSHOT_REFS + id, oid);
   writeFileSync(lastPath(ctx), id + "\n");
   return { ...meta, commit: oid, tree };
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { deflateSync } from "node:zlib";
+import { deflateSync, type ZlibOptions } from "node:zlib";
 import { writeFileAtomic } from "../store/atomic.js";
 
 export type ObjectType = "commit" | "tree" | "blob";
@@ -21,8 +21,8 @@ export const lineSafe = (p: string): boolean => !p.includes("\n") && !p.includes
 
 /**
  * Writes one loose git object (zlib of "<type> <size>\0<body>", named by its
- * hash) — the format git itself writes. Used for snapshot commits, where a
- * `git commit-tree` process would cost more than the object it makes.
+ * hash) — the format git itself writes. Used for snapshot trees and commits,
+ * where a git process would cost more than the objects it makes.
  * Content-addressed and written by rename: an object that exists is never
  * rewritten. Not fsynced, like the blobs `git hash-object -w` writes beside
  * them (git's default `core.fsync` leaves loose objects out): a snapshot
@@ -34,9 +34,26 @@ export function writeLooseObject(objectsDir: string, type: ObjectType, body: Buf
   const dir = join(objectsDir, oid.slice(0, 2));
   const file = join(dir, oid.slice(2));
   if (existsSync(file)) return oid;
-  mkdirSync(dir, { recursive: true });
-  writeFileAtomic(file, deflateSync(data), { mode: 0o444, sync: false });
+  const bytes = deflateSync(data, deflateOptions(data.length));
+  // Mode 0444 less the umask, as git's own objects: no chmod.
+  try {
+    writeFileAtomic(file, bytes, { createMode: 0o444, sync: false });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+    mkdirSync(dir, { recursive: true }); // the fan-out directory's first object
+    writeFileAtomic(file, bytes, { createMode: 0o444, sync: false });
+  }
   return oid;
+}
+
+/**
+ * zlib sized to the object: setting up the default 32 KiB window and hash
+ * tables costs ~0.5 ms a call, more than compressing a small tree. Any
+ * window size is a valid stream for git to read.
+ */
+function deflateOptions(size: number): ZlibOptions {
+  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(size + 262))));
+  return { windowBits, memLevel: Math.max(1, windowBits - 7) };
 }
 
 /** The body of a parentless commit, as `git commit-tree` would write it for the same inputs. */

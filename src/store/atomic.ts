@@ -25,12 +25,17 @@ export function tempNameFor(path: string, tag = randomBytes(4).toString("hex")):
  * bytes or the new ones, never a torn file. `sync: false` keeps the
  * atomicity against a killed process but not against a power cut: for git
  * objects, which git itself writes that way (its default `core.fsync`
- * leaves loose objects out).
+ * leaves loose objects out). `mode` is set exactly; `createMode` only asks
+ * for it at creation, leaving the umask to narrow it.
  */
-export function writeFileAtomic(path: string, data: Buffer | string, opts: { mode?: number; tmp?: string; sync?: boolean } = {}): void {
+export function writeFileAtomic(
+  path: string,
+  data: Buffer | string,
+  opts: { mode?: number; createMode?: number; tmp?: string; sync?: boolean } = {},
+): void {
   const sync = opts.sync ?? true;
   const tmp = opts.tmp ?? tempNameFor(path);
-  const fd = openSync(tmp, "wx", opts.mode ?? 0o644);
+  const fd = openSync(tmp, "wx", opts.mode ?? opts.createMode ?? 0o644);
   try {
     const buf = typeof data === "string" ? Buffer.from(data) : data;
     let off = 0;
