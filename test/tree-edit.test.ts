@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { editTree, parseTree, serializeTree, type TreeEntry } from "../src/capture/tree-edit.js";
+import { editTree, RawTree, type TreeEntry } from "../src/capture/tree-edit.js";
 import { FOLD_PATHS } from "../src/capture/snapshot.js";
 import { git, makeRepo, tempDir, unwind, write } from "./helpers.js";
 
@@ -117,40 +117,70 @@ describe("trees edited in-process equal the trees git writes", () => {
     expect(unwind(root, ["snapshot", "--json"]).json.tree).toBe(gitsTree(root));
   });
 
-  it("pure: serialize sorts like git (a tree sorts as name + '/'), parse reads it back", () => {
-    const e = (mode: string, c: string): TreeEntry => ({ mode, oid: c.repeat(40) });
-    const t = new Map([
+  /** Runs editTree over in-memory trees; returns the written bodies, the last being the root. */
+  function edit(trees: Record<string, Record<string, TreeEntry>>, changes: [string, TreeEntry | null][]) {
+    const written: Buffer[] = [];
+    const build = (entries: Record<string, TreeEntry>): Buffer => {
+      const bodies: Buffer[] = [];
+      editTree(new Map(Object.entries(entries)), () => null, (b) => (bodies.push(b), "0".repeat(40)));
+      return bodies[bodies.length - 1]!;
+    };
+    editTree(
+      new Map(changes),
+      (dir) => (trees[dir] ? new RawTree(build(trees[dir]!), 20) : null),
+      (b) => {
+        written.push(b);
+        return String(written.length).padStart(40, "0");
+      },
+    );
+    return written.map((b) => new RawTree(b, 20).entries());
+  }
+  const e = (mode: string, c: string): TreeEntry => ({ mode, oid: c.repeat(40) });
+
+  it("pure: entries sort like git (a tree sorts as name + '/'), and edits keep that order", () => {
+    const [top] = edit({}, [
       ["a.b", e("100644", "1")],
       ["a", e("40000", "2")],
       ["a-b", e("100644", "3")],
     ]);
-    const raw = serializeTree(t);
-    expect([...parseTree(raw, 20).keys()]).toEqual(["a-b", "a.b", "a"]);
+    expect([...top!.keys()]).toEqual(["a-b", "a.b", "a"]);
     // Negative control: as a file, "a" sorts first.
-    const f = new Map([...t, ["a", e("100644", "2")]]);
-    expect([...parseTree(serializeTree(f), 20).keys()]).toEqual(["a", "a-b", "a.b"]);
+    const [flat] = edit({}, [
+      ["a.b", e("100644", "1")],
+      ["a", e("100644", "2")],
+      ["a-b", e("100644", "3")],
+    ]);
+    expect([...flat!.keys()]).toEqual(["a", "a-b", "a.b"]);
+    // Editing a sorted tree: a new name lands in order, a changed one in place, a removed one goes.
+    const base = { "": { b: e("100644", "b"), d: e("100644", "d"), f: e("100644", "f"), "a0": e("100644", "0") } };
+    const [after] = edit(base, [
+      ["c", e("100644", "c")],
+      ["d", e("100755", "e")],
+      ["f", null],
+      ["\u00fc", e("100644", "9")],
+    ]);
+    expect([...after!.entries()]).toEqual([
+      ["a0", e("100644", "0")],
+      ["b", e("100644", "b")],
+      ["c", e("100644", "c")],
+      ["d", e("100755", "e")],
+      ["\u00fc", e("100644", "9")],
+    ]);
   });
 
   it("pure: a directory that loses its last entry disappears, and a file may take its name", () => {
-    const written: Buffer[] = [];
-    const write = (b: Buffer) => {
-      written.push(b);
-      return String(written.length).padStart(40, "0");
-    };
-    const trees: Record<string, Map<string, TreeEntry>> = {
-      "": new Map([["d", { mode: "40000", oid: "d".repeat(40) }]]),
-      d: new Map([["only.txt", { mode: "100644", oid: "1".repeat(40) }]]),
-    };
-    const root = editTree(
-      new Map<string, TreeEntry | null>([
+    const written = edit(
+      { "": { d: e("40000", "d") }, d: { "only.txt": e("100644", "1") } },
+      [
         ["d/only.txt", null],
-        ["d", { mode: "100644", oid: "f".repeat(40) }],
-      ]),
-      (dir) => new Map(trees[dir] ?? []),
-      write,
+        ["d", e("100644", "f")],
+      ],
     );
-    const top = parseTree(written[written.length - 1]!, 20);
-    expect(root).toBe(String(written.length).padStart(40, "0"));
-    expect([...top.entries()]).toEqual([["d", { mode: "100644", oid: "f".repeat(40) }]]);
+    expect(written).toHaveLength(1); // no tree for the emptied directory
+    expect([...written[0]!.entries()]).toEqual([["d", e("100644", "f")]]);
+  });
+
+  it("pure: a malformed tree object is refused, not looped over", () => {
+    expect(() => new RawTree(Buffer.from("100644 name-without-nul"), 20)).toThrow(/malformed/);
   });
 });

@@ -11,70 +11,185 @@ export interface TreeEntry {
   oid: string;
 }
 
-/** Parses a raw tree object ("<mode> <name>\0<binary oid>"...). */
-export function parseTree(raw: Buffer, oidBytes: number): Map<string, TreeEntry> {
-  const out = new Map<string, TreeEntry>();
-  let pos = 0;
-  while (pos < raw.length) {
-    const sp = raw.indexOf(0x20, pos);
-    const nul = raw.indexOf(0, sp);
-    out.set(raw.toString("utf8", sp + 1, nul), { mode: raw.toString("latin1", pos, sp), oid: raw.toString("hex", nul + 1, nul + 1 + oidBytes) });
-    pos = nul + 1 + oidBytes;
+/**
+ * A tree object's entries, located in its raw bytes ("<mode> <name>\0<oid>"...)
+ * without decoding them: a snapshot edits a few names in trees that may hold
+ * thousands, and copies the rest through untouched.
+ */
+export class RawTree {
+  private readonly starts: number[] = [];
+  private readonly names: number[] = [];
+  private readonly nuls: number[] = [];
+  private readonly dirs: boolean[] = [];
+
+  constructor(
+    readonly raw: Buffer,
+    private readonly oidBytes: number,
+  ) {
+    let pos = 0;
+    while (pos < raw.length) {
+      const sp = raw.indexOf(0x20, pos);
+      const nul = sp < 0 ? -1 : raw.indexOf(0, sp + 1);
+      if (nul < 0 || nul + 1 + oidBytes > raw.length) throw new Error("malformed tree object");
+      this.starts.push(pos);
+      this.names.push(sp + 1);
+      this.nuls.push(nul);
+      this.dirs.push(sp - pos === 5 && raw[pos] === 0x34); // "40000"
+      pos = nul + 1 + oidBytes;
+    }
   }
-  return out;
+
+  get size(): number {
+    return this.starts.length;
+  }
+
+  /** Where entry `i` starts in `raw` (`raw.length` past the last). */
+  start(i: number): number {
+    return i < this.starts.length ? this.starts[i]! : this.raw.length;
+  }
+
+  entry(i: number): TreeEntry {
+    const nul = this.nuls[i]!;
+    return { mode: this.raw.toString("latin1", this.starts[i]!, this.names[i]! - 1), oid: this.raw.toString("hex", nul + 1, nul + 1 + this.oidBytes) };
+  }
+
+  /** The index of the entry called `name`, or -1. */
+  find(name: Buffer): number {
+    for (const dir of [false, true]) {
+      const i = this.insertionPoint(name, dir);
+      if (i < this.size && this.dirs[i] === dir && this.compareAt(i, name, dir) === 0) return i;
+    }
+    return -1;
+  }
+
+  /** The first index whose entry sorts at or after `name` (a tree if `dir`). */
+  insertionPoint(name: Buffer, dir: boolean): number {
+    let lo = 0;
+    let hi = this.size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compareAt(mid, name, dir) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Every entry by name: for tests and for reading a whole tree. */
+  entries(): Map<string, TreeEntry> {
+    const out = new Map<string, TreeEntry>();
+    for (let i = 0; i < this.size; i++) out.set(this.raw.toString("utf8", this.names[i]!, this.nuls[i]!), this.entry(i));
+    return out;
+  }
+
+  private compareAt(i: number, name: Buffer, dir: boolean): number {
+    return gitOrder(this.raw, this.names[i]!, this.nuls[i]!, this.dirs[i]!, name, 0, name.length, dir);
+  }
 }
 
-export function serializeTree(entries: ReadonlyMap<string, TreeEntry>): Buffer {
-  // git's tree order: bytewise, with a tree's name compared as if it ended in "/".
-  const rows = [...entries].map(([name, e]) => ({ key: Buffer.from(e.mode === "40000" ? `${name}/` : name, "utf8"), head: `${e.mode} ${name}\0`, oid: e.oid }));
-  rows.sort((a, b) => Buffer.compare(a.key, b.key));
-  let size = 0;
-  for (const r of rows) size += Buffer.byteLength(r.head, "utf8") + r.oid.length / 2;
-  const out = Buffer.allocUnsafe(size);
-  let pos = 0;
-  for (const r of rows) {
-    pos += out.write(r.head, pos, "utf8");
-    pos += out.write(r.oid, pos, "hex");
-  }
-  return out;
+/** git's tree order (base_name_compare): bytewise, a tree's name compared as if it ended in "/". */
+function gitOrder(a: Buffer, as: number, ae: number, aDir: boolean, b: Buffer, bs: number, be: number, bDir: boolean): number {
+  const n = Math.min(ae - as, be - bs);
+  const c = a.compare(b, bs, bs + n, as, as + n);
+  if (c !== 0) return c;
+  const ca = ae - as > n ? a[as + n]! : aDir ? 0x2f : 0;
+  const cb = be - bs > n ? b[bs + n]! : bDir ? 0x2f : 0;
+  return ca - cb;
 }
 
 const dirOf = (p: string) => (p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "");
 const baseOf = (p: string) => p.slice(p.lastIndexOf("/") + 1);
+
+/** One directory being edited: its tree before (null: a new directory) and the names whose entry changes (null: removed). */
+class DirEdit {
+  readonly changed = new Map<string, TreeEntry | null>();
+  constructor(readonly base: RawTree | null) {}
+
+  /** The entry a name has now: changed, else as in the base tree. */
+  get(name: string): TreeEntry | null {
+    if (this.changed.has(name)) return this.changed.get(name)!;
+    const i = this.base ? this.base.find(Buffer.from(name, "utf8")) : -1;
+    return i < 0 ? null : this.base!.entry(i);
+  }
+
+  get size(): number {
+    let n = this.base?.size ?? 0;
+    for (const [name, e] of this.changed) {
+      if (this.base && this.base.find(Buffer.from(name, "utf8")) >= 0) n--;
+      if (e) n++;
+    }
+    return n;
+  }
+
+  /** The new tree object: the base's bytes, copied in runs around the changed names. */
+  serialize(): Buffer {
+    const base = this.base;
+    const skip = new Set<number>();
+    const adds: { at: number; name: Buffer; dir: boolean; bytes: Buffer }[] = [];
+    for (const [n, e] of this.changed) {
+      const name = Buffer.from(n, "utf8");
+      const i = base ? base.find(name) : -1;
+      if (i >= 0) skip.add(i);
+      if (!e) continue;
+      const dir = e.mode === "40000";
+      const bytes = Buffer.concat([Buffer.from(`${e.mode} `, "latin1"), name, Buffer.from([0]), Buffer.from(e.oid, "hex")]);
+      adds.push({ at: base ? base.insertionPoint(name, dir) : 0, name, dir, bytes });
+    }
+    adds.sort((x, y) => x.at - y.at || gitOrder(x.name, 0, x.name.length, x.dir, y.name, 0, y.name.length, y.dir));
+    const parts: Buffer[] = [];
+    const n = base?.size ?? 0;
+    let run = -1; // byte offset where the current run of untouched entries began
+    const flush = (to: number) => {
+      if (run >= 0 && to > run) parts.push(base!.raw.subarray(run, to));
+      run = -1;
+    };
+    let k = 0;
+    for (let i = 0; i <= n; i++) {
+      while (k < adds.length && adds[k]!.at === i) {
+        flush(base ? base.start(i) : 0);
+        parts.push(adds[k++]!.bytes);
+      }
+      if (i === n) break;
+      if (skip.has(i)) flush(base!.start(i));
+      else if (run < 0) run = base!.start(i);
+    }
+    flush(base ? base.raw.length : 0);
+    return Buffer.concat(parts);
+  }
+}
 
 /**
  * The new root tree from the previous one and the changed paths (null:
  * removed). Reads only the trees on the changed paths' way down, and writes
  * only the trees that change: a snapshot of a large repository does not
  * re-read its whole index to write a tree, as `git write-tree` must.
- * `read` returns the entries of an existing tree directory (empty if new).
+ * `read` returns an existing tree directory (null if there is none).
  */
 export function editTree(
   changes: ReadonlyMap<string, TreeEntry | null>,
-  read: (dir: string) => Map<string, TreeEntry>,
+  read: (dir: string) => RawTree | null,
   write: (body: Buffer) => string,
 ): string {
   const dirs = new Set<string>([""]);
   for (const p of changes.keys()) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
-  const entries = new Map<string, Map<string, TreeEntry>>();
-  for (const d of dirs) entries.set(d, read(d));
+  const edits = new Map<string, DirEdit>();
+  for (const d of dirs) edits.set(d, new DirEdit(read(d)));
   for (const [p, e] of changes) {
-    const at = entries.get(dirOf(p))!;
-    if (e) at.set(baseOf(p), e);
-    else if (at.get(baseOf(p))?.mode !== "40000") at.delete(baseOf(p));
+    const at = edits.get(dirOf(p))!;
+    if (e) at.changed.set(baseOf(p), e);
+    else if (at.get(baseOf(p))?.mode !== "40000") at.changed.set(baseOf(p), null);
   }
   const deepestFirst = [...dirs].filter((d) => d !== "").sort((a, b) => b.split("/").length - a.split("/").length);
   for (const d of deepestFirst) {
-    const own = entries.get(d)!;
-    const parent = entries.get(dirOf(d))!;
+    const own = edits.get(d)!;
+    const parent = edits.get(dirOf(d))!;
     if (own.size === 0) {
       // A directory that lost its last entry is gone; a file of the same name may have taken its place.
-      if (parent.get(baseOf(d))?.mode === "40000") parent.delete(baseOf(d));
+      if (parent.get(baseOf(d))?.mode === "40000") parent.changed.set(baseOf(d), null);
     } else {
-      parent.set(baseOf(d), { mode: "40000", oid: write(serializeTree(own)) });
+      parent.changed.set(baseOf(d), { mode: "40000", oid: write(own.serialize()) });
     }
   }
-  return write(serializeTree(entries.get("")!));
+  return write(edits.get("")!.serialize());
 }
 
 /**
@@ -117,7 +232,7 @@ export async function incrementalTree(
     })(),
     readTrees(ctx, base, [...dirs], timeoutMs),
   ]);
-  const tree = editTree(changes, (d) => trees.get(d) ?? new Map(), (body) => writeLooseObject(objects, "tree", body, ctx.objectFormat));
+  const tree = editTree(changes, (d) => trees.get(d) ?? null, (body) => writeLooseObject(objects, "tree", body, ctx.objectFormat));
   return { tree, changes };
 }
 
@@ -139,29 +254,31 @@ export async function foldIntoIndex(
 }
 
 /**
- * The entries of each directory `dirs` names in tree `root` (empty for a
- * directory it does not have). The trees a snapshot edits are mostly ones
- * an earlier snapshot wrote, loose: they are read in-process, and only when
- * one is not (packed, or in an alternate) does a `cat-file --batch` run.
+ * Each directory `dirs` names in tree `root` (null for a directory it does
+ * not have). The trees a snapshot edits are mostly ones an earlier snapshot
+ * wrote, loose: they are read in-process, and only when one is not (packed,
+ * or in an alternate) does a `cat-file --batch` run.
  */
-async function readTrees(ctx: Context, root: string, dirs: readonly string[], timeoutMs: () => number | undefined): Promise<Map<string, Map<string, TreeEntry>>> {
+async function readTrees(ctx: Context, root: string, dirs: readonly string[], timeoutMs: () => number | undefined): Promise<Map<string, RawTree | null>> {
   const oidBytes = ctx.objectFormat === "sha256" ? 32 : 20;
   const objects = join(ctx.commonDir, "objects");
-  const out = new Map<string, Map<string, TreeEntry>>();
+  const out = new Map<string, RawTree | null>();
   const byDepth = [...dirs].sort((a, b) => depth(a) - depth(b));
   for (const d of byDepth) {
     let oid: string | null = root;
     if (d !== "") {
-      const e = out.get(dirOf(d))?.get(baseOf(d));
+      const parent = out.get(dirOf(d));
+      const i = parent ? parent.find(Buffer.from(baseOf(d), "utf8")) : -1;
+      const e = i < 0 ? null : parent!.entry(i);
       oid = e?.mode === "40000" ? e.oid : null;
     }
     if (oid === null) {
-      out.set(d, new Map()); // a directory the base tree does not have
+      out.set(d, null); // a directory the base tree does not have
       continue;
     }
     const body = readLooseTree(objects, oid);
     if (!body) return catFileTrees(ctx, root, dirs, oidBytes, timeoutMs);
-    out.set(d, parseTree(body, oidBytes));
+    out.set(d, new RawTree(body, oidBytes));
   }
   return out;
 }
@@ -188,9 +305,9 @@ async function catFileTrees(
   dirs: readonly string[],
   oidBytes: number,
   timeoutMs: () => number | undefined,
-): Promise<Map<string, Map<string, TreeEntry>>> {
+): Promise<Map<string, RawTree | null>> {
   const r = await ctx.git(["cat-file", "--batch"], { input: dirs.map((d) => (d === "" ? root : `${root}:${d}`)).join("\n") + "\n", timeoutMs: timeoutMs() });
-  const trees = new Map<string, Map<string, TreeEntry>>();
+  const trees = new Map<string, RawTree | null>();
   let pos = 0;
   const buf = r.stdout;
   for (const d of dirs) {
@@ -199,11 +316,11 @@ async function catFileTrees(
     pos = nl + 1;
     const m = /^\S+ (\S+) (\d+)$/.exec(header);
     if (!m) {
-      trees.set(d, new Map()); // "missing": a directory the previous tree did not have
+      trees.set(d, null); // "missing": a directory the previous tree did not have
       continue;
     }
     const size = Number(m[2]);
-    trees.set(d, m[1] === "tree" ? parseTree(buf.subarray(pos, pos + size), oidBytes) : new Map());
+    trees.set(d, m[1] === "tree" ? new RawTree(buf.subarray(pos, pos + size), oidBytes) : null);
     pos += size + 1;
   }
   return trees;
