@@ -117,6 +117,20 @@ describe("trees edited in-process equal the trees git writes", () => {
     expect(unwind(root, ["snapshot", "--json"]).json.tree).toBe(gitsTree(root));
   });
 
+  it("a base tree that is gone (pruned, lost) is not taken for an empty directory: the snapshot is written from the index", () => {
+    const root = makeRepo({ "a/b/c.txt": "c\n", "a/b/keep.txt": "keep\n", "a/d.txt": "d\n" });
+    unwind(root, ["snapshot"]); // the index tree is HEAD's tree, whose objects are loose here
+    const gone = git(root, "rev-parse", "HEAD:a/b").trim();
+    const file = join(root, ".git", "objects", gone.slice(0, 2), gone.slice(2));
+    expect(existsSync(file)).toBe(true); // negative control: it was there to lose
+    rmSync(file);
+    write(root, "a/b/c.txt", "c2\n");
+    const r = unwind(root, ["snapshot", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json.tree).toBe(gitsTree(root)); // a/b/keep.txt is still in it
+    expect(git(root, "ls-tree", "-r", "--name-only", r.json.tree)).toContain("a/b/keep.txt");
+  });
+
   /** Runs editTree over in-memory trees; returns the written bodies, the last being the root. */
   function edit(trees: Record<string, Record<string, TreeEntry>>, changes: [string, TreeEntry | null][]) {
     const written: Buffer[] = [];

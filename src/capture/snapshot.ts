@@ -8,7 +8,7 @@ import { createRef } from "../git/refs.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
 import { lineSafe } from "../git/objects.js";
 import { INDEX_CONFIG } from "./index-config.js";
-import { foldIntoIndex, incrementalTree } from "./tree-edit.js";
+import { BaseTreeUnreadable, foldIntoIndex, incrementalTree } from "./tree-edit.js";
 import { ensureStore, type Context } from "../store/context.js";
 import { inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
@@ -184,18 +184,22 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     // the index only once they add up (see FOLD_PATHS), so most snapshots
     // write no index.
     const changed = remove.length > 0 || add.length > 0;
-    let tree: string;
+    let tree: string | null = null;
     if (!changed && indexTree) {
       tree = indexTree;
     } else if (!opts.scratch && indexTree && canEditTree(ctx, add, remove)) {
-      const edit = await incrementalTree(ctx, indexTree, add, remove, left);
-      tree = edit.tree;
-      if (add.length + remove.length > FOLD_PATHS || addBytes > FOLD_BYTES) {
+      const edit = await incrementalTree(ctx, indexTree, add, remove, left).catch((e: unknown) => {
+        if (e instanceof BaseTreeUnreadable) return null; // written from the index below, which does not need it
+        throw e;
+      });
+      tree = edit?.tree ?? null;
+      if (edit && (add.length + remove.length > FOLD_PATHS || addBytes > FOLD_BYTES)) {
         rmSync(treeCachePath(ctx), { force: true }); // it stops describing the index the moment the index changes
         await foldIntoIndex(ctx, env, edit.changes, left);
         writeFileSync(treeCachePath(ctx), tree + "\n");
       }
-    } else {
+    }
+    if (tree === null) {
       if (!opts.scratch) rmSync(treeCachePath(ctx), { force: true });
       if (remove.length > 0) {
         await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {

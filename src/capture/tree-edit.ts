@@ -3,6 +3,7 @@ import { inflateSync } from "node:zlib";
 import { join } from "node:path";
 import { writeLooseObject } from "../git/objects.js";
 import type { Context } from "../store/context.js";
+import { GitError } from "../git/git.js";
 import { INDEX_CONFIG } from "./index-config.js";
 
 /** One tree entry: `mode` as git writes it in trees ("40000" for a tree). */
@@ -306,22 +307,40 @@ async function catFileTrees(
   oidBytes: number,
   timeoutMs: () => number | undefined,
 ): Promise<Map<string, RawTree | null>> {
-  const r = await ctx.git(["cat-file", "--batch"], { input: dirs.map((d) => (d === "" ? root : `${root}:${d}`)).join("\n") + "\n", timeoutMs: timeoutMs() });
+  let out: Buffer;
+  try {
+    out = (await ctx.git(["cat-file", "--batch"], { input: dirs.map((d) => (d === "" ? root : `${root}:${d}`)).join("\n") + "\n", timeoutMs: timeoutMs() })).stdout;
+  } catch (e) {
+    if (e instanceof GitError && e.gitCode !== "timeout") throw new BaseTreeUnreadable(`git cat-file failed: ${e.message}`);
+    throw e;
+  }
   const trees = new Map<string, RawTree | null>();
   let pos = 0;
-  const buf = r.stdout;
   for (const d of dirs) {
-    const nl = buf.indexOf(10, pos);
-    const header = buf.subarray(pos, nl).toString("utf8");
+    const nl = out.indexOf(10, pos);
+    const header = out.subarray(pos, nl).toString("utf8");
     pos = nl + 1;
     const m = /^\S+ (\S+) (\d+)$/.exec(header);
     if (!m) {
-      trees.set(d, null); // "missing": a directory the previous tree did not have
+      trees.set(d, null); // "missing": a directory the base tree does not have, or an object that is gone (below)
       continue;
     }
     const size = Number(m[2]);
-    trees.set(d, m[1] === "tree" ? new RawTree(buf.subarray(pos, pos + size), oidBytes) : null);
+    trees.set(d, m[1] === "tree" ? new RawTree(out.subarray(pos, pos + size), oidBytes) : null);
     pos += size + 1;
+  }
+  // "missing" also answers for a tree object that is gone (pruned once no
+  // snapshot named it, or lost): taken for an empty directory, it would
+  // silently drop everything below it from the snapshot.
+  if (!trees.get("")) throw new BaseTreeUnreadable(`base tree ${root} is missing`);
+  for (const d of dirs) {
+    if (d === "" || trees.get(d)) continue;
+    const parent = trees.get(dirOf(d));
+    const i = parent ? parent.find(Buffer.from(baseOf(d), "utf8")) : -1;
+    if (i >= 0 && parent!.entry(i).mode === "40000") throw new BaseTreeUnreadable(`tree ${parent!.entry(i).oid} (${d}/) is missing`);
   }
   return trees;
 }
+
+/** The base tree (or one below it) cannot be read: the snapshot must be written from the index instead. */
+export class BaseTreeUnreadable extends Error {}
