@@ -1,5 +1,5 @@
-import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { editTree, RawTree, type TreeEntry } from "../src/capture/tree-edit.js";
@@ -129,6 +129,70 @@ describe("trees edited in-process equal the trees git writes", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.tree).toBe(gitsTree(root)); // a/b/keep.txt is still in it
     expect(git(root, "ls-tree", "-r", "--name-only", r.json.tree)).toContain("a/b/keep.txt");
+
+  });
+
+  it("a damaged base tree (an object whose body is not a tree) is treated the same", () => {
+    const root = makeRepo({ "a/b.txt": "b\n" });
+    unwind(root, ["snapshot"]);
+    const junk = execFileSync("git", ["hash-object", "-t", "tree", "--literally", "-w", "--stdin"], { cwd: root, input: "not a tree", encoding: "utf8" }).trim();
+    const dir = join(root, ".git", "unwind", "index");
+    writeFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith(".base"))!), junk + "\n");
+    write(root, "a/b.txt", "b2\n");
+    const d = unwind(root, ["snapshot", "--json"]);
+    expect(d.code, d.stderr).toBe(0);
+    expect(d.json.tree).toBe(gitsTree(root));
+  });
+
+  it("the index tree outlives the snapshots that named it: gc and git prune leave it, and later snapshots stay whole", () => {
+    const scenario = () => {
+      const root = makeRepo({ "c.txt": "c\n" });
+      write(root, "notes.txt", "untracked\n"); // so the index tree is not HEAD's tree, which HEAD would keep alive
+      const t0 = unwind(root, ["snapshot", "--json"]).json.tree as string;
+      write(root, "c.txt", "c2\n");
+      unwind(root, ["snapshot"]);
+      const gc = unwind(root, ["gc", "--ttl", "1d"], { env: { UNWIND_NOW: "2099-01-01T00:00:00Z" } });
+      expect(gc.code, gc.stderr).toBe(0);
+      expect(unwind(root, ["snapshots", "--json"]).json.snapshots).toEqual([]); // nothing names t0 any more
+      return { root, t0 };
+    };
+    const exists = (root: string, oid: string) => spawnSync("git", ["cat-file", "-e", oid], { cwd: root }).status === 0;
+
+    const { root, t0 } = scenario();
+    git(root, "prune", "--expire=now");
+    expect(exists(root, t0)).toBe(true);
+    git(root, "checkout", "c.txt"); // the work tree is the index tree again
+    const again = unwind(root, ["snapshot", "--json"]);
+    expect(again.json.tree).toBe(t0);
+    expect(again.json.tree).toBe(gitsTree(root));
+    git(root, "gc", "-q"); // fails on a ref to a missing tree
+    git(root, "fsck", "--no-dangling");
+
+    // Negative control: without the index ref, git prunes it.
+    const other = scenario();
+    const refs = git(other.root, "for-each-ref", "--format=%(refname)", "refs/unwind/index/").trim().split("\n");
+    expect(refs).toHaveLength(1);
+    git(other.root, "update-ref", "-d", refs[0]!);
+    git(other.root, "prune", "--expire=now");
+    expect(exists(other.root, other.t0)).toBe(false);
+  });
+
+  it("exec bits as git reads them (the owner's), and symlink targets that are not UTF-8, byte for byte", () => {
+    const root = makeRepo({ "g.sh": "g\n", "o.sh": "o\n", "u.sh": "u\n" });
+    unwind(root, ["snapshot"]);
+    for (const [f, mode] of [["g.sh", 0o654], ["o.sh", 0o645], ["u.sh", 0o744]] as const) {
+      write(root, f, `${f} changed\n`);
+      chmodSync(join(root, f), mode);
+    }
+    const target = Buffer.from([0x66, 0xff, 0x6f]);
+    symlinkSync(target, join(root, "odd-link"));
+    const snap = unwind(root, ["snapshot", "--json"]).json;
+    expect(snap.tree).toBe(gitsTree(root));
+    const modes = git(root, "ls-tree", snap.tree).trim().split("\n").map((l) => `${l.split("\t")[1]} ${l.split(" ")[0]}`);
+    expect(modes).toEqual(expect.arrayContaining(["g.sh 100644", "o.sh 100644", "u.sh 100755", "odd-link 120000"]));
+    rmSync(join(root, "odd-link"));
+    expect(unwind(root, ["restore", snap.id]).code).toBe(0);
+    expect(readlinkSync(join(root, "odd-link"), "buffer").equals(target)).toBe(true);
   });
 
   /** Runs editTree over in-memory trees; returns the written bodies, the last being the root. */

@@ -74,7 +74,7 @@ export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: num
     return null;
   }
   if (st.isSymbolicLink()) {
-    const target = Buffer.from(readlinkSync(abs));
+    const target = readlinkSync(abs, "buffer");
     return { kind: "symlink", mode: "120000", size: target.length, sha256: cas.put(target), oid: blobOid(target, format) };
   }
   if (!st.isFile()) return "not-regular";

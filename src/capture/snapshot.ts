@@ -93,8 +93,27 @@ export const FOLD_PATHS = 64;
 export const FOLD_BYTES = 1 << 20;
 
 /** The tree of the private index as last written: the base every snapshot's tree is edited from. */
-function treeCachePath(ctx: Context): string {
-  return `${ctx.indexFile}.tree`;
+function basePath(ctx: Context): string {
+  return `${ctx.indexFile}.base`;
+}
+
+/** Keeps the index tree reachable (see recordIndexTree). */
+export function indexRef(ctx: Context): string {
+  return `refs/unwind/index/${basename(ctx.indexFile).replace(/\.index$/, "")}`;
+}
+
+/**
+ * Records the tree the private index now holds. Later snapshots name edited
+ * trees, not this one: once gc drops the snapshot that named it, git could
+ * prune the very tree every snapshot is edited from. A commit of it under
+ * `indexRef` keeps it (and every blob only the private index names) alive.
+ */
+async function recordIndexTree(ctx: Context, tree: string, timeoutMs: number | undefined): Promise<void> {
+  const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(Date.now() / 1000), "unwind: the tree of a private index\n");
+  const commit = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
+  await ctx.git(["update-ref", "--no-deref", indexRef(ctx), commit], { timeoutMs });
+  writeFileSync(basePath(ctx), tree + "\n");
+  rmSync(`${ctx.indexFile}.tree`, { force: true }); // what stores before 2026-11-30 kept instead (not protected by a ref)
 }
 
 /**
@@ -129,7 +148,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     // caller holds: a leftover index.lock is from a git we killed (timeout).
     rmSync(`${ctx.indexFile}.lock`, { force: true });
     if (!existsSync(ctx.indexFile)) {
-      rmSync(treeCachePath(ctx), { force: true });
+      rmSync(basePath(ctx), { force: true });
       await seedIndex(ctx, ctx.indexFile);
     }
     env = { GIT_INDEX_FILE: ctx.indexFile };
@@ -139,7 +158,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
   };
   // The tree of the private index as last written: the base the new tree is
   // edited from. A scratch run works on a copy of that same index when there is one.
-  const indexTree = !opts.scratch || existsSync(ctx.indexFile) ? readTreeCache(ctx) : null;
+  const indexTree = !opts.scratch || existsSync(ctx.indexFile) ? readIndexTree(ctx) : null;
   try {
     const st = await ctx.git(
       [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
@@ -194,13 +213,13 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       });
       tree = edit?.tree ?? null;
       if (edit && (add.length + remove.length > FOLD_PATHS || addBytes > FOLD_BYTES)) {
-        rmSync(treeCachePath(ctx), { force: true }); // it stops describing the index the moment the index changes
+        rmSync(basePath(ctx), { force: true }); // it stops describing the index the moment the index changes
         await foldIntoIndex(ctx, env, edit.changes, left);
-        writeFileSync(treeCachePath(ctx), tree + "\n");
+        await recordIndexTree(ctx, edit.tree, left());
       }
     }
     if (tree === null) {
-      if (!opts.scratch) rmSync(treeCachePath(ctx), { force: true });
+      if (!opts.scratch) rmSync(basePath(ctx), { force: true });
       if (remove.length > 0) {
         await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
           env,
@@ -218,7 +237,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
         });
       }
       tree = (await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() })).stdout.toString("utf8").trim();
-      if (!opts.scratch) writeFileSync(treeCachePath(ctx), tree + "\n");
+      if (!opts.scratch) await recordIndexTree(ctx, tree, left());
     }
     const readEnv: Record<string, string> = scratchDir ? { GIT_OBJECT_DIRECTORY: env.GIT_OBJECT_DIRECTORY!, GIT_ALTERNATE_OBJECT_DIRECTORIES: env.GIT_ALTERNATE_OBJECT_DIRECTORIES! } : {};
     return { tree, toolarge: toolarge.sort(), env: readEnv, dispose };
@@ -231,20 +250,28 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
 /**
  * Whether the tree can be edited in-process rather than written from the
  * whole index: names git's line-based plumbing reads correctly, and a
- * repository that keeps exec bits (core.fileMode).
+ * repository that keeps exec bits (`git init` writes core.fileMode into the
+ * repository's config; a worktree's own config may override it). Anything
+ * unreadable takes the index path, which is always right.
  */
 function canEditTree(ctx: Context, add: readonly string[], remove: readonly string[]): boolean {
   if (![...add, ...remove].every(lineSafe)) return false;
+  const off = /^\s*filemode\s*=\s*(false|no|off|0)\s*$/im;
   try {
-    return !/^\s*filemode\s*=\s*false\s*$/im.test(readFileSync(join(ctx.commonDir, "config"), "utf8"));
+    if (off.test(readFileSync(join(ctx.commonDir, "config"), "utf8"))) return false;
   } catch {
     return false;
   }
+  try {
+    return !off.test(readFileSync(join(ctx.gitDir, "config.worktree"), "utf8"));
+  } catch {
+    return true; // no worktree config
+  }
 }
 
-function readTreeCache(ctx: Context): string | null {
+function readIndexTree(ctx: Context): string | null {
   try {
-    const t = readFileSync(treeCachePath(ctx), "utf8").trim();
+    const t = readFileSync(basePath(ctx), "utf8").trim();
     return /^[0-9a-f]{40,64}$/.test(t) ? t : null;
   } catch {
     return null;

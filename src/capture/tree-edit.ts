@@ -2,6 +2,7 @@ import { lstatSync, readFileSync, readlinkSync } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { join } from "node:path";
 import { writeLooseObject } from "../git/objects.js";
+import { modeOf } from "../core/observe.js";
 import type { Context } from "../store/context.js";
 import { GitError } from "../git/git.js";
 import { INDEX_CONFIG } from "./index-config.js";
@@ -214,10 +215,10 @@ export async function incrementalTree(
   for (const p of add) {
     const st = lstatSync(join(ctx.root, p));
     if (st.isSymbolicLink()) {
-      changes.set(p, { mode: "120000", oid: writeLooseObject(objects, "blob", Buffer.from(readlinkSync(join(ctx.root, p))), ctx.objectFormat) });
+      changes.set(p, { mode: "120000", oid: writeLooseObject(objects, "blob", readlinkSync(join(ctx.root, p), "buffer"), ctx.objectFormat) });
     } else {
       files.push(p);
-      changes.set(p, { mode: st.mode & 0o111 ? "100755" : "100644", oid: "" });
+      changes.set(p, { mode: modeOf(st), oid: "" });
     }
   }
   const dirs = new Set<string>([""]);
@@ -279,7 +280,7 @@ async function readTrees(ctx: Context, root: string, dirs: readonly string[], ti
     }
     const body = readLooseTree(objects, oid);
     if (!body) return catFileTrees(ctx, root, dirs, oidBytes, timeoutMs);
-    out.set(d, new RawTree(body, oidBytes));
+    out.set(d, baseTree(body, oidBytes, oid));
   }
   return out;
 }
@@ -326,7 +327,7 @@ async function catFileTrees(
       continue;
     }
     const size = Number(m[2]);
-    trees.set(d, m[1] === "tree" ? new RawTree(out.subarray(pos, pos + size), oidBytes) : null);
+    trees.set(d, m[1] === "tree" ? baseTree(out.subarray(pos, pos + size), oidBytes, header.split(" ")[0]!) : null);
     pos += size + 1;
   }
   // "missing" also answers for a tree object that is gone (pruned once no
@@ -344,3 +345,11 @@ async function catFileTrees(
 
 /** The base tree (or one below it) cannot be read: the snapshot must be written from the index instead. */
 export class BaseTreeUnreadable extends Error {}
+
+function baseTree(body: Buffer, oidBytes: number, oid: string): RawTree {
+  try {
+    return new RawTree(body, oidBytes);
+  } catch {
+    throw new BaseTreeUnreadable(`tree ${oid} is damaged`);
+  }
+}

@@ -13,8 +13,9 @@ function lstatOrNull(p: string): Stats | null {
   }
 }
 
+/** git's mode for a regular file: executable when the owner may execute it (git ignores group and other bits). */
 export function modeOf(st: Stats): string {
-  return st.mode & 0o111 ? "100755" : "100644";
+  return st.mode & 0o100 ? "100755" : "100644";
 }
 
 /** Git's own blob id of raw bytes (what `git hash-object --no-filters` prints). */
@@ -50,7 +51,7 @@ export function observeOne(root: string, rel: string, format: "sha1" | "sha256",
   const st = lstatOrNull(abs);
   if (!st) return { kind: "absent" };
   if (st.isSymbolicLink()) {
-    const target = readlinkSync(abs);
+    const target = readlinkSync(abs, "buffer"); // bytes: a target need not be UTF-8
     return { kind: "symlink", target, sha256: sha256(target), oid: blobOid(target, format) };
   }
   if (st.isFile()) {
@@ -97,7 +98,7 @@ export function stateOf(o: Observed): State | null {
     case "file":
       return { kind: "file", mode: o.mode, size: o.size, sha256: o.sha256, ...(o.oid ? { oid: o.oid } : {}) };
     case "symlink":
-      return { kind: "symlink", mode: "120000", size: Buffer.byteLength(o.target), sha256: o.sha256, ...(o.oid ? { oid: o.oid } : {}) };
+      return { kind: "symlink", mode: "120000", size: o.target.length, sha256: o.sha256, ...(o.oid ? { oid: o.oid } : {}) };
     default:
       return null;
   }
@@ -107,7 +108,7 @@ export function stateOf(o: Observed): State | null {
 export function sameObserved(a: Observed, b: Observed): boolean {
   if (a.kind !== b.kind) return false;
   if (a.kind === "file" && b.kind === "file") return a.sha256 === b.sha256 && a.mode === b.mode && a.nlink === b.nlink;
-  if (a.kind === "symlink" && b.kind === "symlink") return a.target === b.target;
+  if (a.kind === "symlink" && b.kind === "symlink") return a.target.equals(b.target);
   if (a.kind === "blocked" && b.kind === "blocked") return a.at === b.at;
   return true;
 }

@@ -52,7 +52,7 @@ export interface ChangeSet {
 export type Observed =
   | { kind: "absent" }
   | { kind: "file"; mode: string; size: number; nlink: number; sha256: Sha256; oid?: GitOid; text: boolean }
-  | { kind: "symlink"; target: string; sha256: Sha256; oid?: GitOid }
+  | { kind: "symlink"; target: Buffer; sha256: Sha256; oid?: GitOid }
   | { kind: "dir" }
   | { kind: "other" }
   /** A parent of the path is a symlink: the path cannot be reached safely. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync, type ZlibOptions } from "node:zlib";
 import { writeFileAtomic } from "../store/atomic.js";
@@ -33,7 +33,18 @@ export function writeLooseObject(objectsDir: string, type: ObjectType, body: Buf
   const oid = createHash(format).update(data).digest("hex");
   const dir = join(objectsDir, oid.slice(0, 2));
   const file = join(dir, oid.slice(2));
-  if (existsSync(file)) return oid;
+  const there = statSync(file, { throwIfNoEntry: false });
+  if (there && there.size > 0) {
+    // As git does: a fresh mtime keeps a concurrent prune from taking an object just reused.
+    try {
+      const now = new Date();
+      utimesSync(file, now, now);
+    } catch {
+      /* a read-only objects directory: the object exists, which is what matters */
+    }
+    return oid;
+  }
+  // Absent, or emptied by a power cut (objects are not fsynced): written (again).
   const bytes = deflateSync(data, deflateOptions(data.length));
   // Mode 0444 less the umask, as git's own objects: no chmod.
   try {

@@ -1,30 +1,23 @@
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Context } from "../store/context.js";
 
 /**
- * Creates `name` pointing at `oid`; never overwrites a ref that exists.
+ * Creates the ref `name`, a fresh name nothing has used (a snapshot id: a
+ * millisecond time and 32 random bits), pointing at `oid`.
  *
- * With git's files backend the ref is written as git writes it (a
- * `<ref>.lock` taken exclusively, then moved into place), which spares a
- * git process per snapshot (~13 ms). Moving it by link() rather than
- * rename() is what makes it create-only. Anything unusual (a reftable
- * repository, a lock someone else holds, a file in the way) goes to
- * `git update-ref`, which decides and words the error: so does a name
- * that `git pack-refs` (run by `git gc`) moved into packed-refs.
+ * With git's files backend the ref is written as git writes it, which spares
+ * a git process per snapshot (~13 ms): `<ref>.lock` taken exclusively (git
+ * and every other writer of that ref must hold it too), the ref checked
+ * absent while holding it, then the lock renamed into place. A kill leaves
+ * at most the lock, as a killed git would. Anything unusual (a reftable
+ * repository, a lock someone else holds, a ref or file in the way) goes to
+ * `git update-ref <name> <oid> ""`, which decides and words the error.
+ * packed-refs is not read (it can be large): a fresh name is not in it.
  */
 export async function createRef(ctx: Context, name: string, oid: string): Promise<void> {
-  const files = !existsSync(join(ctx.commonDir, "reftable")) && !isPacked(ctx.commonDir, name);
-  if (files && writeLooseRef(join(ctx.commonDir, name), oid)) return;
+  if (!existsSync(join(ctx.commonDir, "reftable")) && writeLooseRef(join(ctx.commonDir, name), oid)) return;
   await ctx.git(["update-ref", "--no-deref", name, oid, ""]);
-}
-
-function isPacked(commonDir: string, name: string): boolean {
-  try {
-    return readFileSync(join(commonDir, "packed-refs")).includes(` ${name}\n`);
-  } catch {
-    return false; // none yet
-  }
 }
 
 function writeLooseRef(path: string, oid: string): boolean {
@@ -34,23 +27,28 @@ function writeLooseRef(path: string, oid: string): boolean {
     mkdirSync(dirname(path), { recursive: true });
     fd = openSync(lock, "wx", 0o666);
   } catch {
-    return false;
+    return false; // a file in the way, or someone holds the lock
   }
+  let done = false;
   try {
     try {
       writeSync(fd, `${oid}\n`);
     } finally {
       closeSync(fd);
     }
-    linkSync(lock, path);
+    if (lstatSync(path, { throwIfNoEntry: false })) return false; // it exists: git refuses it below
+    renameSync(lock, path);
+    done = true;
     return true;
   } catch {
-    return false; // git update-ref will say why (it exists, most likely)
+    return false;
   } finally {
-    try {
-      unlinkSync(lock);
-    } catch {
-      /* already gone */
+    if (!done) {
+      try {
+        unlinkSync(lock);
+      } catch {
+        /* already gone */
+      }
     }
   }
 }

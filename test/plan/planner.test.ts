@@ -54,7 +54,7 @@ const obs = {
     text: o.text ?? true,
     ...(o.oid !== undefined ? { oid: oid(o.oid) } : {}),
   }),
-  symlink: (target: string): Observed => ({ kind: "symlink", target, sha256: sha(`link:${target}`) }),
+  symlink: (target: string): Observed => ({ kind: "symlink", target: Buffer.from(target), sha256: sha(`link:${target}`) }),
   dir: (): Observed => ({ kind: "dir" }),
   other: (): Observed => ({ kind: "other" }),
   blocked: (at: string): Observed => ({ kind: "blocked", at }),

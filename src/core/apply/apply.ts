@@ -179,9 +179,9 @@ function keepCurrent(ctx: Context, reader: ContentReader, it: PlanItem): State |
     return kept.sha256 === e.sha256 ? kept : "changed";
   }
   if (e.kind === "symlink") {
-    const target = readlinkSync(abs);
-    if (target !== e.target) return "changed";
-    return withHashes(reader, { kind: "symlink", mode: "120000" }, Buffer.from(target), true);
+    const target = readlinkSync(abs, "buffer");
+    if (!target.equals(e.target)) return "changed";
+    return withHashes(reader, { kind: "symlink", mode: "120000" }, target, true);
   }
   return stateOf(e);
 }

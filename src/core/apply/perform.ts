@@ -56,7 +56,7 @@ export function performOne(root: string, rel: RepoPath, after: State | null, dat
   const tmp = tmpPath(root, rel, tmpTag);
   unlinkIfExists(tmp);
   try {
-    if (after.kind === "symlink") symlinkSync(data!.toString("utf8"), tmp);
+    if (after.kind === "symlink") symlinkSync(data!, tmp); // the target's bytes as stored
     else writeTemp(tmp, data!, abs, after.mode === "100755");
     if (!recheck()) {
       unlinkIfExists(tmp);
