@@ -1,8 +1,9 @@
-import { chmodSync, readdirSync, readFileSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, readdirSync, readFileSync, realpathSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { git, makeRepo, read, snapshotId, treeState, unwind, write } from "./helpers.js";
+import { git, makeRepo, read, snapshotId, tempDir, treeState, unwind, write } from "./helpers.js";
 
 function casFiles(root: string): string[] {
   const dir = join(root, ".git", "unwind", "cas", "sha256");
@@ -133,6 +134,46 @@ describe("gc", () => {
     expect(read(root, "a.txt")).toBe("agent wrote this\n");
   });
 });
+
+describe("gc and private indexes", () => {
+  it("drops the private index (and its index ref) of a removed worktree, and only that one", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const wt = join(tempDir(), "wt");
+    git(root, "worktree", "add", "-q", wt, "-b", "side");
+    write(wt, "side.txt", "only in the worktree\n");
+    snapshotId(root);
+    snapshotId(wt);
+    const indexDir = join(root, ".git", "unwind", "index");
+    const indexes = () => readdirSync(indexDir).filter((f) => f.endsWith(".index")).sort();
+    const refs = () => git(root, "for-each-ref", "--format=%(refname)", "refs/unwind/index/").trim().split("\n").filter(Boolean).sort();
+    expect(indexes()).toHaveLength(2);
+    expect(refs()).toHaveLength(2);
+
+    // Negative control: while both worktrees exist, gc keeps both.
+    expect(unwind(root, ["gc", "--json"]).json).toMatchObject({ indexes: 0, indexBytes: 0 });
+    expect(indexes()).toHaveLength(2);
+
+    const mainIndex = readFileSync(join(indexDir, indexes().find((f) => !snapshotIndexOf(wt, indexDir, f))!));
+    git(root, "worktree", "remove", "--force", wt);
+    const dry = unwind(root, ["gc", "--dry-run", "--json"]);
+    expect(dry.json.indexes).toBe(1);
+    expect(indexes()).toHaveLength(2);
+    const real = unwind(root, ["gc", "--json"]);
+    expect(real.json.indexes).toBe(1);
+    expect(real.json.indexBytes).toBeGreaterThan(0);
+    expect(indexes()).toHaveLength(1);
+    expect(readdirSync(indexDir).every((f) => f.startsWith(indexes()[0]!))).toBe(true); // its .base and .last went too
+    expect(refs()).toHaveLength(1);
+    expect(readFileSync(join(indexDir, indexes()[0]!)).equals(mainIndex)).toBe(true);
+    expect(unwind(root, ["snapshot"]).code).toBe(0);
+  });
+});
+
+/** Whether index file `f` is the private index of work tree `wt` (its key is that of the worktree's git dir). */
+function snapshotIndexOf(wt: string, indexDir: string, f: string): boolean {
+  const gitDir = realpathSync(resolve(wt, readFileSync(join(wt, ".git"), "utf8").replace(/^gitdir: /, "").trim()));
+  return f === `${createHash("sha256").update(gitDir).digest("hex").slice(0, 16)}.index` && existsSync(join(indexDir, f));
+}
 
 describe("stack", () => {
   it("push, list in order, clear; a missing branch is exit 3", () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { UnwindError } from "../errors.js";
@@ -9,8 +9,8 @@ import { commitBody, writeLooseObject } from "../git/objects.js";
 import { lineSafe } from "../git/objects.js";
 import { INDEX_CONFIG } from "./index-config.js";
 import { BaseTreeUnreadable, foldIntoIndex, incrementalTree } from "./tree-edit.js";
-import { ensureStore, type Context } from "../store/context.js";
-import { inStore } from "../core/paths.js";
+import { ensureStore, indexKey, type Context } from "../store/context.js";
+import { insideRoot, inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
 
 export const SNAPSHOT_REFS = "refs/unwind/snapshots/";
@@ -267,6 +267,50 @@ function canEditTree(ctx: Context, add: readonly string[], remove: readonly stri
   } catch {
     return true; // no worktree config
   }
+}
+
+/** A private index whose work tree is gone: its files in the store, and the ref that keeps its tree alive. */
+export interface OrphanIndex {
+  key: string;
+  files: string[];
+  bytes: number;
+}
+
+/**
+ * Private indexes of work trees that no longer exist (a linked worktree
+ * removed): only a cache, but megabytes each, and their index ref would
+ * keep their last tree alive for ever. Only for a store inside the
+ * repository's own git dir: a store shared by several repositories (through
+ * UNWIND_STORE) holds indexes this repository cannot judge.
+ */
+export function orphanIndexes(ctx: Context): OrphanIndex[] {
+  if (ctx.mode !== "git" || insideRoot(ctx.commonDir, ctx.store) === null) return [];
+  const live = new Set([indexKey(ctx.commonDir)]);
+  const worktrees = join(ctx.commonDir, "worktrees");
+  for (const name of existsSync(worktrees) ? readdirSync(worktrees) : []) {
+    try {
+      live.add(indexKey(realpathSync(join(worktrees, name))));
+    } catch {
+      /* vanished meanwhile */
+    }
+  }
+  const dir = join(ctx.store, "index");
+  const byKey = new Map<string, OrphanIndex>();
+  for (const f of existsSync(dir) ? readdirSync(dir) : []) {
+    const key = /^([0-9a-f]{16})\.index(\..*)?$/.exec(f)?.[1];
+    if (!key || live.has(key)) continue;
+    const o = byKey.get(key) ?? { key, files: [], bytes: 0 };
+    o.files.push(join(dir, f));
+    o.bytes += statSync(join(dir, f)).size;
+    byKey.set(key, o);
+  }
+  return [...byKey.values()];
+}
+
+/** Removes an orphan's files and its index ref. The caller holds the store lock. */
+export async function dropIndex(ctx: Context, o: OrphanIndex): Promise<void> {
+  for (const f of o.files) rmSync(f, { force: true });
+  await ctx.git(["update-ref", "-d", `refs/unwind/index/${o.key}`]);
 }
 
 function readIndexTree(ctx: Context): string | null {

@@ -80,9 +80,13 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
   });
 }
 
+/** One private index per work tree, named by this key of its (real) git dir. */
+export function indexKey(gitDir: string): string {
+  return createHash("sha256").update(gitDir).digest("hex").slice(0, 16);
+}
+
 function gitContext(root: string, gitDir: string, commonDir: string, objectFormat: "sha1" | "sha256", store: string): Context {
-  // One private index per work tree, keyed by its git dir.
-  const key = createHash("sha256").update(gitDir).digest("hex").slice(0, 16);
+  const key = indexKey(gitDir);
   return makeContext({
     root,
     store,

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { listSnapshots, SNAPSHOT_REFS } from "../../capture/snapshot.js";
+import { dropIndex, listSnapshots, orphanIndexes, SNAPSHOT_REFS } from "../../capture/snapshot.js";
 import { pendingIntents } from "../../core/apply/intent.js";
 import { acts } from "../../core/apply/apply.js";
 import { Exit } from "../../errors.js";
@@ -190,7 +190,7 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
   const ttl = parseDuration(ttlText);
   const dryRun = Boolean(opts.dryRun);
   if (!existsSync(ctx.store)) {
-    return { json: { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0 }, human: "nothing to collect: no store yet", exit: Exit.ok };
+    return { json: { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0, indexes: 0, indexBytes: 0 }, human: "nothing to collect: no store yet", exit: Exit.ok };
   }
   const run = async () => {
     const cutoff = now().getTime() - ttl;
@@ -230,11 +230,16 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
       blobBytes += st.size;
       if (!dryRun) unlinkSync(b.path);
     }
-    return { ttl: ttlText, dryRun, snapshots: oldSnaps.length, receipts: droppedReceipts.length, records: journal.dropped, blobs: blobCount, bytes: blobBytes };
+    // Private indexes of removed worktrees: a cache, dropped whatever its age.
+    const orphans = orphanIndexes(ctx);
+    if (!dryRun) for (const o of orphans) await dropIndex(ctx, o);
+    const indexBytes = orphans.reduce((n, o) => n + o.bytes, 0);
+    return { ttl: ttlText, dryRun, snapshots: oldSnaps.length, receipts: droppedReceipts.length, records: journal.dropped, blobs: blobCount, bytes: blobBytes, indexes: orphans.length, indexBytes };
   };
   const res = dryRun ? await run() : await withLock(ctx.store, "gc", run);
   const verb = dryRun ? "would drop" : "dropped";
   const human = `${verb} ${res.snapshots} snapshot(s), ${res.receipts} receipt(s), ${res.records} journal record(s), ${res.blobs} blob(s) (${bytes(res.bytes)}) older than ${ttlText}` +
+    (res.indexes ? `\n${verb} ${res.indexes} private index(es) of removed worktrees (${bytes(res.indexBytes)})` : "") +
     (res.snapshots ? "\nsnapshot objects are left to git's own gc" : "");
   return { json: res, human, exit: Exit.ok };
 }
