@@ -97,10 +97,9 @@ function basePath(ctx: Context): string {
   return `${ctx.indexFile}.base`;
 }
 
-/** Keeps the index tree reachable (see recordIndexTree). */
-export function indexRef(ctx: Context): string {
-  return `refs/unwind/index/${basename(ctx.indexFile).replace(/\.index$/, "")}`;
-}
+/** Each private index's index tree is kept reachable under here (see recordIndexTree), named by the index's key. */
+const INDEX_REFS = "refs/unwind/index/";
+const indexRef = (ctx: Context) => INDEX_REFS + basename(ctx.indexFile).replace(/\.index$/, "");
 
 /**
  * Records the tree the private index now holds. Later snapshots name edited
@@ -128,12 +127,18 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
   const left = () => (opts.deadline === undefined ? undefined : Math.max(1, opts.deadline - Date.now()));
   let env: Record<string, string>;
   let scratchDir: string | null = null;
+  // The tree of the private index as last written: the base the new tree is edited from.
+  let indexTree: string | null = null;
   if (opts.scratch) {
     scratchDir = mkdtempSync(join(tmpdir(), "unwind-scratch-"));
     mkdirSync(join(scratchDir, "objects"));
     const idx = join(scratchDir, "index");
     if (existsSync(ctx.indexFile)) {
+      // A scratch run holds no lock: the index tree counts only if no snapshot
+      // rewrote the index (and its tree) while it was being copied.
+      const before = readIndexTree(ctx);
       copyKeepingMtime(ctx.indexFile, idx);
+      indexTree = readIndexTree(ctx) === before ? before : null;
     } else {
       await seedIndex(ctx, idx);
     }
@@ -152,13 +157,11 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       await seedIndex(ctx, ctx.indexFile);
     }
     env = { GIT_INDEX_FILE: ctx.indexFile };
+    indexTree = readIndexTree(ctx);
   }
   const dispose = () => {
     if (scratchDir) rmSync(scratchDir, { recursive: true, force: true });
   };
-  // The tree of the private index as last written: the base the new tree is
-  // edited from. A scratch run works on a copy of that same index when there is one.
-  const indexTree = !opts.scratch || existsSync(ctx.indexFile) ? readIndexTree(ctx) : null;
   try {
     const st = await ctx.git(
       [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
@@ -310,7 +313,7 @@ export function orphanIndexes(ctx: Context): OrphanIndex[] {
 /** Removes an orphan's files and its index ref. The caller holds the store lock. */
 export async function dropIndex(ctx: Context, o: OrphanIndex): Promise<void> {
   for (const f of o.files) rmSync(f, { force: true });
-  await ctx.git(["update-ref", "-d", `refs/unwind/index/${o.key}`]);
+  await ctx.git(["update-ref", "-d", INDEX_REFS + o.key]);
 }
 
 function readIndexTree(ctx: Context): string | null {
