@@ -7,6 +7,7 @@
 //   snapshot  unwind snapshot on a 100,000-file repository      (snapshot.mjs)
 //   hook      unwind hook claude start-up, Edit and Read        (hook.mjs)
 //   bash      unwind hook claude Bash pre-capture, 100k files   (bash.mjs)
+//   wide      unwind snapshot, 1 change in a 20,000-entry dir   (wide.mjs)
 //   store     store bytes for 1,000 captured source files       (store.mjs)
 //   task      a 5,000-path task: change set and undo plan       (task.mjs)
 //
@@ -15,6 +16,7 @@
 //   BENCH_FILES=5000 npm run bench     a smaller shared repository, quick check
 //   BENCH_REPS=11                      more repetitions (hook: BENCH_HOOK_REPS, default max(REPS, 21))
 //   BENCH_STORE_FILES=200              fewer files for the store benchmark
+//   BENCH_WIDE_FILES=2000              a narrower directory for the wide benchmark
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
 //
 // The 100,000-file repository is generated once and shared by snapshot,
@@ -22,7 +24,7 @@
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "store", "task"];
+const SUITE = ["snapshot", "hook", "bash", "wide", "store", "task"];
 
 const only = (process.env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
 const unknown = only.filter((n) => !SUITE.includes(n));

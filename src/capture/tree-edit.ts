@@ -28,11 +28,16 @@ export class RawTree {
     readonly raw: Buffer,
     private readonly oidBytes: number,
   ) {
+    // A plain loop: a call into Buffer.indexOf per field costs more than the
+    // scan itself in a tree of thousands of entries.
+    const n = raw.length;
     let pos = 0;
-    while (pos < raw.length) {
-      const sp = raw.indexOf(0x20, pos);
-      const nul = sp < 0 ? -1 : raw.indexOf(0, sp + 1);
-      if (nul < 0 || nul + 1 + oidBytes > raw.length) throw new Error("malformed tree object");
+    while (pos < n) {
+      let sp = pos;
+      while (sp < n && raw[sp] !== 0x20) sp++;
+      let nul = sp + 1;
+      while (nul < n && raw[nul] !== 0) nul++;
+      if (nul >= n || nul + 1 + oidBytes > n) throw new Error("malformed tree object");
       this.starts.push(pos);
       this.names.push(sp + 1);
       this.nuls.push(nul);

@@ -58,13 +58,15 @@ export function writeLooseObject(objectsDir: string, type: ObjectType, body: Buf
 }
 
 /**
- * zlib sized to the object: setting up the default 32 KiB window and hash
- * tables costs ~0.5 ms a call, more than compressing a small tree. Any
- * window size is a valid stream for git to read.
+ * zlib as git writes loose objects (`core.looseCompression` defaults to 1,
+ * the fastest level: a pack recompresses them later), sized to the object:
+ * setting up the default 32 KiB window and hash tables costs ~0.5 ms a
+ * call, more than compressing a small tree. Any window size is a valid
+ * stream for git to read.
  */
 function deflateOptions(size: number): ZlibOptions {
   const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(size + 262))));
-  return { windowBits, memLevel: Math.max(1, windowBits - 7) };
+  return { level: 1, windowBits, memLevel: Math.max(1, windowBits - 7) };
 }
 
 /** The body of a parentless commit, as `git commit-tree` would write it for the same inputs. */
