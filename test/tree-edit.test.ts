@@ -132,6 +132,26 @@ describe("trees edited in-process equal the trees git writes", () => {
 
   });
 
+  it("a changed file that vanishes before git hashes it (a build's temp file) is simply gone from the snapshot, which still succeeds", () => {
+    const root = makeRepo({ "a/keep.txt": "keep\n", "a/tmp.txt": "tmp\n" });
+    unwind(root, ["snapshot"]);
+    // A real git, behind a wrapper that deletes the file the moment hash-object
+    // starts: what a concurrent process deleting it would do, deterministically.
+    const bin = tempDir();
+    const real = (process.env.PATH ?? "").split(":").map((d) => join(d, "git")).find((p) => existsSync(p));
+    writeFileSync(join(bin, "git"), `#!/bin/sh\ncase " $* " in *" hash-object "*) rm -f "$VANISH";; esac\nexec "${real}" "$@"\n`);
+    chmodSync(join(bin, "git"), 0o755);
+    const env = { PATH: `${bin}:${process.env.PATH}`, VANISH: join(root, "a/tmp.txt") };
+
+    write(root, "a/keep.txt", "keep 2\n");
+    write(root, "a/tmp.txt", "tmp 2\n");
+    const r = unwind(root, ["snapshot", "--json"], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(join(root, "a/tmp.txt"))).toBe(false); // the wrapper did delete it
+    expect(r.json.tree).toBe(gitsTree(root));
+    expect(git(root, "ls-tree", "-r", "--name-only", r.json.tree)).not.toContain("a/tmp.txt");
+  });
+
   it("a damaged base tree (an object whose body is not a tree) is treated the same", () => {
     const root = makeRepo({ "a/b.txt": "b\n" });
     unwind(root, ["snapshot"]);

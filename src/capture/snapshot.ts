@@ -8,7 +8,7 @@ import { createRef } from "../git/refs.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
 import { lineSafe } from "../git/objects.js";
 import { INDEX_CONFIG } from "./index-config.js";
-import { BaseTreeUnreadable, foldIntoIndex, incrementalTree } from "./tree-edit.js";
+import { CannotEditTree, foldIntoIndex, incrementalTree } from "./tree-edit.js";
 import { ensureStore, indexKey, type Context } from "../store/context.js";
 import { insideRoot, inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
@@ -211,7 +211,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       tree = indexTree;
     } else if (!opts.scratch && indexTree && canEditTree(ctx, add, remove)) {
       const edit = await incrementalTree(ctx, indexTree, add, remove, left).catch((e: unknown) => {
-        if (e instanceof BaseTreeUnreadable) return null; // written from the index below, which does not need it
+        if (e instanceof CannotEditTree) return null; // written from the index below
         throw e;
       });
       tree = edit?.tree ?? null;

@@ -218,7 +218,11 @@ export async function incrementalTree(
   for (const p of remove) changes.set(p, null);
   const files: string[] = [];
   for (const p of add) {
-    const st = lstatSync(join(ctx.root, p));
+    const st = lstatSync(join(ctx.root, p), { throwIfNoEntry: false });
+    if (!st) {
+      changes.set(p, null); // gone since status: the snapshot shows it gone
+      continue;
+    }
     if (st.isSymbolicLink()) {
       changes.set(p, { mode: "120000", oid: writeLooseObject(objects, "blob", readlinkSync(join(ctx.root, p), "buffer"), ctx.objectFormat) });
     } else {
@@ -232,7 +236,10 @@ export async function incrementalTree(
   const [, trees] = await Promise.all([
     (async () => {
       if (files.length === 0) return;
-      const r = await ctx.git(["hash-object", "-w", "--stdin-paths"], { input: files.join("\n") + "\n", timeoutMs: timeoutMs() });
+      const r = await ctx.git(["hash-object", "-w", "--stdin-paths"], { input: files.join("\n") + "\n", timeoutMs: timeoutMs() }).catch((e: unknown) => {
+        if (e instanceof GitError && e.gitCode !== "timeout") throw new CannotEditTree(`git hash-object failed: ${e.message}`);
+        throw e;
+      });
       const oids = r.stdout.toString("utf8").trim().split("\n");
       if (oids.length !== files.length) throw new Error("git hash-object gave fewer ids than paths");
       files.forEach((p, i) => (changes.get(p)!.oid = oids[i]!));
@@ -317,7 +324,7 @@ async function catFileTrees(
   try {
     out = (await ctx.git(["cat-file", "--batch"], { input: dirs.map((d) => (d === "" ? root : `${root}:${d}`)).join("\n") + "\n", timeoutMs: timeoutMs() })).stdout;
   } catch (e) {
-    if (e instanceof GitError && e.gitCode !== "timeout") throw new BaseTreeUnreadable(`git cat-file failed: ${e.message}`);
+    if (e instanceof GitError && e.gitCode !== "timeout") throw new CannotEditTree(`git cat-file failed: ${e.message}`);
     throw e;
   }
   const trees = new Map<string, RawTree | null>();
@@ -338,23 +345,27 @@ async function catFileTrees(
   // "missing" also answers for a tree object that is gone (pruned once no
   // snapshot named it, or lost): taken for an empty directory, it would
   // silently drop everything below it from the snapshot.
-  if (!trees.get("")) throw new BaseTreeUnreadable(`base tree ${root} is missing`);
+  if (!trees.get("")) throw new CannotEditTree(`base tree ${root} is missing`);
   for (const d of dirs) {
     if (d === "" || trees.get(d)) continue;
     const parent = trees.get(dirOf(d));
     const i = parent ? parent.find(Buffer.from(baseOf(d), "utf8")) : -1;
-    if (i >= 0 && parent!.entry(i).mode === "40000") throw new BaseTreeUnreadable(`tree ${parent!.entry(i).oid} (${d}/) is missing`);
+    if (i >= 0 && parent!.entry(i).mode === "40000") throw new CannotEditTree(`tree ${parent!.entry(i).oid} (${d}/) is missing`);
   }
   return trees;
 }
 
-/** The base tree (or one below it) cannot be read: the snapshot must be written from the index instead. */
-export class BaseTreeUnreadable extends Error {}
+/**
+ * The tree cannot be edited in-process: a base tree is missing or damaged,
+ * or a changed file vanished before git could hash it (a build's temp file).
+ * The snapshot is written from the index instead, which needs neither.
+ */
+export class CannotEditTree extends Error {}
 
 function baseTree(body: Buffer, oidBytes: number, oid: string): RawTree {
   try {
     return new RawTree(body, oidBytes);
   } catch {
-    throw new BaseTreeUnreadable(`tree ${oid} is damaged`);
+    throw new CannotEditTree(`tree ${oid} is damaged`);
   }
 }
