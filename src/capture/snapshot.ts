@@ -127,6 +127,8 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
   const left = () => (opts.deadline === undefined ? undefined : Math.max(1, opts.deadline - Date.now()));
   let env: Record<string, string>;
   let scratchDir: string | null = null;
+  // Where a scratch run's new objects go, the store's read through alternates; empty otherwise.
+  let objectEnv: Record<string, string> = {};
   // The tree of the private index as last written: the base the new tree is edited from.
   let indexTree: string | null = null;
   if (opts.scratch) {
@@ -142,11 +144,8 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     } else {
       await seedIndex(ctx, idx);
     }
-    env = {
-      GIT_INDEX_FILE: idx,
-      GIT_OBJECT_DIRECTORY: join(scratchDir, "objects"),
-      GIT_ALTERNATE_OBJECT_DIRECTORIES: join(ctx.commonDir, "objects"),
-    };
+    objectEnv = { GIT_OBJECT_DIRECTORY: join(scratchDir, "objects"), GIT_ALTERNATE_OBJECT_DIRECTORIES: join(ctx.commonDir, "objects") };
+    env = { GIT_INDEX_FILE: idx, ...objectEnv };
   } else {
     await ensureStore(ctx);
     // Only unwind uses this index, and only under the store lock, which the
@@ -209,13 +208,14 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     let tree: string | null = null;
     if (!changed && indexTree) {
       tree = indexTree;
-    } else if (!opts.scratch && indexTree && canEditTree(ctx, add, remove)) {
-      const edit = await incrementalTree(ctx, indexTree, add, remove, left).catch((e: unknown) => {
+    } else if (indexTree && canEditTree(ctx, add, remove)) {
+      const scratch = scratchDir ? { objects: join(scratchDir, "objects"), env: objectEnv } : undefined;
+      const edit = await incrementalTree(ctx, indexTree, add, remove, left, scratch).catch((e: unknown) => {
         if (e instanceof CannotEditTree) return null; // written from the index below
         throw e;
       });
       tree = edit?.tree ?? null;
-      if (edit && (add.length + remove.length > FOLD_PATHS || addBytes > FOLD_BYTES)) {
+      if (edit && !scratchDir && (add.length + remove.length > FOLD_PATHS || addBytes > FOLD_BYTES)) {
         rmSync(basePath(ctx), { force: true }); // it stops describing the index the moment the index changes
         await foldIntoIndex(ctx, env, edit.changes, left);
         await recordIndexTree(ctx, edit.tree, left());
@@ -242,8 +242,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       tree = (await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() })).stdout.toString("utf8").trim();
       if (!opts.scratch) await recordIndexTree(ctx, tree, left());
     }
-    const readEnv: Record<string, string> = scratchDir ? { GIT_OBJECT_DIRECTORY: env.GIT_OBJECT_DIRECTORY!, GIT_ALTERNATE_OBJECT_DIRECTORIES: env.GIT_ALTERNATE_OBJECT_DIRECTORIES! } : {};
-    return { tree, toolarge: toolarge.sort(), env: readEnv, dispose };
+    return { tree, toolarge: toolarge.sort(), env: objectEnv, dispose };
   } catch (e) {
     dispose();
     throw e;

@@ -204,7 +204,9 @@ export function editTree(
  * filters; symlinks are hashed from their target), reads the affected trees
  * of `base` (loose objects in-process, else one `cat-file --batch`), and
  * writes the new trees as loose objects. The index is left alone: returns
- * the entries so the caller can fold them in when it chooses.
+ * the entries so the caller can fold them in when it chooses. With
+ * `scratch`, new objects go to a scratch object directory (git reads the
+ * store's through `env`'s alternates), so nothing in the store changes.
  */
 export async function incrementalTree(
   ctx: Context,
@@ -212,8 +214,10 @@ export async function incrementalTree(
   add: readonly string[],
   remove: readonly string[],
   timeoutMs: () => number | undefined,
+  scratch?: { objects: string; env: Record<string, string> },
 ): Promise<{ tree: string; changes: Map<string, TreeEntry | null> }> {
-  const objects = join(ctx.commonDir, "objects");
+  const objects = scratch?.objects ?? join(ctx.commonDir, "objects");
+  const env = scratch?.env ?? {};
   const changes = new Map<string, TreeEntry | null>();
   for (const p of remove) changes.set(p, null);
   const files: string[] = [];
@@ -236,7 +240,7 @@ export async function incrementalTree(
   const [, trees] = await Promise.all([
     (async () => {
       if (files.length === 0) return;
-      const r = await ctx.git(["hash-object", "-w", "--stdin-paths"], { input: files.join("\n") + "\n", timeoutMs: timeoutMs() }).catch((e: unknown) => {
+      const r = await ctx.git(["hash-object", "-w", "--stdin-paths"], { env, input: files.join("\n") + "\n", timeoutMs: timeoutMs() }).catch((e: unknown) => {
         if (e instanceof GitError && e.gitCode !== "timeout") throw new CannotEditTree(`git hash-object failed: ${e.message}`);
         throw e;
       });
@@ -244,7 +248,7 @@ export async function incrementalTree(
       if (oids.length !== files.length) throw new Error("git hash-object gave fewer ids than paths");
       files.forEach((p, i) => (changes.get(p)!.oid = oids[i]!));
     })(),
-    readTrees(ctx, base, [...dirs], timeoutMs),
+    readTrees(ctx, base, [...dirs], env, timeoutMs),
   ]);
   const tree = editTree(changes, (d) => trees.get(d) ?? null, (body) => writeLooseObject(objects, "tree", body, ctx.objectFormat));
   return { tree, changes };
@@ -273,7 +277,13 @@ export async function foldIntoIndex(
  * wrote, loose: they are read in-process, and only when one is not (packed,
  * or in an alternate) does a `cat-file --batch` run.
  */
-async function readTrees(ctx: Context, root: string, dirs: readonly string[], timeoutMs: () => number | undefined): Promise<Map<string, RawTree | null>> {
+async function readTrees(
+  ctx: Context,
+  root: string,
+  dirs: readonly string[],
+  env: Record<string, string>,
+  timeoutMs: () => number | undefined,
+): Promise<Map<string, RawTree | null>> {
   const oidBytes = ctx.objectFormat === "sha256" ? 32 : 20;
   const objects = join(ctx.commonDir, "objects");
   const out = new Map<string, RawTree | null>();
@@ -291,7 +301,7 @@ async function readTrees(ctx: Context, root: string, dirs: readonly string[], ti
       continue;
     }
     const body = readLooseTree(objects, oid);
-    if (!body) return catFileTrees(ctx, root, dirs, oidBytes, timeoutMs);
+    if (!body) return catFileTrees(ctx, root, dirs, oidBytes, env, timeoutMs);
     out.set(d, baseTree(body, oidBytes, oid));
   }
   return out;
@@ -318,11 +328,12 @@ async function catFileTrees(
   root: string,
   dirs: readonly string[],
   oidBytes: number,
+  env: Record<string, string>,
   timeoutMs: () => number | undefined,
 ): Promise<Map<string, RawTree | null>> {
   let out: Buffer;
   try {
-    out = (await ctx.git(["cat-file", "--batch"], { input: dirs.map((d) => (d === "" ? root : `${root}:${d}`)).join("\n") + "\n", timeoutMs: timeoutMs() })).stdout;
+    out = (await ctx.git(["cat-file", "--batch"], { env, input: dirs.map((d) => (d === "" ? root : `${root}:${d}`)).join("\n") + "\n", timeoutMs: timeoutMs() })).stdout;
   } catch (e) {
     if (e instanceof GitError && e.gitCode !== "timeout") throw new CannotEditTree(`git cat-file failed: ${e.message}`);
     throw e;
