@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, readd
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { editTree, RawTree, type TreeEntry } from "../src/capture/tree-edit.js";
-import { FOLD_PATHS } from "../src/capture/snapshot.js";
+import { FOLD_PATHS } from "../src/capture/private-index.js";
 import { git, makeRepo, tempDir, unwind, write } from "./helpers.js";
 
 /** The tree git itself writes for the whole non-ignored work tree, from an empty index of its own. */

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { dropIndex, listSnapshots, orphanIndexes, SNAPSHOT_REFS } from "../../capture/snapshot.js";
+import { listSnapshots, SNAPSHOT_REFS } from "../../capture/snapshot.js";
+import { dropIndex, orphanIndexes } from "../../capture/private-index.js";
 import { pendingIntents } from "../../core/apply/intent.js";
 import { acts } from "../../core/apply/apply.js";
 import { Exit } from "../../errors.js";

@@ -1,0 +1,137 @@
+import { copyFileSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { insideRoot } from "../core/paths.js";
+import { splitZ } from "../git/git.js";
+import { commitBody, writeLooseObject } from "../git/objects.js";
+import { indexKey, type Context } from "../store/context.js";
+import { INDEX_CONFIG } from "./index-config.js";
+
+// The private index of a work tree and what unwind keeps beside it: the
+// index tree (the tree of the index as last written, the base every
+// snapshot's tree is edited from), the ref that keeps that tree alive, and
+// gc of the indexes of work trees that are gone. docs/format.md has the files.
+
+/**
+ * Seeds the private index from the real one: same stat data, so only files
+ * that changed since git last looked are hashed. The copy keeps the real
+ * index's mtime, which is what git's racy-clean check compares entries
+ * against; a fresh mtime would make racily-clean entries look clean.
+ */
+export async function seedIndex(ctx: Context, target: string): Promise<void> {
+  if (!ctx.realIndex || !existsSync(ctx.realIndex)) return;
+  copyKeepingMtime(ctx.realIndex, target);
+  // Rewrite it once as a plain (not split: a split index points at a shared
+  // index in the user's git dir) version-4 index, which is smaller to read and
+  // write on every snapshot. git smudges racily-clean entries as it writes,
+  // judging them by the mtime kept above.
+  const env = { GIT_INDEX_FILE: target };
+  await ctx.git([...INDEX_CONFIG, "update-index", "--no-split-index", "--index-version", "4"], { env, optionalLocks: true });
+  // Entries the user marked assume-unchanged (lowercase tags) would never be
+  // looked at again: an agent's edit to them would go unseen.
+  const tagged = splitZ((await ctx.git(["ls-files", "-v", "-z"], { env })).stdout);
+  const assumed = tagged.filter((t) => /^[a-z] /.test(t)).map((t) => t.slice(2));
+  if (assumed.length > 0) {
+    await ctx.git([...INDEX_CONFIG, "update-index", "--no-assume-unchanged", "-z", "--stdin"], { env, input: assumed.join("\0") + "\0", optionalLocks: true });
+  }
+}
+
+/**
+ * An index copy must keep the original's mtime: git's racy-clean check
+ * compares each entry's mtime with the index file's own.
+ */
+export function copyKeepingMtime(from: string, to: string): void {
+  const st = statSync(from);
+  copyFileSync(from, to);
+  utimesSync(to, st.atime, st.mtime);
+}
+
+/**
+ * Changes since the index tree stay out of the private index until more than
+ * this many paths (or bytes of files) differ: each snapshot re-hashes them
+ * (cheap while they are few), and the index, whose rewrite costs a full read
+ * and write of every entry (~90 ms at 100k files), is rewritten rarely.
+ */
+export const FOLD_PATHS = 64;
+export const FOLD_BYTES = 1 << 20;
+
+/** The tree of the private index as last written: the base every snapshot's tree is edited from. */
+function basePath(ctx: Context): string {
+  return `${ctx.indexFile}.base`;
+}
+
+/** The index tree stops describing the index the moment the index changes: forgotten first, recorded again after. */
+export function clearIndexTree(ctx: Context): void {
+  rmSync(basePath(ctx), { force: true });
+}
+
+/** Each private index's index tree is kept reachable under here (see recordIndexTree), named by the index's key. */
+const INDEX_REFS = "refs/unwind/index/";
+const indexRef = (ctx: Context) => INDEX_REFS + basename(ctx.indexFile).replace(/\.index$/, "");
+
+/**
+ * Records the tree the private index now holds. Later snapshots name edited
+ * trees, not this one: once gc drops the snapshot that named it, git could
+ * prune the very tree every snapshot is edited from. A commit of it under
+ * `indexRef` keeps it (and every blob only the private index names) alive.
+ */
+export async function recordIndexTree(ctx: Context, tree: string, timeoutMs: number | undefined): Promise<void> {
+  const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(Date.now() / 1000), "unwind: the tree of a private index\n");
+  const commit = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
+  await ctx.git(["update-ref", "--no-deref", indexRef(ctx), commit], { timeoutMs });
+  writeFileSync(basePath(ctx), tree + "\n");
+  rmSync(`${ctx.indexFile}.tree`, { force: true }); // what stores before 2026-11-30 kept instead (not protected by a ref)
+}
+
+/** A private index whose work tree is gone: its files in the store, and the ref that keeps its tree alive. */
+export interface OrphanIndex {
+  key: string;
+  files: string[];
+  bytes: number;
+}
+
+/**
+ * Private indexes of work trees that no longer exist (a linked worktree
+ * removed): only a cache, but megabytes each, and their index ref would
+ * keep their last tree alive for ever. Only for a store inside the
+ * repository's own git dir: a store shared by several repositories (through
+ * UNWIND_STORE) holds indexes this repository cannot judge.
+ */
+export function orphanIndexes(ctx: Context): OrphanIndex[] {
+  if (ctx.mode !== "git" || insideRoot(ctx.commonDir, ctx.store) === null) return [];
+  const live = new Set([indexKey(ctx.commonDir)]);
+  const worktrees = join(ctx.commonDir, "worktrees");
+  for (const name of existsSync(worktrees) ? readdirSync(worktrees) : []) {
+    try {
+      live.add(indexKey(realpathSync(join(worktrees, name))));
+    } catch {
+      /* vanished meanwhile */
+    }
+  }
+  const dir = join(ctx.store, "index");
+  const byKey = new Map<string, OrphanIndex>();
+  for (const f of existsSync(dir) ? readdirSync(dir) : []) {
+    const key = /^([0-9a-f]{16})\.index(\..*)?$/.exec(f)?.[1];
+    if (!key || live.has(key)) continue;
+    const o = byKey.get(key) ?? { key, files: [], bytes: 0 };
+    o.files.push(join(dir, f));
+    o.bytes += statSync(join(dir, f)).size;
+    byKey.set(key, o);
+  }
+  return [...byKey.values()];
+}
+
+/** Removes an orphan's files and its index ref. The caller holds the store lock. */
+export async function dropIndex(ctx: Context, o: OrphanIndex): Promise<void> {
+  for (const f of o.files) rmSync(f, { force: true });
+  await ctx.git(["update-ref", "-d", INDEX_REFS + o.key]);
+}
+
+export function readIndexTree(ctx: Context): string | null {
+  try {
+    const t = readFileSync(basePath(ctx), "utf8").trim();
+    return /^[0-9a-f]{40,64}$/.test(t) ? t : null;
+  } catch {
+    return null;
+  }
+}
+
