@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -53,6 +53,46 @@ describe("the store lock", () => {
     writeFileSync(join(store, "lock"), JSON.stringify({ pid: 4_194_304 + 17, host: hostname(), at: "2026-01-01T00:00:00Z", what: "dead" }));
     const r = unwind(root, ["restore", id], { env: { UNWIND_LOCK_TIMEOUT_MS: "2000" } });
     expect(r.code).toBe(0);
+    expect(read(root, "a.txt")).toBe("a\n");
+  });
+
+  it("snapshot starts git status before parsing its command line; a bad command line still leaves the store unlocked", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    snapshotId(root); // the store and private index exist: the early start applies
+    const bad = unwind(root, ["snapshot", "--bogus"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/unknown option '--bogus'/);
+    expect(existsSync(join(root, ".git", "unwind", "lock"))).toBe(false);
+    // Negative control: the same early start with a good command line takes the snapshot.
+    write(root, "a.txt", "b\n");
+    const good = unwind(root, ["snapshot", "--json"]);
+    expect(good.code, good.stderr).toBe(0);
+    expect(unwind(root, ["snapshots", "--json"]).json.snapshots).toHaveLength(2);
+    expect(existsSync(join(root, ".git", "unwind", "lock"))).toBe(false);
+  });
+
+  it("snapshot gives way when the store is busy or an apply must be finished first", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const id = snapshotId(root);
+    write(root, "a.txt", "b\n");
+    const holder = spawn("sleep", ["30"]);
+    try {
+      const lock = join(root, ".git", "unwind", "lock");
+      writeFileSync(lock, JSON.stringify({ pid: holder.pid, host: hostname(), at: new Date().toISOString(), what: "test" }));
+      const r = unwind(root, ["snapshot"], { env: { UNWIND_LOCK_TIMEOUT_MS: "300" } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/locked by pid \d+/);
+      expect(JSON.parse(readFileSync(lock, "utf8")).pid).toBe(holder.pid); // never taken from its holder
+    } finally {
+      holder.kill();
+      rmSync(join(root, ".git", "unwind", "lock"), { force: true });
+    }
+    // An apply killed mid-way is finished before the snapshot is taken.
+    const crashed = unwind(root, ["restore", id], { env: { UNWIND_TEST_CRASH: "write:1" } });
+    expect(crashed.code).not.toBe(0);
+    const snap = unwind(root, ["snapshot", "--json"]);
+    expect(snap.code, snap.stderr).toBe(0);
+    expect(snap.stderr).toMatch(/finished interrupted restore/);
     expect(read(root, "a.txt")).toBe("a\n");
   });
 });

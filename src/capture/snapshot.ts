@@ -3,13 +3,13 @@ import { existsSync, mkdirSync, lstatSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { UnwindError } from "../errors.js";
-import { splitZ } from "../git/git.js";
+import { splitZ, type GitResult } from "../git/git.js";
 import { createRef } from "../git/refs.js";
 import { commitBody, lineSafe, writeLooseObject } from "../git/objects.js";
 import { INDEX_CONFIG } from "./index-config.js";
 import { CannotEditTree, foldIntoIndex, incrementalTree } from "./tree-edit.js";
 import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, readIndexTree, recordIndexTree, seedIndex } from "./private-index.js";
-import { ensureStore, type Context } from "../store/context.js";
+import { ensureStore, storeReady, type Context } from "../store/context.js";
 import { inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
 
@@ -49,16 +49,30 @@ function newSnapshotId(now: Date): string {
   return `s-${stamp}-${randomBytes(4).toString("hex")}`;
 }
 
+/** A work tree snapshot under way: its index and base chosen, `git status` running. */
+export interface StartedTree {
+  readonly env: Record<string, string>;
+  readonly scratchDir: string | null;
+  /** Where a scratch run's new objects go, the store's read through alternates; empty otherwise. */
+  readonly objectEnv: Record<string, string>;
+  /** The tree of the private index as last written: the base the new tree is edited from. */
+  readonly indexTree: string | null;
+  readonly status: Promise<GitResult>;
+  /** Removes a scratch run's temp dir; a no-op otherwise. */
+  dispose(): void;
+}
+
+/** Time left of a hook's budget for the next git call (every git call gets what is left). */
+const leftOf = (deadline: number | undefined) => () => (deadline === undefined ? undefined : Math.max(1, deadline - Date.now()));
+
 /**
- * Writes the whole non-ignored work tree as a git tree: tracked and
- * untracked files, deletions, exec bits and symlinks, through an index that
- * is never the user's. With `scratch`, the index copy and any new objects go
- * to a temporary directory, so nothing in the repository or store changes.
+ * The first half of `writeWorkTree`, up to and including starting `git
+ * status`, which depends on nothing the caller's options say: the CLI starts
+ * it for `unwind snapshot` before its command modules load (src/cli/early.ts).
+ * Without `scratch`, the caller holds the store lock.
  */
-export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; deadline?: number }): Promise<TreeResult> {
-  const sizeCap = loadConfig(ctx.store).sizeCap;
-  // A hook has a time budget: every git call gets what is left of it.
-  const left = () => (opts.deadline === undefined ? undefined : Math.max(1, opts.deadline - Date.now()));
+export async function startWorkTree(ctx: Context, opts: { scratch: boolean; deadline?: number }): Promise<StartedTree> {
+  const left = leftOf(opts.deadline);
   let env: Record<string, string>;
   let scratchDir: string | null = null;
   // Where a scratch run's new objects go, the store's read through alternates; empty otherwise.
@@ -81,7 +95,9 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     objectEnv = { GIT_OBJECT_DIRECTORY: join(scratchDir, "objects"), GIT_ALTERNATE_OBJECT_DIRECTORIES: join(ctx.commonDir, "objects") };
     env = { GIT_INDEX_FILE: idx, ...objectEnv };
   } else {
-    await ensureStore(ctx);
+    // No await on the way to spawning status once the store exists: the
+    // early start (src/cli/early.ts) relies on it running synchronously.
+    if (!storeReady(ctx)) await ensureStore(ctx);
     // Only unwind uses this index, and only under the store lock, which the
     // caller holds: a leftover index.lock is from a git we killed (timeout).
     rmSync(`${ctx.indexFile}.lock`, { force: true });
@@ -95,11 +111,28 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
   const dispose = () => {
     if (scratchDir) rmSync(scratchDir, { recursive: true, force: true });
   };
+  const status = ctx.git([...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"], {
+    env,
+    optionalLocks: true,
+    timeoutMs: left(),
+  });
+  status.catch(() => undefined); // awaited by writeWorkTree; a start that is given up must not leave an unhandled rejection
+  return { env, scratchDir, objectEnv, indexTree, status, dispose };
+}
+
+/**
+ * Writes the whole non-ignored work tree as a git tree: tracked and
+ * untracked files, deletions, exec bits and symlinks, through an index that
+ * is never the user's. With `scratch`, the index copy and any new objects go
+ * to a temporary directory, so nothing in the repository or store changes.
+ * `started` is a `startWorkTree` of the same options already under way.
+ */
+export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; deadline?: number }, started?: StartedTree): Promise<TreeResult> {
+  const { env, scratchDir, objectEnv, indexTree, status, dispose } = started ?? (await startWorkTree(ctx, opts));
+  const sizeCap = loadConfig(ctx.store).sizeCap;
+  const left = leftOf(opts.deadline);
   try {
-    const st = await ctx.git(
-      [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"],
-      { env, optionalLocks: true, timeoutMs: left() },
-    );
+    const st = await status;
     const add: string[] = [];
     const remove: string[] = [];
     const toolarge: string[] = [];
@@ -214,8 +247,9 @@ export async function takeSnapshot(
   ctx: Context,
   labels: { task?: string; session?: string; call?: string; label?: string } = {},
   opts: { deadline?: number } = {},
+  started?: StartedTree,
 ): Promise<Snapshot> {
-  const { tree, toolarge } = await writeWorkTree(ctx, { scratch: false, ...opts });
+  const { tree, toolarge } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
 
   const now = new Date();
   const id = newSnapshotId(now);

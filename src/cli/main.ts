@@ -13,7 +13,15 @@ export function main(argv: string[]): void {
     });
     return;
   }
-  void runCli(argv).then((code) => {
-    process.exitCode = code;
-  });
+  // Loaded (synchronously) only for `unwind snapshot`, so other commands pay nothing for it.
+  const early = argv[0] === "snapshot" ? (require("./early.js") as typeof import("./early.js")) : null;
+  early?.startEarlySnapshot(argv);
+  void runCli(argv)
+    .then(async (code) => {
+      await early?.abandonEarlySnapshot();
+      return code;
+    })
+    .then((code) => {
+      process.exitCode = code;
+    });
 }

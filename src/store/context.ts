@@ -44,10 +44,8 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
       hint: "pass an existing directory, or run unwind from inside the work tree",
     });
   }
-  const place = findPlace(start, cwd);
-  if (place !== "unusual") {
-    return place.mode === "private" ? privateContext(place.root, place.store) : gitContext(place.root, place.gitDir, place.commonDir, place.objectFormat, place.store);
-  }
+  const usual = usualContext(start, cwd);
+  if (usual) return usual;
   const env = envStore(cwd);
   let probe: GitResult | null = null;
   try {
@@ -83,6 +81,17 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
 /** One private index per work tree, named by this key of its (real) git dir. */
 export function indexKey(gitDir: string): string {
   return createHash("sha256").update(gitDir).digest("hex").slice(0, 16);
+}
+
+/**
+ * The context of the usual layouts (a work tree, a linked worktree, a folder
+ * without git), found by reading files alone; null where only `git
+ * rev-parse` can tell.
+ */
+export function usualContext(start: string, cwd = process.cwd()): Context | null {
+  const place = findPlace(start, cwd);
+  if (place === "unusual") return null;
+  return place.mode === "private" ? privateContext(place.root, place.store) : gitContext(place.root, place.gitDir, place.commonDir, place.objectFormat, place.store);
 }
 
 function gitContext(root: string, gitDir: string, commonDir: string, objectFormat: "sha1" | "sha256", store: string): Context {
@@ -139,6 +148,11 @@ function makeContext(p: ContextParts): Context {
     objectFormat: p.objectFormat,
     git: (args, opts = {}) => git(args, { ...opts, cwd: p.root, env: { ...p.env, ...(opts.env ?? {}) } }),
   };
+}
+
+/** Whether `ensureStore` has nothing left to do (it writes VERSION after the directories). */
+export function storeReady(ctx: Context): boolean {
+  return existsSync(join(ctx.store, "VERSION")) && (ctx.mode !== "private" || existsSync(join(ctx.gitDir, "HEAD")));
 }
 
 /**

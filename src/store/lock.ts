@@ -70,20 +70,41 @@ export async function withLock<T>(store: string, what: string, fn: () => Promise
 }
 
 export async function acquire(store: string, what: string, timeoutMs: number): Promise<() => void> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 5;
+  for (;;) {
+    const got = tryLock(store, what);
+    if ("release" in got) return got.release;
+    if (Date.now() >= deadline) {
+      const o = got.holder;
+      throw new UnwindError("E_LOCKED", `the store is locked by ${o ? `pid ${o.pid} (${o.what})` : "another process"}`, {
+        hint: "wait for it to finish, then run the command again",
+      });
+    }
+    await sleep(delay);
+    delay = Math.min(delay * 2, 100);
+  }
+}
+
+/**
+ * One synchronous try at the lock, breaking it first if its holder is dead:
+ * its release, or who holds it.
+ */
+export function tryLock(store: string, what: string): { release: () => void } | { holder: LockOwner | null } {
   mkdirSync(store, { recursive: true });
   const path = join(store, "lock");
   const me: LockOwner = { pid: process.pid, start: startTimeOf(process.pid), host: hostname(), at: new Date().toISOString(), what };
   const mine = JSON.stringify(me);
   const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
   writeFileSync(aside, mine);
-  const deadline = Date.now() + timeoutMs;
-  let delay = 5;
   try {
     for (;;) {
       try {
         linkSync(aside, path);
-        return () => {
-          if (readOwner(path)?.raw === mine) unlinkSync(path);
+        return {
+          release: () => {
+            if (readOwner(path)?.raw === mine) unlinkSync(path);
+          },
         };
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
@@ -93,14 +114,7 @@ export async function acquire(store: string, what: string, timeoutMs: number): P
         breakStale(path, seen.raw);
         continue;
       }
-      if (Date.now() >= deadline) {
-        const o = seen?.owner;
-        throw new UnwindError("E_LOCKED", `the store is locked by ${o ? `pid ${o.pid} (${o.what})` : "another process"}`, {
-          hint: "wait for it to finish, then run the command again",
-        });
-      }
-      await sleep(delay);
-      delay = Math.min(delay * 2, 100);
+      return { holder: seen?.owner ?? null };
     }
   } finally {
     try {

@@ -4,12 +4,28 @@ import { withLock } from "../../store/lock.js";
 import type { Globals } from "../program.js";
 import { paint, progress, showPath, table, type Output } from "../render.js";
 import { open } from "./common.js";
+import { takeEarlySnapshot } from "../early.js";
 
 export async function snapshot(globals: Globals, opts: { task?: string; session?: string; label?: string }): Promise<Output> {
-  const ctx = await open(globals);
-  const done = progress("snapshotting");
   const labels = { task: opts.task ?? process.env.UNWIND_TASK, session: opts.session, label: opts.label };
-  const snap = await withLock(ctx.store, "snapshot", () => takeSnapshot(ctx, labels)).finally(done);
+  const done = progress("snapshotting");
+  let snap: Snapshot;
+  try {
+    // Started before the command line was parsed (src/cli/early.ts), with the store lock held.
+    const early = await takeEarlySnapshot();
+    if (early) {
+      try {
+        snap = await takeSnapshot(early.ctx, labels, {}, early.started);
+      } finally {
+        early.release();
+      }
+    } else {
+      const ctx = await open(globals);
+      snap = await withLock(ctx.store, "snapshot", () => takeSnapshot(ctx, labels));
+    }
+  } finally {
+    done();
+  }
   const lines = [`${paint(snap.id, "bold")}  tree ${snap.tree.slice(0, 8)}`];
   for (const p of snap.toolarge) lines.push(`${paint("toolarge", "yellow")}  ${showPath(p)} (over the size cap: not captured)`);
   return { json: snap, human: lines.join("\n"), exit: Exit.ok };
