@@ -5,6 +5,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeRepo, read, snapshotId, unwind, unwindAsync, write } from "./helpers.js";
 
+/** A live process (sleep) named as the store lock's holder. */
+function holdLock(root: string) {
+  const holder = spawn("sleep", ["30"]);
+  writeFileSync(join(root, ".git", "unwind", "lock"), JSON.stringify({ pid: holder.pid, host: hostname(), at: new Date().toISOString(), what: "test" }));
+  return holder;
+}
+
 describe("the store lock", () => {
   it("eight processes snapshotting at once all succeed, one after another", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
@@ -30,10 +37,8 @@ describe("the store lock", () => {
     const root = makeRepo({ "a.txt": "a\n" });
     const id = snapshotId(root);
     write(root, "a.txt", "b\n");
-    const holder = spawn("sleep", ["30"]);
+    const holder = holdLock(root);
     try {
-      const store = join(root, ".git", "unwind");
-      writeFileSync(join(store, "lock"), JSON.stringify({ pid: holder.pid, host: hostname(), at: new Date().toISOString(), what: "test" }));
       const r = unwind(root, ["restore", id], { env: { UNWIND_LOCK_TIMEOUT_MS: "300" } });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/locked by pid \d+/);
@@ -75,17 +80,16 @@ describe("the store lock", () => {
     const root = makeRepo({ "a.txt": "a\n" });
     const id = snapshotId(root);
     write(root, "a.txt", "b\n");
-    const holder = spawn("sleep", ["30"]);
+    const holder = holdLock(root);
+    const lock = join(root, ".git", "unwind", "lock");
     try {
-      const lock = join(root, ".git", "unwind", "lock");
-      writeFileSync(lock, JSON.stringify({ pid: holder.pid, host: hostname(), at: new Date().toISOString(), what: "test" }));
       const r = unwind(root, ["snapshot"], { env: { UNWIND_LOCK_TIMEOUT_MS: "300" } });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/locked by pid \d+/);
       expect(JSON.parse(readFileSync(lock, "utf8")).pid).toBe(holder.pid); // never taken from its holder
     } finally {
       holder.kill();
-      rmSync(join(root, ".git", "unwind", "lock"), { force: true });
+      rmSync(lock, { force: true });
     }
     // An apply killed mid-way is finished before the snapshot is taken.
     const crashed = unwind(root, ["restore", id], { env: { UNWIND_TEST_CRASH: "write:1" } });
