@@ -72,7 +72,10 @@ describe("the store lock", () => {
     write(root, "a.txt", "b\n");
     const good = unwind(root, ["snapshot", "--json"]);
     expect(good.code, good.stderr).toBe(0);
-    expect(unwind(root, ["snapshots", "--json"]).json.snapshots).toHaveLength(2);
+    const globalFirst = unwind(root, ["--json", "snapshot", "--label", "g"]);
+    expect(globalFirst.code, globalFirst.stderr).toBe(0);
+    expect(globalFirst.json.label).toBe("g");
+    expect(unwind(root, ["snapshots", "--json"]).json.snapshots).toHaveLength(3);
     expect(existsSync(join(root, ".git", "unwind", "lock"))).toBe(false);
   });
 

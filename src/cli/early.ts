@@ -26,7 +26,8 @@ let pending: Promise<EarlySnapshot | null> | null = null;
  * before the command line is parsed rather than after.
  */
 export function startEarlySnapshot(argv: readonly string[]): void {
-  if (argv[0] !== "snapshot") return;
+  const at = argv.findIndex((a) => !a.startsWith("-"));
+  if (argv[at] !== "snapshot" || argv.slice(0, at).some((a) => a !== "--json")) return; // `unwind [--json] snapshot …`
   if (argv.some((a) => a === "--root" || a.startsWith("--root=") || a === "-h" || a === "--help")) return;
   try {
     const ctx = usualContext(process.cwd());

@@ -14,7 +14,7 @@ export function main(argv: string[]): void {
     return;
   }
   // Loaded (synchronously) only for `unwind snapshot`, so other commands pay nothing for it.
-  const early = argv[0] === "snapshot" ? (require("./early.js") as typeof import("./early.js")) : null;
+  const early = argv.includes("snapshot") ? (require("./early.js") as typeof import("./early.js")) : null;
   early?.startEarlySnapshot(argv);
   void runCli(argv)
     .then(async (code) => {
