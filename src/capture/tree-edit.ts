@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { writeLooseObject } from "../git/objects.js";
 import { modeOf } from "../core/observe.js";
 import type { Context } from "../store/context.js";
-import { GitError } from "../git/git.js";
+import { GitError, parseBatch } from "../git/git.js";
 import { INDEX_CONFIG } from "./index-config.js";
 
 /** One tree entry: `mode` as git writes it in trees ("40000" for a tree). */
@@ -339,20 +339,8 @@ async function catFileTrees(
     throw e;
   }
   const trees = new Map<string, RawTree | null>();
-  let pos = 0;
-  for (const d of dirs) {
-    const nl = out.indexOf(10, pos);
-    const header = out.subarray(pos, nl).toString("utf8");
-    pos = nl + 1;
-    const m = /^\S+ (\S+) (\d+)$/.exec(header);
-    if (!m) {
-      trees.set(d, null); // "missing": a directory the base tree does not have, or an object that is gone (below)
-      continue;
-    }
-    const size = Number(m[2]);
-    trees.set(d, m[1] === "tree" ? baseTree(out.subarray(pos, pos + size), oidBytes, header.split(" ")[0]!) : null);
-    pos += size + 1;
-  }
+  // "missing": a directory the base tree does not have, or an object that is gone (below).
+  parseBatch(out, dirs.length).forEach((o, k) => trees.set(dirs[k]!, o?.type === "tree" ? baseTree(o.body, oidBytes, o.oid) : null));
   // "missing" also answers for a tree object that is gone (pruned once no
   // snapshot named it, or lost): taken for an empty directory, it would
   // silently drop everything below it from the snapshot.

@@ -1,3 +1,4 @@
+import { parseBatch } from "../git/git.js";
 import type { Context } from "../store/context.js";
 import { BlobError, Cas, sha256 } from "../store/cas.js";
 import { blobOid } from "./observe.js";
@@ -27,26 +28,11 @@ export class ContentReader {
     if (oids.size === 0) return;
     const list = [...oids];
     const r = await this.ctx.git(["cat-file", "--batch"], { input: list.join("\n") + "\n" });
-    const buf = r.stdout;
-    let pos = 0;
-    for (const oid of list) {
-      const nl = buf.indexOf(10, pos);
-      const header = buf.subarray(pos, nl).toString("utf8");
-      pos = nl + 1;
-      const m = /^(\S+) (\S+) (\d+)$/.exec(header);
-      if (!m) {
-        this.gitCache.set(oid, new BlobError("missing", oid)); // "<oid> missing": no content follows
-        continue;
-      }
-      const size = Number(m[3]);
-      const data = buf.subarray(pos, pos + size);
-      pos += size + 1;
-      if (m[2] !== "blob") {
-        this.gitCache.set(oid, new BlobError("missing", oid));
-        continue;
-      }
-      this.gitCache.set(oid, blobOid(data, this.ctx.objectFormat) === oid ? Buffer.from(data) : new BlobError("mismatch", oid));
-    }
+    parseBatch(r.stdout, list.length).forEach((o, k) => {
+      const oid = list[k]!;
+      if (o?.type !== "blob") this.gitCache.set(oid, new BlobError("missing", oid));
+      else this.gitCache.set(oid, blobOid(o.body, this.ctx.objectFormat) === oid ? Buffer.from(o.body) : new BlobError("mismatch", oid));
+    });
   }
 
   async status(state: State): Promise<BlobStatus> {

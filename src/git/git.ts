@@ -106,6 +106,32 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
   });
 }
 
+/** One answer of `git cat-file --batch`; null where git said "missing" (or "ambiguous"). */
+export interface BatchObject {
+  oid: string;
+  type: string;
+  body: Buffer;
+}
+
+/** Splits `git cat-file --batch` output for `count` requests into its objects, in request order. */
+export function parseBatch(out: Buffer, count: number): (BatchObject | null)[] {
+  const objects: (BatchObject | null)[] = [];
+  let pos = 0;
+  for (let k = 0; k < count; k++) {
+    const nl = out.indexOf(10, pos);
+    const m = /^(\S+) (\S+) (\d+)$/.exec(out.subarray(pos, nl).toString("utf8"));
+    pos = nl + 1;
+    if (!m) {
+      objects.push(null); // "<name> missing": no content follows
+      continue;
+    }
+    const size = Number(m[3]);
+    objects.push({ oid: m[1]!, type: m[2]!, body: out.subarray(pos, pos + size) });
+    pos += size + 1;
+  }
+  return objects;
+}
+
 /** Splits NUL-terminated `-z` output into fields, dropping the trailing empty one. */
 export function splitZ(buf: Buffer | string): string[] {
   const s = typeof buf === "string" ? buf : buf.toString("utf8");

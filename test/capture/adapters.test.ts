@@ -52,6 +52,14 @@ const CODEX_SESSION = "codex:0199e3a4-5b6c-7d8e-9f01-23456789abcd";
 const GEMINI_SESSION = "gemini:8d2f4a61-3c9e-4b7a-a5d0-6e1f2b3c4d5e";
 const CWD = "/home/dev/projects/webapp";
 
+/** Each of `tools`, in the payload of `fixture` renamed to it, is parsed and ignored. */
+function expectIgnored(harness: string, fixture: string, tools: readonly string[]): void {
+  for (const tool of tools) {
+    const event = parseOk(harness, variant(harness, fixture, { tool_name: tool }));
+    expect({ tool: event.tool, target: event.target }).toEqual({ tool, target: { kind: "ignore" } });
+  }
+}
+
 describe("claude", () => {
   it("Write captures the written file, pre and post paired by tool_use_id", () => {
     const pre = parseOk("claude", raw("claude", "write.pre"));
@@ -127,10 +135,7 @@ describe("claude", () => {
       "SlashCommand",
       "Skill",
     ];
-    for (const tool of readOnly) {
-      const event = parseOk("claude", variant("claude", "bash.pre", { tool_name: tool }));
-      expect({ tool: event.tool, target: event.target }).toEqual({ tool, target: { kind: "ignore" } });
-    }
+    expectIgnored("claude", "bash.pre", readOnly);
   });
 
   it("MCP tools and unknown tools get a tree snapshot", () => {
@@ -391,10 +396,7 @@ describe("gemini", () => {
       "save_memory",
       "write_todos",
     ];
-    for (const tool of readOnly) {
-      const event = parseOk("gemini", variant("gemini", "run-shell-command.pre", { tool_name: tool }));
-      expect({ tool: event.tool, target: event.target }).toEqual({ tool, target: { kind: "ignore" } });
-    }
+    expectIgnored("gemini", "run-shell-command.pre", readOnly);
   });
 
   it("unknown and MCP tools get a tree snapshot", () => {

@@ -70,6 +70,18 @@ const USER_CLAUDE = {
   env: { FOO: "1" },
 };
 
+/** USER_CLAUDE after unwind's hooks are merged in: the user's groups, events and keys kept, in order. */
+const CLAUDE_MERGED = {
+  permissions: USER_CLAUDE.permissions,
+  model: "opus",
+  hooks: {
+    PreToolUse: [USER_CLAUDE.hooks.PreToolUse[0], { matcher: "*", hooks: [unwindEntry("claude")] }],
+    Stop: USER_CLAUDE.hooks.Stop,
+    PostToolUse: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
+  },
+  env: { FOO: "1" },
+};
+
 // ------------------------------------------------------------------ pure merge
 
 describe("mergeHooks (pure)", () => {
@@ -91,16 +103,7 @@ describe("mergeHooks (pure)", () => {
       name: "user settings, groups and events kept in order; ours appended as a new group",
       harness: "claude",
       existing: USER_CLAUDE,
-      settings: {
-        permissions: USER_CLAUDE.permissions,
-        model: "opus",
-        hooks: {
-          PreToolUse: [USER_CLAUDE.hooks.PreToolUse[0], { matcher: "*", hooks: [unwindEntry("claude")] }],
-          Stop: USER_CLAUDE.hooks.Stop,
-          PostToolUse: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
-        },
-        env: { FOO: "1" },
-      },
+      settings: CLAUDE_MERGED,
       added: ["PreToolUse", "PostToolUse"],
     },
     {
@@ -282,18 +285,7 @@ describe("installHooks", () => {
     writeFiles(root, { ".claude/settings.json": json(USER_CLAUDE), ".claude/settings.local.json": "{}\n" });
     const r = installHooks(root, "claude", CMD);
     expect(r.added).toEqual(["PreToolUse", "PostToolUse"]);
-    expect(readFileSync(join(root, ".claude/settings.json"), "utf8")).toBe(
-      json({
-        permissions: USER_CLAUDE.permissions,
-        model: "opus",
-        hooks: {
-          PreToolUse: [USER_CLAUDE.hooks.PreToolUse[0], { matcher: "*", hooks: [unwindEntry("claude")] }],
-          Stop: USER_CLAUDE.hooks.Stop,
-          PostToolUse: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
-        },
-        env: { FOO: "1" },
-      }),
-    );
+    expect(readFileSync(join(root, ".claude/settings.json"), "utf8")).toBe(json(CLAUDE_MERGED));
     expect(readFileSync(join(root, ".claude/settings.local.json"), "utf8")).toBe("{}\n");
     const before = dirFingerprint(root);
     expect(installHooks(root, "claude", CMD).changed).toBe(false);
