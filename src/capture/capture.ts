@@ -65,7 +65,7 @@ function hashFile(path: string): Sha256 {
  * The state of one path, with its bytes put into the CAS. Files over the
  * size cap are `toolarge`: hashed, not kept.
  */
-export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: number, format: "sha1" | "sha256" = "sha1"): State | null | "not-regular" {
+export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: number, format: "sha1" | "sha256"): State | null | "not-regular" {
   const abs = join(root, rel);
   let st;
   try {
@@ -140,8 +140,10 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
     if (ev.target.kind === "files") return captureFiles(loc, ev, ev.target.paths, labels);
     if (ev.target.kind === "ignore") return [];
     const [{ resolveContext }, { takeSnapshot }] = await Promise.all([import("../store/context.js"), import("./snapshot.js")]);
-    // The root already found, not the payload's cwd: `record --root DIR` snapshots DIR.
-    const ctx = await resolveContext(undefined, loc.root);
+    // The context discovery already built, else the same discovery again from
+    // the payload's cwd (a file-edit hook never loads the git wrapper, so
+    // `locate` stops short of a context).
+    const ctx = loc.ctx ?? (await resolveContext(undefined, ev.cwd));
     const snap = await takeSnapshot(ctx, { ...labels, session: ev.session, call: ev.call, label: `${ev.tool} ${ev.phase}` }, { deadline });
     const rec: JournalRecord = { ...base(ev, snap.at, labels), kind: "tree", snapshot: snap.id, tree: snap.tree };
     append(loc.store, [rec]);

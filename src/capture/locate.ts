@@ -1,11 +1,13 @@
+import type { Context } from "../store/context.js";
 import { findPlace } from "../store/discover.js";
 
 export interface Located {
   root: string;
   store: string;
-  mode: "git" | "private";
   /** The repository's hash: states carry git oids so every report names content the same way. */
   objectFormat: "sha1" | "sha256";
+  /** The full context, where finding the root already built one: a tree capture reuses it. */
+  ctx?: Context;
 }
 
 /**
@@ -16,8 +18,8 @@ export interface Located {
  */
 export async function locate(cwd: string): Promise<Located> {
   const place = findPlace(cwd, cwd);
-  if (place !== "unusual") return { root: place.root, store: place.store, mode: place.mode, objectFormat: place.objectFormat };
+  if (place !== "unusual") return { root: place.root, store: place.store, objectFormat: place.objectFormat };
   const { resolveContext } = await import("../store/context.js");
   const ctx = await resolveContext(undefined, cwd);
-  return { root: ctx.root, store: ctx.store, mode: ctx.mode, objectFormat: ctx.objectFormat };
+  return { root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx };
 }

@@ -23,6 +23,9 @@ function startTimeOf(pid: number): string | null {
   }
 }
 
+/** This process's start time, read once: every retry of `tryLock` names the same owner. */
+let myStart: string | null | undefined;
+
 function alive(owner: LockOwner): boolean {
   try {
     process.kill(owner.pid, 0);
@@ -93,7 +96,8 @@ export async function acquire(store: string, what: string, timeoutMs: number): P
 export function tryLock(store: string, what: string): { release: () => void } | { holder: LockOwner | null } {
   mkdirSync(store, { recursive: true });
   const path = join(store, "lock");
-  const me: LockOwner = { pid: process.pid, start: startTimeOf(process.pid), host: hostname(), at: new Date().toISOString(), what };
+  myStart ??= startTimeOf(process.pid);
+  const me: LockOwner = { pid: process.pid, start: myStart, host: hostname(), at: new Date().toISOString(), what };
   const mine = JSON.stringify(me);
   const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
   writeFileSync(aside, mine);

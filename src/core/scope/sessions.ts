@@ -4,7 +4,7 @@ import type { Context } from "../../store/context.js";
 import { readJournal, sessionFile, type JournalRecord } from "../../store/journal.js";
 import { pathMatcher } from "../glob.js";
 import type { ChangeSet, LaterWrite, RepoPath, Scope } from "../types.js";
-import { journalEntries, observations, overlaps, treeCalls, type Observation, type TreeDiff } from "./journal.js";
+import { journalEntries, observations, overlaps, treeCalls, type TreeDiff } from "./journal.js";
 import { treeChangeSet } from "./tree.js";
 import { listSnapshots, type Snapshot } from "../../capture/snapshot.js";
 
@@ -113,10 +113,9 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
   const firstAt = records.find((r) => keep(r))?.at ?? "";
   const diffs = await diffTreeCalls(ctx, records, (c) => keep(c) || c.postAt >= firstAt);
   const obs = observations(records, diffs);
-  const inScope = (o: Observation) => keep(o);
   const paths = pathMatcher(opts.paths ?? []);
-  const entries = journalEntries(obs, { ...(opts.since ? { since: opts.since } : {}), ...(paths ? { path: paths } : {}) }, inScope);
+  const entries = journalEntries(obs, { ...(opts.since ? { since: opts.since } : {}), ...(paths ? { path: paths } : {}) }, keep);
   const s: Scope = { kind: scope.kind, id };
-  const { later, interleaved } = overlaps(obs, entries, inScope, opts.since);
+  const { later, interleaved } = overlaps(obs, entries, keep, opts.since);
   return { cs: { scope: s, entries }, laterWrites: later, interleaved };
 }
