@@ -104,17 +104,20 @@ interface Resolved {
   interleaved?: Map<RepoPath, { by: string | null; at: string }>;
 }
 
-/** Resolves the scope to a change set and hands it to `fn`; scratch trees live only as long as `fn`. */
-async function withScope(ctx: Context, opts: ScopeOpts, scratch: boolean, fn: (r: Resolved) => Promise<Output>): Promise<Output> {
-  const kind = pickScope(opts);
+/** Keeps only the entries `--path` globs select (all without any). */
+function onlyPaths(cs: ChangeSet, globs: readonly string[] | undefined): ChangeSet {
+  const keep = pathMatcher(globs ?? []);
+  if (keep) cs.entries = cs.entries.filter((e) => keep(e.path));
+  return cs;
+}
+
+/** Resolves the scope (`kind`, as `pickScope` chose it) to a change set and hands it to `fn`; scratch trees live only as long as `fn`. */
+async function withScope(ctx: Context, kind: ScopeKind, opts: ScopeOpts, scratch: boolean, fn: (r: Resolved) => Promise<Output>): Promise<Output> {
   if (kind === "task") {
     const evidence = await taskEvidence(ctx, opts.task!);
     if (evidence.kind === "branch") {
       if (opts.since !== undefined) throw usage(`--since: task ${opts.task} is bound to branch ${evidence.binding.branch}, which has no capture times`);
-      const cs = await branchChangeSet(ctx, evidence.binding);
-      const keep = pathMatcher(opts.path ?? []);
-      if (keep) cs.entries = cs.entries.filter((e) => keep(e.path));
-      return fn({ cs });
+      return fn({ cs: onlyPaths(await branchChangeSet(ctx, evidence.binding), opts.path) });
     }
   }
   if (kind !== "snapshot") {
@@ -128,21 +131,19 @@ async function withScope(ctx: Context, opts: ScopeOpts, scratch: boolean, fn: (r
   try {
     const cs = await treeChangeSet(ctx, { kind: "snapshot", id: from.id }, from.tree, to ? to.tree : now!.tree, [], ["snapshot"], now?.env ?? {});
     if (now) await markTooLarge(ctx, cs, from, now, []);
-    const keep = pathMatcher(opts.path ?? []);
-    if (keep) cs.entries = cs.entries.filter((e) => keep(e.path));
-    return await fn({ cs });
+    return await fn({ cs: onlyPaths(cs, opts.path) });
   } finally {
     now?.dispose();
   }
 }
 
 export async function undo(globals: Globals, opts: ScopeOpts & { dryRun?: boolean; force?: boolean; merge?: boolean }): Promise<Output> {
-  pickScope(opts);
+  const kind = pickScope(opts); // usage errors before the store is touched
   const ctx = await open(globals);
   const dryRun = Boolean(opts.dryRun);
   const done = progress("undoing");
   return guarded(ctx, dryRun, "undo", () =>
-    withScope(ctx, opts, dryRun, async ({ cs, laterWrites, interleaved }) =>
+    withScope(ctx, kind, opts, dryRun, async ({ cs, laterWrites, interleaved }) =>
       renderReport(
         await runUndo(ctx, cs, {
           dryRun,
@@ -158,9 +159,9 @@ export async function undo(globals: Globals, opts: ScopeOpts & { dryRun?: boolea
 }
 
 export async function changes(globals: Globals, opts: ScopeOpts): Promise<Output> {
-  pickScope(opts);
+  const kind = pickScope(opts); // usage errors before the store is touched
   const ctx = await open(globals);
-  return withScope(ctx, opts, true, async ({ cs }) => {
+  return withScope(ctx, kind, opts, true, async ({ cs }) => {
     const rows = cs.entries.map((e) => [e.change, showPath(e.path), `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`, e.by.join(",")]);
     const human = rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
     return { json: { scope: cs.scope, entries: cs.entries }, human, exit: Exit.ok };
