@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
 import { writeFileAtomic } from "./atomic.js";
+import { sha256 } from "./cas.js";
 import { join } from "node:path";
 import type { RepoPath, State } from "../core/types.js";
 
@@ -47,12 +47,12 @@ export function journalDir(store: string): string {
 /** One file per session, so concurrent sessions never contend for one file. */
 export function sessionFile(store: string, session: string): string {
   const harness = session.split(":")[0]!.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 24) || "session";
-  const key = createHash("sha256").update(session).digest("hex").slice(0, 16);
+  const key = sha256(session).slice(0, 16);
   return join(journalDir(store), `${harness}-${key}.jsonl`);
 }
 
 function checksum(body: string): string {
-  return createHash("sha256").update(body).digest("hex").slice(0, 16);
+  return sha256(body).slice(0, 16);
 }
 
 /**
