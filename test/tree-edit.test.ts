@@ -133,7 +133,8 @@ describe("trees edited in-process equal the trees git writes", () => {
   });
 
   it("a changed file that vanishes before git hashes it (a build's temp file) is simply gone from the snapshot, which still succeeds", () => {
-    const root = makeRepo({ "a/keep.txt": "keep\n", "a/tmp.txt": "tmp\n" });
+    // The attributes file makes git do the hashing (src/capture/conversion.ts).
+    const root = makeRepo({ "a/keep.txt": "keep\n", "a/tmp.txt": "tmp\n", ".gitattributes": "*.bin binary\n" });
     unwind(root, ["snapshot"]);
     // A real git, behind a wrapper that deletes the file the moment hash-object
     // starts: what a concurrent process deleting it would do, deterministically.

@@ -6,6 +6,7 @@ import { modeOf } from "../core/observe.js";
 import type { Context } from "../store/context.js";
 import { GitError, parseBatch } from "../git/git.js";
 import { INDEX_CONFIG } from "./index-config.js";
+import { storedAsIs } from "./conversion.js";
 
 /** One tree entry: `mode` as git writes it in trees ("40000" for a tree). */
 export interface TreeEntry {
@@ -200,8 +201,9 @@ export function editTree(
 }
 
 /**
- * The edge around `editTree`: hashes the added paths (git applies its clean
- * filters; symlinks are hashed from their target), reads the affected trees
+ * The edge around `editTree`: hashes the added paths (in-process where git
+ * would store their bytes as they are, else with `git hash-object`, which
+ * applies clean filters; symlinks are hashed from their target), reads the affected trees
  * of `base` (loose objects in-process, else one `cat-file --batch`), and
  * writes the new trees as loose objects. The index is left alone: returns
  * the entries so the caller can fold them in when it chooses. With
@@ -236,6 +238,20 @@ export async function incrementalTree(
   }
   const dirs = new Set<string>([""]);
   for (const p of changes.keys()) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
+  if (files.length > 0 && storedAsIs(ctx, files)) {
+    for (const p of files.splice(0)) {
+      let data: Buffer;
+      try {
+        data = readFileSync(join(ctx.root, p));
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== "ENOENT" && code !== "ENOTDIR") throw new CannotEditTree(`${p}: ${code ?? String(e)}`);
+        changes.set(p, null); // gone since the lstat above: the snapshot shows it gone
+        continue;
+      }
+      changes.get(p)!.oid = writeLooseObject(objects, "blob", data, ctx.objectFormat);
+    }
+  }
   // The two reads are independent: hashing and fetching trees overlap.
   const [, trees] = await Promise.all([
     (async () => {
