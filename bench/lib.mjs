@@ -176,8 +176,8 @@ export function dirBytes(p) {
 // it spawns. unwind clears every inherited GIT_* variable before it runs git,
 // so GIT_TRACE2_EVENT cannot reach its children; trace2 settings are also
 // read from the global config, so the traced run gets a HOME whose
-// .gitconfig includes the real one and adds trace2.eventTarget (a directory:
-// one file per git process). Nothing in the command lines is duplicated here.
+// .gitconfig is the real one plus trace2.eventTarget (a directory: one file
+// per git process). Nothing in the command lines is duplicated here.
 
 const eventTime = (iso) => {
   // "2026-01-02T03:04:05.123456Z": Date.parse keeps only milliseconds.
@@ -208,8 +208,10 @@ export function traceRun(cmd, args, { cwd, env = {}, input } = {}) {
   mkdirSync(home);
   mkdirSync(events);
   const realGlobal = join(os.homedir(), ".gitconfig");
-  const include = existsSync(realGlobal) ? `[include]\n\tpath = ${realGlobal}\n` : "";
-  writeFileSync(join(home, ".gitconfig"), `${include}[trace2]\n\teventTarget = ${events}\n\teventNesting = 2\n`);
+  // A copy, not an [include]: unwind hashes in-process only where no config
+  // includes another (src/capture/conversion.ts), and tracing must not change the path taken.
+  const real = existsSync(realGlobal) ? readFileSync(realGlobal, "utf8") : "";
+  writeFileSync(join(home, ".gitconfig"), `${real}\n[trace2]\n\teventTarget = ${events}\n\teventNesting = 2\n`);
   const start = performance.timeOrigin + performance.now();
   const r = run(cmd, args, { cwd, env: { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config") }, input });
   const end = performance.timeOrigin + performance.now();
