@@ -7,7 +7,8 @@ import { splitZ, type GitResult } from "../git/git.js";
 import { createRef } from "../git/refs.js";
 import { commitBody, lineSafe, writeLooseObject } from "../git/objects.js";
 import { INDEX_CONFIG } from "./index-config.js";
-import { CannotEditTree, foldIntoIndex, incrementalTree } from "./tree-edit.js";
+import { CannotEditTree, foldIntoIndex, incrementalTree, type TreeEntry } from "./tree-edit.js";
+import { clearPending, overPending, readPending, statKey, writePending, type PendingEntry, type StatKey } from "./pending.js";
 import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, readIndexTree, recordIndexTree, seedIndex } from "./private-index.js";
 import { ensureStore, storeReady, type Context } from "../store/context.js";
 import { inStore } from "../core/paths.js";
@@ -135,6 +136,8 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     const st = await status;
     const add: string[] = [];
     const remove: string[] = [];
+    // What differs from the index tree now: stat data, or null for an absence.
+    const now = new Map<string, StatKey | null>();
     const toolarge: string[] = [];
     let addBytes = 0;
     for (const rec of splitZ(st.stdout)) {
@@ -147,6 +150,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       if (y === "D") {
         // Force: the path may now lie beyond a symlink or be a fifo, where a plain --remove refuses.
         remove.push(path);
+        now.set(path, null);
         continue;
       }
       let ls;
@@ -157,39 +161,51 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       }
       if (!ls || !(ls.isFile() || ls.isSymbolicLink())) {
         // Gone, or a fifo, socket or device: nothing git can hold, so the snapshot shows no file here.
-        if (!untracked) remove.push(path);
+        if (!untracked) {
+          remove.push(path);
+          now.set(path, null);
+        }
         continue;
       }
       if (ls.isFile() && ls.size > sizeCap) {
         toolarge.push(path);
-        if (!untracked) remove.push(path); // drop the stale smaller version
+        if (!untracked) {
+          remove.push(path); // drop the stale smaller version
+          now.set(path, null);
+        }
         continue;
       }
       add.push(path);
+      now.set(path, statKey(ls));
       if (ls.isFile()) addBytes += ls.size;
     }
     // Status lists what differs from the index tree; changes are folded into
     // the index only once they add up (see FOLD_PATHS), so most snapshots
     // write no index.
-    const changed = remove.length > 0 || add.length > 0;
     let tree: string | null = null;
-    if (!changed && indexTree) {
+    if (now.size === 0 && indexTree) {
       tree = indexTree;
+      if (!scratchDir) clearPending(ctx);
     } else if (indexTree && canEditTree(ctx, add, remove)) {
       const scratch = scratchDir ? { objects: join(scratchDir, "objects"), env: objectEnv } : undefined;
-      const edit = await incrementalTree(ctx, indexTree, add, remove, left, scratch).catch((e: unknown) => {
-        if (e instanceof CannotEditTree) return null; // written from the index below
-        throw e;
-      });
+      const edit = await editedTree(ctx, indexTree, now, left, scratch);
       tree = edit?.tree ?? null;
-      if (edit && !scratchDir && (add.length + remove.length > FOLD_PATHS || addBytes > FOLD_BYTES)) {
-        clearIndexTree(ctx); // it stops describing the index the moment the index changes
-        await foldIntoIndex(ctx, env, edit.changes, left);
-        await recordIndexTree(ctx, edit.tree, left());
+      if (edit && !scratchDir) {
+        if (now.size > FOLD_PATHS || addBytes > FOLD_BYTES) {
+          clearPending(ctx);
+          clearIndexTree(ctx); // it stops describing the index the moment the index changes
+          await foldIntoIndex(ctx, env, new Map([...edit.entries].map(([p, e]) => [p, e.entry])), left);
+          await recordIndexTree(ctx, edit.tree, left());
+        } else if (!edit.fromRecord) {
+          writePending(ctx, indexTree, edit.tree, edit.entries);
+        }
       }
     }
     if (tree === null) {
-      if (!opts.scratch) clearIndexTree(ctx);
+      if (!opts.scratch) {
+        clearIndexTree(ctx);
+        clearPending(ctx);
+      }
       if (remove.length > 0) {
         await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
           env,
@@ -214,6 +230,47 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     dispose();
     throw e;
   }
+}
+
+/**
+ * The tree of the work tree, given `now` (what differs from the index tree),
+ * edited in-process, and every entry it differs from the index tree by.
+ * Built on the last snapshot's tree where the pending record still holds
+ * (only paths whose stat changed since are hashed), else on the index tree.
+ * Null where neither can be edited: the caller writes it from the index.
+ */
+async function editedTree(
+  ctx: Context,
+  indexTree: string,
+  now: ReadonlyMap<string, StatKey | null>,
+  left: () => number | undefined,
+  scratch: { objects: string; env: Record<string, string> } | undefined,
+): Promise<{ tree: string; entries: Map<string, PendingEntry>; fromRecord?: true } | null> {
+  const edit = async (base: string, kept: ReadonlyMap<string, PendingEntry>, gone: string[], hash: string[]) => {
+    const known = new Map<string, TreeEntry | null>(gone.map((p) => [p, null]));
+    const r = await incrementalTree(ctx, base, known, hash, left, scratch).catch((e: unknown) => {
+      if (e instanceof CannotEditTree) return null;
+      throw e;
+    });
+    if (!r) return null;
+    const entries = new Map(kept);
+    for (const [p, entry] of r.changes) {
+      const st = r.stats.get(p);
+      entries.set(p, { entry, stat: st ? statKey(st) : null });
+    }
+    return { tree: r.tree, entries };
+  };
+  const pending = readPending(ctx, indexTree);
+  const over = pending && overPending(pending, now);
+  if (over) {
+    // Nothing changed since the last snapshot: its tree, and the record stands as it is.
+    if (over.rehash.length === 0 && over.gone.length === 0) return { tree: pending.tree, entries: over.kept, fromRecord: true };
+    const r = await edit(pending.tree, over.kept, over.gone, over.rehash); // null: the last tree is gone (pruned)
+    if (r) return r;
+  }
+  const absent = [...now].filter(([, s]) => s === null).map(([p]) => p);
+  const present = [...now].filter(([, s]) => s !== null).map(([p]) => p);
+  return edit(indexTree, new Map(), absent, present);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { join } from "node:path";
 import { writeLooseObject } from "../git/objects.js";
@@ -201,36 +201,41 @@ export function editTree(
 }
 
 /**
- * The edge around `editTree`: hashes the added paths (in-process where git
- * would store their bytes as they are, else with `git hash-object`, which
- * applies clean filters; symlinks are hashed from their target), reads the affected trees
- * of `base` (loose objects in-process, else one `cat-file --batch`), and
- * writes the new trees as loose objects. The index is left alone: returns
- * the entries so the caller can fold them in when it chooses. With
+ * The edge around `editTree`: applies `known` entries (null: absent) and the
+ * paths in `hash`, hashed now (in-process where git would store their bytes
+ * as they are, else with `git hash-object`, which applies clean filters;
+ * symlinks are hashed from their target), to tree `base`. Reads the affected
+ * trees of `base` (loose objects in-process, else one `cat-file --batch`),
+ * and writes the new trees as loose objects. The index is left alone:
+ * returns every entry applied, so the caller can fold them in when it
+ * chooses, and the stat data each hashed path was read with. With
  * `scratch`, new objects go to a scratch object directory (git reads the
  * store's through `env`'s alternates), so nothing in the store changes.
  */
 export async function incrementalTree(
   ctx: Context,
   base: string,
-  add: readonly string[],
-  remove: readonly string[],
+  known: ReadonlyMap<string, TreeEntry | null>,
+  hash: readonly string[],
   timeoutMs: () => number | undefined,
   scratch?: { objects: string; env: Record<string, string> },
-): Promise<{ tree: string; changes: Map<string, TreeEntry | null> }> {
+): Promise<{ tree: string; changes: Map<string, TreeEntry | null>; stats: Map<string, Stats> }> {
   const objects = scratch?.objects ?? join(ctx.commonDir, "objects");
   const env = scratch?.env ?? {};
-  const changes = new Map<string, TreeEntry | null>();
-  for (const p of remove) changes.set(p, null);
+  const changes = new Map<string, TreeEntry | null>(known);
+  const stats = new Map<string, Stats>();
   const files: string[] = [];
-  for (const p of add) {
+  for (const p of hash) {
+    // Taken before the content is read: a change in between shows in the next snapshot's stat.
     const st = lstatSync(join(ctx.root, p), { throwIfNoEntry: false });
     if (!st) {
       changes.set(p, null); // gone since status: the snapshot shows it gone
       continue;
     }
+    stats.set(p, st);
     if (st.isSymbolicLink()) {
-      changes.set(p, { mode: "120000", oid: writeLooseObject(objects, "blob", readlinkSync(join(ctx.root, p), "buffer"), ctx.objectFormat) });
+      const target = readOrGone(p, () => readlinkSync(join(ctx.root, p), "buffer"));
+      changes.set(p, target && { mode: "120000", oid: writeLooseObject(objects, "blob", target, ctx.objectFormat) });
     } else {
       files.push(p);
       changes.set(p, { mode: modeOf(st), oid: "" });
@@ -240,16 +245,9 @@ export async function incrementalTree(
   for (const p of changes.keys()) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
   if (files.length > 0 && storedAsIs(ctx, files)) {
     for (const p of files.splice(0)) {
-      let data: Buffer;
-      try {
-        data = readFileSync(join(ctx.root, p));
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code !== "ENOENT" && code !== "ENOTDIR") throw new CannotEditTree(`${p}: ${code ?? String(e)}`);
-        changes.set(p, null); // gone since the lstat above: the snapshot shows it gone
-        continue;
-      }
-      changes.get(p)!.oid = writeLooseObject(objects, "blob", data, ctx.objectFormat);
+      const data = readOrGone(p, () => readFileSync(join(ctx.root, p)));
+      if (data) changes.get(p)!.oid = writeLooseObject(objects, "blob", data, ctx.objectFormat);
+      else changes.set(p, null);
     }
   }
   // The two reads are independent: hashing and fetching trees overlap.
@@ -267,7 +265,18 @@ export async function incrementalTree(
     readTrees(ctx, base, [...dirs], env, timeoutMs),
   ]);
   const tree = editTree(changes, (d) => trees.get(d) ?? null, (body) => writeLooseObject(objects, "tree", body, ctx.objectFormat));
-  return { tree, changes };
+  return { tree, changes, stats };
+}
+
+/** A read of a path lstat just saw: null if it is gone since (the snapshot shows it gone); any other failure sends the snapshot the long way. */
+function readOrGone(p: string, read: () => Buffer): Buffer | null {
+  try {
+    return read();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    throw new CannotEditTree(`${p}: ${code ?? String(e)}`);
+  }
 }
 
 /** Brings the private index up to date with entries `incrementalTree` returned, without re-hashing anything. */

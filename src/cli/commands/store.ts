@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from "nod
 import { join } from "node:path";
 import { listSnapshots, SNAPSHOT_REFS } from "../../capture/snapshot.js";
 import { dropIndex, orphanIndexes } from "../../capture/private-index.js";
+import { clearAllPending } from "../../capture/pending.js";
 import { pendingIntents } from "../../core/apply/intent.js";
 import { acts } from "../../core/apply/apply.js";
 import { Exit } from "../../errors.js";
@@ -220,6 +221,7 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
       // Compare-and-swap deletes: a ref that moved since we read it is left alone.
       const lines = oldSnaps.map((s) => `delete ${SNAPSHOT_REFS}${s.id} ${s.commit}`).join("\n") + "\n";
       await ctx.git(["update-ref", "--stdin"], { input: lines });
+      clearAllPending(ctx.store);
     }
     let blobCount = 0;
     let blobBytes = 0;
