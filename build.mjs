@@ -4,6 +4,8 @@
 // - dist/hook.cjs: `unwind hook`, which runs inside every tool call of an
 //   agent: the smallest bundle that captures a file edit; its tree-snapshot
 //   code and child_process initialise only for shell tools.
+// - dist/early.cjs: what `unwind snapshot` runs before dist/unwind.cjs loads,
+//   to start its git status sooner (src/cli/early-start.ts).
 // CommonJS, not ESM: Node's ESM loader costs a measurable share of a short
 // process's life (docs/design.md has the figures).
 import { build } from "esbuild";
@@ -16,3 +18,4 @@ const common = { bundle: true, platform: "node", target: "node20", format: "cjs"
 
 await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs"] });
 await build({ ...common, entryPoints: ["src/capture/hook-entry.ts"], outfile: "dist/hook.cjs" });
+await build({ ...common, entryPoints: ["src/cli/early-start.ts"], outfile: "dist/early.cjs" });

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeRepo, read, snapshotId, unwind, unwindAsync, write } from "./helpers.js";
+import { startEarly } from "../src/cli/early-start.js";
+import { makeRepo, read, snapshotId, tempDir, unwind, unwindAsync, write } from "./helpers.js";
 
 /** A live process (sleep) named as the store lock's holder. */
 function holdLock(root: string) {
@@ -101,5 +102,66 @@ describe("the store lock", () => {
     expect(snap.code, snap.stderr).toBe(0);
     expect(snap.stderr).toMatch(/finished interrupted restore/);
     expect(read(root, "a.txt")).toBe("a\n");
+  });
+});
+
+describe("the early start of snapshot's git status (bin/unwind, src/cli/early-start.ts)", () => {
+  /** startEarly run in `root`; the lock it takes is released once its status is done. */
+  async function early(root: string, argv: string[]): Promise<boolean> {
+    const was = process.cwd();
+    process.chdir(root);
+    try {
+      const e = startEarly(argv);
+      if (!e) return false;
+      await e.status;
+      e.release();
+      return true;
+    } finally {
+      process.chdir(was);
+    }
+  }
+
+  it("starts for `[--json] snapshot …` once the store and private index exist, and for nothing else", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    expect(await early(root, ["snapshot"])).toBe(false); // no store yet: the normal path creates it
+    snapshotId(root);
+    const cases: [string[], boolean][] = [
+      [["snapshot"], true],
+      [["--json", "snapshot", "--label", "x"], true],
+      [["snapshot", "--task", "t"], true],
+      [["snapshots"], false],
+      [["restore", "snapshot"], false],
+      [["snapshot", "--root", "."], false],
+      [["--root=.", "snapshot"], false],
+      [["snapshot", "--help"], false],
+      [["--verbose", "snapshot"], false],
+    ];
+    for (const [argv, starts] of cases) expect(await early(root, argv), argv.join(" ")).toBe(starts);
+    // A busy store: the normal path waits for it.
+    const holder = holdLock(root);
+    try {
+      expect(await early(root, ["snapshot"])).toBe(false);
+    } finally {
+      holder.kill();
+      rmSync(join(root, ".git", "unwind", "lock"), { force: true });
+    }
+    expect(existsSync(join(root, ".git", "unwind", "lock"))).toBe(false);
+  });
+
+  it("a failure of the early-started git status is reported as the normal path reports it, and the lock is released", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    snapshotId(root);
+    const bin = tempDir();
+    const real = (process.env.PATH ?? "").split(":").map((d) => join(d, "git")).find((p) => existsSync(p));
+    writeFileSync(join(bin, "git"), `#!/bin/sh\ncase " $* " in *" status "*) echo "fatal: injected" >&2; exit 128;; esac\nexec "${real}" "$@"\n`);
+    chmodSync(join(bin, "git"), 0o755);
+    const env = { PATH: `${bin}:${process.env.PATH}` };
+    const viaEarly = unwind(root, ["snapshot"], { env });
+    const viaNormal = unwind(root, ["snapshot", "--root", "."], { env }); // --root: no early start
+    expect(viaNormal.code).not.toBe(0);
+    expect(viaNormal.stderr).toMatch(/git status exited 128: fatal: injected/);
+    expect(viaEarly.code).toBe(viaNormal.code);
+    expect(viaEarly.stderr).toBe(viaNormal.stderr);
+    expect(existsSync(join(root, ".git", "unwind", "lock"))).toBe(false);
   });
 });

@@ -14,3 +14,6 @@ export const INDEX_CONFIG = [
   "-c", "status.showUntrackedFiles=all",
   "-c", "core.ignoreStat=false",
 ];
+
+/** `git status` as snapshots run it on the private index: everything that differs from it, untracked files one by one. */
+export const STATUS_ARGS = [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"];

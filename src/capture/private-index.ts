@@ -4,7 +4,8 @@ import { insideRoot } from "../core/paths.js";
 import { splitZ } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
 import { indexKey, type Context } from "../store/context.js";
-import { INDEX_CONFIG } from "./index-config.js";
+import type { GitResult } from "../git/git.js";
+import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
 
 // The private index of a work tree and what unwind keeps beside it: the
 // index tree (the tree of the index as last written, the base every
@@ -124,6 +125,22 @@ export function orphanIndexes(ctx: Context): OrphanIndex[] {
 export async function dropIndex(ctx: Context, o: OrphanIndex): Promise<void> {
   for (const f of o.files) rmSync(f, { force: true });
   await ctx.git(["update-ref", "-d", INDEX_REFS + o.key]);
+}
+
+/**
+ * `git status` started on the private index, synchronously (the early start
+ * of `unwind snapshot` runs it before the CLI bundle loads:
+ * src/cli/early-start.ts), with the index tree it is to be read against.
+ * The caller holds the store lock.
+ */
+export function startStatus(ctx: Context, timeoutMs?: number): { indexTree: string | null; status: Promise<GitResult> } {
+  // Only unwind uses this index, and only under the store lock: a leftover
+  // index.lock is from a git we killed (timeout).
+  rmSync(`${ctx.indexFile}.lock`, { force: true });
+  const indexTree = readIndexTree(ctx);
+  const status = ctx.git(STATUS_ARGS, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs });
+  status.catch(() => undefined); // awaited by whoever finishes the snapshot; one given up must not leave an unhandled rejection
+  return { indexTree, status };
 }
 
 export function readIndexTree(ctx: Context): string | null {

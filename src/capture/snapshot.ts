@@ -6,10 +6,10 @@ import { UnwindError } from "../errors.js";
 import { splitZ, type GitResult } from "../git/git.js";
 import { createRef } from "../git/refs.js";
 import { commitBody, lineSafe, writeLooseObject } from "../git/objects.js";
-import { INDEX_CONFIG } from "./index-config.js";
+import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
 import { CannotEditTree, foldIntoIndex, incrementalTree, type TreeEntry } from "./tree-edit.js";
 import { clearPending, overPending, readPending, statKey, writePending, type PendingEntry, type StatKey } from "./pending.js";
-import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, readIndexTree, recordIndexTree, seedIndex } from "./private-index.js";
+import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, readIndexTree, recordIndexTree, seedIndex, startStatus } from "./private-index.js";
 import { ensureStore, storeReady, type Context } from "../store/context.js";
 import { inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
@@ -68,57 +68,44 @@ const leftOf = (deadline: number | undefined) => () => (deadline === undefined ?
 
 /**
  * The first half of `writeWorkTree`, up to and including starting `git
- * status`, which depends on nothing the caller's options say: the CLI starts
- * it for `unwind snapshot` before its command modules load (src/cli/early.ts).
- * Without `scratch`, the caller holds the store lock.
+ * status`, which depends on nothing the caller's options say. Without
+ * `scratch`, the caller holds the store lock.
  */
 export async function startWorkTree(ctx: Context, opts: { scratch: boolean; deadline?: number }): Promise<StartedTree> {
   const left = leftOf(opts.deadline);
-  let env: Record<string, string>;
-  let scratchDir: string | null = null;
-  // Where a scratch run's new objects go, the store's read through alternates; empty otherwise.
-  let objectEnv: Record<string, string> = {};
-  // The tree of the private index as last written: the base the new tree is edited from.
-  let indexTree: string | null = null;
-  if (opts.scratch) {
-    scratchDir = mkdtempSync(join(tmpdir(), "unwind-scratch-"));
-    mkdirSync(join(scratchDir, "objects"));
-    const idx = join(scratchDir, "index");
-    if (existsSync(ctx.indexFile)) {
-      // A scratch run holds no lock: the index tree counts only if no snapshot
-      // rewrote the index (and its tree) while it was being copied.
-      const before = readIndexTree(ctx);
-      copyKeepingMtime(ctx.indexFile, idx);
-      indexTree = readIndexTree(ctx) === before ? before : null;
-    } else {
-      await seedIndex(ctx, idx);
-    }
-    objectEnv = { GIT_OBJECT_DIRECTORY: join(scratchDir, "objects"), GIT_ALTERNATE_OBJECT_DIRECTORIES: join(ctx.commonDir, "objects") };
-    env = { GIT_INDEX_FILE: idx, ...objectEnv };
-  } else {
-    // No await on the way to spawning status once the store exists: the
-    // early start (src/cli/early.ts) relies on it running synchronously.
+  if (!opts.scratch) {
     if (!storeReady(ctx)) await ensureStore(ctx);
-    // Only unwind uses this index, and only under the store lock, which the
-    // caller holds: a leftover index.lock is from a git we killed (timeout).
-    rmSync(`${ctx.indexFile}.lock`, { force: true });
     if (!existsSync(ctx.indexFile)) {
+      rmSync(`${ctx.indexFile}.lock`, { force: true }); // from a git we killed: seeding writes the index
       clearIndexTree(ctx);
       await seedIndex(ctx, ctx.indexFile);
     }
-    env = { GIT_INDEX_FILE: ctx.indexFile };
-    indexTree = readIndexTree(ctx);
+    return startedOn(ctx, startStatus(ctx, left()));
   }
-  const dispose = () => {
-    if (scratchDir) rmSync(scratchDir, { recursive: true, force: true });
-  };
-  const status = ctx.git([...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"], {
-    env,
-    optionalLocks: true,
-    timeoutMs: left(),
-  });
+  const scratchDir = mkdtempSync(join(tmpdir(), "unwind-scratch-"));
+  mkdirSync(join(scratchDir, "objects"));
+  const idx = join(scratchDir, "index");
+  let indexTree: string | null = null;
+  if (existsSync(ctx.indexFile)) {
+    // A scratch run holds no lock: the index tree counts only if no snapshot
+    // rewrote the index (and its tree) while it was being copied.
+    const before = readIndexTree(ctx);
+    copyKeepingMtime(ctx.indexFile, idx);
+    indexTree = readIndexTree(ctx) === before ? before : null;
+  } else {
+    await seedIndex(ctx, idx);
+  }
+  // New objects go to the scratch dir; the store's are read through alternates.
+  const objectEnv = { GIT_OBJECT_DIRECTORY: join(scratchDir, "objects"), GIT_ALTERNATE_OBJECT_DIRECTORIES: join(ctx.commonDir, "objects") };
+  const env = { GIT_INDEX_FILE: idx, ...objectEnv };
+  const status = ctx.git(STATUS_ARGS, { env, optionalLocks: true, timeoutMs: left() });
   status.catch(() => undefined); // awaited by writeWorkTree; a start that is given up must not leave an unhandled rejection
-  return { env, scratchDir, objectEnv, indexTree, status, dispose };
+  return { env, scratchDir, objectEnv, indexTree, status, dispose: () => rmSync(scratchDir, { recursive: true, force: true }) };
+}
+
+/** A snapshot under way on the private index itself, from `startStatus`. */
+export function startedOn(ctx: Context, s: { indexTree: string | null; status: Promise<GitResult> }): StartedTree {
+  return { env: { GIT_INDEX_FILE: ctx.indexFile }, scratchDir: null, objectEnv: {}, indexTree: s.indexTree, status: s.status, dispose: () => undefined };
 }
 
 /**

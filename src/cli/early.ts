@@ -1,16 +1,9 @@
-import { startWorkTree, type StartedTree } from "../capture/snapshot.js";
-import { pendingIntents } from "../core/apply/intent.js";
+import { startedOn, type StartedTree } from "../capture/snapshot.js";
+import { GitError } from "../git/git.js";
 import { usualContext, type Context } from "../store/context.js";
-import { tryLock } from "../store/lock.js";
+import type { EarlyStart } from "./early-start.js";
 
-/**
- * `unwind snapshot` is the command orchestrators run most, and two thirds of
- * its time at 100k files is one `git status`, which depends on none of its
- * options. So it starts here, before commander and the command modules
- * load: ~25 ms sooner (docs/design.md). Only in the plain case: no `--root`,
- * no help, a store that is free and has no interrupted apply to finish.
- * Anything else goes the normal way, which waits, recovers and reports.
- */
+/** A snapshot whose `git status` `bin/unwind` started (src/cli/early-start.ts), for the snapshot command to finish. */
 export interface EarlySnapshot {
   ctx: Context;
   started: StartedTree;
@@ -18,39 +11,33 @@ export interface EarlySnapshot {
   release(): void;
 }
 
-let pending: Promise<EarlySnapshot | null> | null = null;
+let handed: EarlyStart | null = null;
 
-/**
- * Synchronous up to spawning `git status` (in the usual case: a known
- * layout, a store that exists, an index already seeded), so that it runs
- * before the command line is parsed rather than after.
- */
-export function startEarlySnapshot(argv: readonly string[]): void {
-  const at = argv.findIndex((a) => !a.startsWith("-"));
-  if (argv[at] !== "snapshot" || argv.slice(0, at).some((a) => a !== "--json")) return; // `unwind [--json] snapshot …`
-  if (argv.some((a) => a === "--root" || a.startsWith("--root=") || a === "-h" || a === "--help")) return;
-  try {
-    const ctx = usualContext(process.cwd());
-    if (!ctx || pendingIntents(ctx.store).length > 0) return;
-    const lock = tryLock(ctx.store, "snapshot");
-    if (!("release" in lock)) return; // busy: the normal path waits for it
-    pending = startWorkTree(ctx, { scratch: false }).then(
-      (started) => ({ ctx, started, release: lock.release }),
-      () => {
-        lock.release();
-        return null; // the normal path runs it again and reports what failed
-      },
-    );
-  } catch {
-    pending = null;
-  }
+/** Keeps what bin/unwind started, for `takeEarlySnapshot`. */
+export function adoptEarly(early: EarlyStart | null): void {
+  handed = early;
 }
 
-/** The snapshot started early, for the snapshot command to finish (and release); null if none. */
+/**
+ * The snapshot started early, under this bundle's own context, for the
+ * snapshot command to finish (and release); null if none, or if it was
+ * started for another store or index than this bundle resolves.
+ */
 export async function takeEarlySnapshot(): Promise<EarlySnapshot | null> {
-  const p = pending;
-  pending = null;
-  return p ? await p : null;
+  const early = handed;
+  handed = null;
+  if (!early) return null;
+  const ctx = usualContext(process.cwd());
+  if (!ctx || ctx.store !== early.store || ctx.indexFile !== early.indexFile) {
+    await settle(early);
+    return null;
+  }
+  // The early bundle's GitError is another class: its failures become ours, so they are reported the same way.
+  const status = early.status.catch((e: unknown) => {
+    const g = e as Partial<Pick<GitError, "args" | "gitCode" | "stderr">> | null;
+    throw g?.args && g.gitCode !== undefined ? new GitError(g.args, g.gitCode, g.stderr ?? "") : e;
+  });
+  return { ctx, started: startedOn(ctx, { indexTree: early.indexTree, status }), release: early.release };
 }
 
 /**
@@ -58,9 +45,12 @@ export async function takeEarlySnapshot(): Promise<EarlySnapshot | null> {
  * `git status` may write the private index, so the lock is held until it is done.
  */
 export async function abandonEarlySnapshot(): Promise<void> {
-  const early = await takeEarlySnapshot();
-  if (!early) return;
-  await early.started.status.catch(() => undefined);
-  early.started.dispose();
+  const early = handed;
+  handed = null;
+  if (early) await settle(early);
+}
+
+async function settle(early: EarlyStart): Promise<void> {
+  await early.status.catch(() => undefined);
   early.release();
 }

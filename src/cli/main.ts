@@ -3,7 +3,11 @@
  * `unwind hook` to the hook bundle before this file is even loaded; this
  * routes it there too, so `node dist/unwind.cjs hook ...` behaves the same.
  */
-export function main(argv: string[]): void {
+import { runCli } from "./program.js";
+import type { EarlyStart } from "./early-start.js";
+
+/** `early`: the `git status` of `unwind snapshot`, which bin/unwind starts before this bundle loads. */
+export function main(argv: string[], early: EarlyStart | null = null): void {
   if (argv[0] === "hook") {
     const { runHook } = require("./hook.cjs") as typeof import("../capture/hook-entry.js");
     void runHook(argv.slice(1)).then((code) => {
@@ -11,15 +15,12 @@ export function main(argv: string[]): void {
     });
     return;
   }
-  // Loaded (synchronously) only for `unwind snapshot`, so other commands pay nothing for it.
-  const early = argv.includes("snapshot") ? (require("./early.js") as typeof import("./early.js")) : null;
-  early?.startEarlySnapshot(argv);
-  // Required here, not imported: commander and the command line initialise
-  // after status is already running.
-  const { runCli } = require("./program.js") as typeof import("./program.js");
+  // Loaded only when there is an early start, so other commands pay nothing for it.
+  const handoff = early ? (require("./early.js") as typeof import("./early.js")) : null;
+  handoff?.adoptEarly(early);
   void runCli(argv)
     .then(async (code) => {
-      await early?.abandonEarlySnapshot();
+      await handoff?.abandonEarlySnapshot();
       return code;
     })
     .then((code) => {
