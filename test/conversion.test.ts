@@ -1,22 +1,18 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { harmlessConfig } from "../src/capture/conversion.js";
-import { git, makeRepo, tempDir, unwind, write } from "./helpers.js";
+import { git, makeRepo, tempDir, unwind, wrappedGit, write } from "./helpers.js";
 
 /**
  * A real git behind a wrapper that logs each subcommand it runs, and a home
  * of our own (no global config or attributes unless a test writes them).
  */
 function loggedEnv(home = tempDir()): { env: Record<string, string>; home: string; ran: () => string[] } {
-  const bin = tempDir();
-  const log = join(bin, "log");
-  const real = (process.env.PATH ?? "").split(":").map((d) => join(d, "git")).find((p) => existsSync(p));
-  writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$*" >> "${log}"\nexec "${real}" "$@"\n`);
-  chmodSync(join(bin, "git"), 0o755);
+  const log = join(tempDir(), "log");
   return {
-    env: { PATH: `${bin}:${process.env.PATH}`, HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
+    env: { PATH: wrappedGit(`echo "$*" >> "${log}"`), HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
     home,
     ran: () => (existsSync(log) ? readFileSync(log, "utf8").trim().split("\n") : []),
   };

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, lstatSync, readlinkSync, rmSync, writeFileSync, symlinkSync, realpathSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, lstatSync, readlinkSync, rmSync, writeFileSync, symlinkSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createHash } from "node:crypto";
@@ -177,3 +177,23 @@ export function gitStatus(root: string): string {
 }
 
 export { spawnSync };
+
+/**
+ * A real git behind a shell wrapper: `before` runs first (sh; "$*" holds the
+ * arguments), then the real git. Returns the PATH that puts it first.
+ */
+export function wrappedGit(before: string): string {
+  const bin = tempDir();
+  const real = (process.env.PATH ?? "").split(":").map((d) => join(d, "git")).find((p) => existsSync(p));
+  writeFileSync(join(bin, "git"), `#!/bin/sh\n${before}\nexec "${real}" "$@"\n`);
+  chmodSync(join(bin, "git"), 0o755);
+  return `${bin}:${process.env.PATH}`;
+}
+
+/** The tree git itself writes for the whole non-ignored work tree, from an empty index of its own. */
+export function gitsTree(root: string): string {
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_INDEX_FILE: join(tempDir(), "fresh.index") };
+  for (const k of Object.keys(env)) if (k.startsWith("GIT_") && k !== "GIT_INDEX_FILE") delete env[k];
+  execFileSync("git", ["add", "-A"], { cwd: root, env });
+  return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim();
+}

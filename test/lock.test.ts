@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startEarly } from "../src/cli/early-start.js";
-import { makeRepo, read, snapshotId, tempDir, unwind, unwindAsync, write } from "./helpers.js";
+import { makeRepo, read, snapshotId, unwind, unwindAsync, wrappedGit, write } from "./helpers.js";
 
 /** A live process (sleep) named as the store lock's holder. */
 function holdLock(root: string) {
@@ -151,11 +151,7 @@ describe("the early start of snapshot's git status (bin/unwind, src/cli/early-st
   it("a failure of the early-started git status is reported as the normal path reports it, and the lock is released", () => {
     const root = makeRepo({ "a.txt": "a\n" });
     snapshotId(root);
-    const bin = tempDir();
-    const real = (process.env.PATH ?? "").split(":").map((d) => join(d, "git")).find((p) => existsSync(p));
-    writeFileSync(join(bin, "git"), `#!/bin/sh\ncase " $* " in *" status "*) echo "fatal: injected" >&2; exit 128;; esac\nexec "${real}" "$@"\n`);
-    chmodSync(join(bin, "git"), 0o755);
-    const env = { PATH: `${bin}:${process.env.PATH}` };
+    const env = { PATH: wrappedGit(`case " $* " in *" status "*) echo "fatal: injected" >&2; exit 128;; esac`) };
     const viaEarly = unwind(root, ["snapshot"], { env });
     const viaNormal = unwind(root, ["snapshot", "--root", "."], { env }); // --root: no early start
     expect(viaNormal.code).not.toBe(0);

@@ -1,17 +1,8 @@
-import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { overPending, type Pending, type PendingEntry, type StatKey } from "../src/capture/pending.js";
-import { git, makeRepo, tempDir, unwind, write } from "./helpers.js";
-
-/** The tree git itself writes for the whole non-ignored work tree, from an empty index of its own. */
-function gitsTree(root: string): string {
-  const env: NodeJS.ProcessEnv = { ...process.env, GIT_INDEX_FILE: join(tempDir(), "fresh.index") };
-  for (const k of Object.keys(env)) if (k.startsWith("GIT_") && k !== "GIT_INDEX_FILE") delete env[k];
-  execFileSync("git", ["add", "-A"], { cwd: root, env });
-  return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim();
-}
+import { git, gitsTree, makeRepo, unwind, write } from "./helpers.js";
 
 describe("pure: what a snapshot takes from the last one's pending record", () => {
   const stat = (mtimeMs: number, size = 10): StatKey => [7, 0o100644, size, mtimeMs, mtimeMs];

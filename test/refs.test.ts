@@ -1,9 +1,9 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createRef } from "../src/git/refs.js";
 import { resolveContext } from "../src/store/context.js";
-import { git, makeRepo, tempDir } from "./helpers.js";
+import { git, makeRepo, tempDir, wrappedGit } from "./helpers.js";
 
 const head = (root: string) => git(root, "rev-parse", "HEAD").trim();
 function target(root: string, name: string): string {
@@ -16,12 +16,8 @@ function target(root: string, name: string): string {
 
 /** A `git` on PATH that logs its arguments, then runs the real one. */
 function loggingGit(): { env: string; log: string } {
-  const dir = tempDir();
-  const log = join(dir, "log");
-  const real = (process.env.PATH ?? "").split(":").map((d) => join(d, "git")).find((p) => existsSync(p));
-  writeFileSync(join(dir, "git"), `#!/bin/sh\necho "$*" >> "${log}"\nexec "${real}" "$@"\n`);
-  chmodSync(join(dir, "git"), 0o755);
-  return { env: `${dir}:${process.env.PATH}`, log };
+  const log = join(tempDir(), "log");
+  return { env: wrappedGit(`echo "$*" >> "${log}"`), log };
 }
 
 async function withPath<T>(path: string, fn: () => Promise<T>): Promise<T> {

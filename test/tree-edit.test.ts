@@ -4,15 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { editTree, RawTree, type TreeEntry } from "../src/capture/tree-edit.js";
 import { FOLD_PATHS } from "../src/capture/private-index.js";
-import { git, makeRepo, tempDir, unwind, write } from "./helpers.js";
-
-/** The tree git itself writes for the whole non-ignored work tree, from an empty index of its own. */
-function gitsTree(root: string): string {
-  const env: NodeJS.ProcessEnv = { ...process.env, GIT_INDEX_FILE: join(tempDir(), "fresh.index") };
-  for (const k of Object.keys(env)) if (k.startsWith("GIT_") && k !== "GIT_INDEX_FILE") delete env[k];
-  execFileSync("git", ["add", "-A"], { cwd: root, env });
-  return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim();
-}
+import { git, gitsTree, makeRepo, unwind, wrappedGit, write } from "./helpers.js";
 
 function prng(seed: number) {
   return () => {
@@ -138,11 +130,7 @@ describe("trees edited in-process equal the trees git writes", () => {
     unwind(root, ["snapshot"]);
     // A real git, behind a wrapper that deletes the file the moment hash-object
     // starts: what a concurrent process deleting it would do, deterministically.
-    const bin = tempDir();
-    const real = (process.env.PATH ?? "").split(":").map((d) => join(d, "git")).find((p) => existsSync(p));
-    writeFileSync(join(bin, "git"), `#!/bin/sh\ncase " $* " in *" hash-object "*) rm -f "$VANISH";; esac\nexec "${real}" "$@"\n`);
-    chmodSync(join(bin, "git"), 0o755);
-    const env = { PATH: `${bin}:${process.env.PATH}`, VANISH: join(root, "a/tmp.txt") };
+    const env = { PATH: wrappedGit(`case " $* " in *" hash-object "*) rm -f "$VANISH";; esac`), VANISH: join(root, "a/tmp.txt") };
 
     write(root, "a/keep.txt", "keep 2\n");
     write(root, "a/tmp.txt", "tmp 2\n");
