@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { harmlessConfig } from "../src/capture/conversion.js";
@@ -29,6 +29,18 @@ function snapshotEdit(root: string, logged: ReturnType<typeof loggedEnv>, conten
 }
 
 describe("blobs are hashed in-process only where git would store the bytes as they are", () => {
+  it("a PATH entry that is a file, or a config git may not read, never fails a snapshot", () => {
+    const root = makeRepo({ "x/y.txt": "old\n" });
+    const logged = loggedEnv();
+    unwind(root, ["snapshot"], { env: logged.env });
+    write(root, "x/y.txt", "new\n");
+    const notADir = join(tempDir(), "file");
+    writeFileSync(notADir, "");
+    const r = unwind(root, ["snapshot", "--json"], { env: { ...logged.env, PATH: `${notADir}:${logged.env.PATH}` } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(git(root, "cat-file", "blob", `${r.json.tree}:x/y.txt`)).toBe("new\n");
+  });
+
   it("a plain repository: no git process hashes them; the blob is the file's bytes and passes fsck", () => {
     const root = makeRepo({ "x/y.txt": "old\n", "z.txt": "z\n" });
     const logged = loggedEnv();
@@ -111,6 +123,7 @@ describe("pure: which config text can change how git hashes a file", () => {
     ["[core]\n\tattributesFile = ~/a\n", false],
     ["[include]\n\tpath = other\n", false],
     ["[includeIf \"gitdir:~/w/\"]\n\tpath = other\n", false],
+    ["[attr]\n\ttree = HEAD\n", false], // git 2.42+: attributes read from a tree, not the work tree
   ];
   for (const [text, harmless] of cases) {
     it(`${JSON.stringify(text)} → ${harmless ? "harmless" : "may convert"}`, () => expect(harmlessConfig(text)).toBe(harmless));

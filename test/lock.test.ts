@@ -160,4 +160,17 @@ describe("the early start of snapshot's git status (bin/unwind, src/cli/early-st
     expect(viaEarly.stderr).toBe(viaNormal.stderr);
     expect(existsSync(join(root, ".git", "unwind", "lock"))).toBe(false);
   });
+
+  it("a bad setting while the early status fails too: reported as the normal path reports it, no unhandled rejection", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    snapshotId(root);
+    const env = { PATH: wrappedGit(`case " $* " in *" status "*) echo "fatal: injected" >&2; exit 128;; esac`), UNWIND_SIZE_CAP: "abc" };
+    const viaEarly = unwind(root, ["snapshot", "--json"], { env });
+    const viaNormal = unwind(root, ["snapshot", "--json", "--root", "."], { env });
+    expect(viaNormal.code).not.toBe(0);
+    expect(viaEarly.code).toBe(viaNormal.code);
+    expect(viaEarly.stdout).toBe(viaNormal.stdout);
+    expect(viaEarly.stderr).toBe(viaNormal.stderr);
+    expect(existsSync(join(root, ".git", "unwind", "lock"))).toBe(false);
+  });
 });

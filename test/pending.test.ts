@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, wr
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { overPending, type Pending, type PendingEntry, type StatKey } from "../src/capture/pending.js";
-import { git, gitsTree, makeRepo, unwind, write } from "./helpers.js";
+import { git, gitsTree, makeRepo, tempDir, unwind, write } from "./helpers.js";
 
 describe("pure: what a snapshot takes from the last one's pending record", () => {
   const stat = (mtimeMs: number, size = 10): StatKey => [7, 0o100644, size, mtimeMs, mtimeMs];
@@ -33,6 +33,13 @@ describe("pure: what a snapshot takes from the last one's pending record", () =>
     expect(overPending(record([["a", gone]]), new Map([["a", null]]))?.kept.get("a")).toEqual(gone);
     expect(overPending(record([["a", file("1", stat(5))]]), new Map([["a", null]]))?.gone).toEqual(["a"]);
     expect(overPending(record([["a", gone]]), new Map([["a", stat(5)]]))?.rehash).toEqual(["a"]);
+  });
+
+  it("a .gitattributes read again or gone makes it unusable: the kept files may hash differently now", () => {
+    expect(overPending(record([["a", file("1", stat(5))]]), new Map([["a", stat(5)], ["d/.gitattributes", stat(6)]]))).toBeNull();
+    expect(overPending(record([["a", file("1", stat(5))], [".gitattributes", file("2", stat(5))]]), new Map([["a", stat(5)], [".gitattributes", null]]))).toBeNull();
+    // Negative control: an unchanged one is kept like any file.
+    expect(overPending(record([["a", file("1", stat(5))], [".gitattributes", file("2", stat(5))]]), new Map([["a", stat(5)], [".gitattributes", stat(5)]]))?.kept.size).toBe(2);
   });
 
   it("new paths are read; a path the record holds that no longer differs from the index tree makes it unusable", () => {
@@ -135,5 +142,58 @@ describe("gc and the pending record", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.tree).toBe(gitsTree(root));
     git(root, "fsck", "--no-dangling");
+  });
+});
+
+describe("the pending record, from a second review", () => {
+  it("a restore's capture of the work tree writes no record: only a tree a snapshot ref names is built on", () => {
+    const root = makeRepo({ "base.txt": "b\n", "a/x.txt": "x\n" });
+    const id = unwind(root, ["snapshot", "--json"]).json.id as string;
+    write(root, "a/x.txt", "x2\n");
+    unwind(root, ["snapshot"]);
+    const dir = join(root, ".git", "unwind", "index");
+    const recordTree = () => JSON.parse(readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith(".pending"))!), "utf8")).tree as string;
+    const before = recordTree();
+    write(root, "notes.txt", "notes\n"); // untracked: the restore's capture of the tree holds it, no snapshot does
+    write(root, "base.txt", "changed\n");
+    const r = unwind(root, ["restore", id, "--json", "--", "base.txt"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(recordTree()).toBe(before);
+    git(root, "prune", "--expire=now");
+    const s = unwind(root, ["snapshot", "--json"]);
+    expect(s.code, s.stderr).toBe(0);
+    expect(s.json.tree).toBe(gitsTree(root));
+    git(root, "fsck", "--no-dangling"); // every tree a snapshot names is there
+    // Negative control: a snapshot does write it, naming its own tree.
+    expect(recordTree()).toBe(s.json.tree);
+  });
+
+  it("a folder without git: gc that drops snapshots forgets its record too", () => {
+    const root = tempDir();
+    write(root, "a.txt", "a\n");
+    unwind(root, ["snapshot"]);
+    write(root, "a.txt", "a2\n");
+    unwind(root, ["snapshot"]);
+    const record = join(root, ".unwind", "git", "index.pending");
+    expect(existsSync(record)).toBe(true); // negative control: it was there to forget
+    expect(unwind(root, ["gc", "--ttl", "1d", "--json"], { env: { UNWIND_NOW: "2100-01-01T00:00:00Z" } }).json).toMatchObject({ snapshots: 2 });
+    expect(existsSync(record)).toBe(false);
+  });
+
+  it("a .gitattributes or a conversion setting that changed: recorded files are hashed again, as a fresh index would", () => {
+    for (const change of ["attributes", "autocrlf"] as const) {
+      const root = makeRepo({ "keep.txt": "k\n" });
+      unwind(root, ["snapshot"]);
+      write(root, "foo.txt", "crlf\r\n");
+      write(root, "bar.txt", "bar\n");
+      unwind(root, ["snapshot"]);
+      write(root, "bar.txt", "bar2\n"); // something to snapshot besides the setting itself
+      if (change === "attributes") write(root, ".gitattributes", "*.txt text\n");
+      else git(root, "config", "core.autocrlf", "true");
+      const r = unwind(root, ["snapshot", "--json"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(git(root, "cat-file", "blob", `${r.json.tree}:foo.txt`), change).toBe("crlf\n");
+      expect(r.json.tree, change).toBe(gitsTree(root));
+    }
   });
 });

@@ -2,7 +2,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { editTree, RawTree, type TreeEntry } from "../src/capture/tree-edit.js";
+import { CannotEditTree, editTree, incrementalTree, RawTree, type TreeEntry } from "../src/capture/tree-edit.js";
+import { resolveContext } from "../src/store/context.js";
 import { FOLD_PATHS } from "../src/capture/private-index.js";
 import { git, gitsTree, makeRepo, unwind, wrappedGit, write } from "./helpers.js";
 
@@ -269,5 +270,21 @@ describe("trees edited in-process equal the trees git writes", () => {
 
   it("pure: a malformed tree object is refused, not looped over", () => {
     expect(() => new RawTree(Buffer.from("100644 name-without-nul"), 20)).toThrow(/malformed/);
+  });
+});
+
+describe("incrementalTree on a path that stopped being a regular file", () => {
+  it("a fifo in a file's place is refused at once (the long way takes over), never read into a hang", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    unwind(root, ["snapshot"]);
+    execFileSync("mkfifo", [join(root, "p")]);
+    const ctx = await resolveContext(root, root);
+    const base = git(root, "rev-parse", "HEAD^{tree}").trim();
+    await expect(incrementalTree(ctx, base, new Map(), ["p"], () => 5_000)).rejects.toBeInstanceOf(CannotEditTree);
+    // Negative control: a regular file there is hashed.
+    rmSync(join(root, "p"));
+    write(root, "p", "p\n");
+    const r = await incrementalTree(ctx, base, new Map(), ["p"], () => 5_000);
+    expect(r.changes.get("p")?.oid).toBe(git(root, "hash-object", "p").trim());
   });
 });

@@ -22,6 +22,50 @@ import type { Context } from "../store/context.js";
  * them (src/git/git.ts), and this must answer for that git.
  */
 export function storedAsIs(ctx: Context, paths: readonly string[]): boolean {
+  const { configs, attributes } = sources(ctx);
+  for (const f of configs) {
+    const there = presence(f);
+    if (there === "absent") continue;
+    if (there === "unknown") return false; // git may read it; we cannot tell what it says
+    try {
+      if (!harmlessConfig(readFileSync(f, "latin1"))) return false;
+    } catch {
+      return false;
+    }
+  }
+  const files = new Set(attributes);
+  for (const p of paths) {
+    for (let d = dirname(p); ; d = dirname(d)) {
+      files.add(join(ctx.root, d === "." ? "" : d, ".gitattributes"));
+      if (d === "." || d === "/" || d === "") break;
+    }
+  }
+  for (const f of files) if (presence(f) !== "absent") return false;
+  return true;
+}
+
+/**
+ * The state of every file outside the work tree that could change how git
+ * hashes a file (config, and attributes in info/, the global and the system
+ * places), as a string that changes whenever any of them does. A pending
+ * record keeps it: entries hashed under other settings are not reused.
+ */
+export function conversionInputs(ctx: Context): string {
+  const { configs, attributes } = sources(ctx);
+  return [...configs, ...attributes]
+    .map((f) => {
+      try {
+        const st = lstatSync(f, { throwIfNoEntry: false });
+        return st ? `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : "-";
+      } catch {
+        return "?";
+      }
+    })
+    .join(" ");
+}
+
+/** The config files git reads and the attribute files outside the work tree, for the git on PATH. */
+function sources(ctx: Context): { configs: string[]; attributes: string[] } {
   const sys = systemDirs();
   const home = process.env.HOME;
   const xdg = process.env.XDG_CONFIG_HOME || (home ? join(home, ".config") : undefined);
@@ -32,35 +76,35 @@ export function storedAsIs(ctx: Context, paths: readonly string[]): boolean {
     join(ctx.commonDir, "config"),
     join(ctx.gitDir, "config.worktree"),
   ];
-  for (const f of configs) {
-    if (!statSync(f, { throwIfNoEntry: false })) continue; // most are absent: no exception thrown for each
-    try {
-      if (!harmlessConfig(readFileSync(f, "latin1"))) return false;
-    } catch {
-      return false; // unreadable: git may read it, we cannot tell what it says
-    }
+  const attributes = [...sys.map((d) => join(d, "gitattributes")), join(ctx.commonDir, "info", "attributes"), ...(xdg ? [join(xdg, "git", "attributes")] : [])];
+  return { configs, attributes };
+}
+
+/**
+ * Whether a file is there, without throwing: "absent" only when the path
+ * cannot exist (ENOENT, or a file where a directory would be); anything
+ * else unreadable (EACCES on a directory on the way) is "unknown", which the
+ * caller counts as present: git may well read it.
+ */
+function presence(f: string): "present" | "absent" | "unknown" {
+  try {
+    return lstatSync(f, { throwIfNoEntry: false }) ? "present" : "absent";
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOTDIR" ? "absent" : "unknown";
   }
-  const attributes = new Set([...sys.map((d) => join(d, "gitattributes")), join(ctx.commonDir, "info", "attributes")]);
-  if (xdg) attributes.add(join(xdg, "git", "attributes"));
-  for (const p of paths) {
-    for (let d = dirname(p); ; d = dirname(d)) {
-      attributes.add(join(ctx.root, d === "." ? "" : d, ".gitattributes"));
-      if (d === "." || d === "/" || d === "") break;
-    }
-  }
-  for (const f of attributes) if (lstatSync(f, { throwIfNoEntry: false })) return false;
-  return true;
 }
 
 /**
  * Whether a config file's text can change how a file is hashed: it cannot
  * unless it sets core.autocrlf to anything but false, names another
- * attributes file (core.attributesFile) or includes other files. Read as raw
+ * attributes file (core.attributesFile), has an [attr] section or includes
+ * other files. Read as raw
  * text, case-insensitively (config names cannot be escaped or split across
  * lines), so a mention in any section counts.
  */
 export function harmlessConfig(text: string): boolean {
-  if (/attributesfile|include/i.test(text)) return false;
+  // [attr] (git 2.42's attr.tree) reads attributes from a tree rather than the work tree.
+  if (/attributesfile|include/i.test(text) || /^\s*\[\s*attr\b/im.test(text)) return false;
   for (const line of text.split(/\r?\n/)) {
     if (/autocrlf/i.test(line) && !/^\s*autocrlf\s*=\s*("?)(false|no|off|0)\1\s*([#;].*)?$/i.test(line)) return false;
   }
@@ -79,7 +123,12 @@ function systemDirs(): string[] {
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;
     const bin = join(dir, "git");
-    const st = statSync(bin, { throwIfNoEntry: false });
+    let st;
+    try {
+      st = statSync(bin, { throwIfNoEntry: false });
+    } catch {
+      continue; // a PATH entry that is a file, or one we may not search: not where git runs from
+    }
     if (!st?.isFile() || (st.mode & 0o111) === 0) continue;
     dirs.add(join(dirname(dir), "etc"));
     try {

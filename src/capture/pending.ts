@@ -38,13 +38,17 @@ export interface Pending {
 
 const pendingPath = (ctx: Context) => `${ctx.indexFile}.pending`;
 
-/** The record if it belongs to `base`; null otherwise (absent, unreadable, another base). */
-export function readPending(ctx: Context, base: string): Pending | null {
+/**
+ * The record if it belongs to `base` and was hashed under the same
+ * conversion settings (`inputs`: src/capture/conversion.ts); null otherwise
+ * (absent, unreadable, another base, other settings).
+ */
+export function readPending(ctx: Context, base: string, inputs: string): Pending | null {
   try {
     const file = pendingPath(ctx);
     const writtenMs = statSync(file).mtimeMs;
-    const raw = JSON.parse(readFileSync(file, "utf8")) as { v: number; base: string; tree: string; entries: [string, TreeEntry | null, StatKey | null][] };
-    if (raw.v !== 1 || raw.base !== base || typeof raw.tree !== "string" || !Array.isArray(raw.entries)) return null;
+    const raw = JSON.parse(readFileSync(file, "utf8")) as { v: number; base: string; inputs: string; tree: string; entries: [string, TreeEntry | null, StatKey | null][] };
+    if (raw.v !== 1 || raw.base !== base || raw.inputs !== inputs || typeof raw.tree !== "string" || !Array.isArray(raw.entries)) return null;
     const entries = new Map<string, PendingEntry>();
     for (const [path, entry, stat] of raw.entries) entries.set(path, { entry, stat });
     return { base, tree: raw.tree, entries, writtenMs };
@@ -53,9 +57,14 @@ export function readPending(ctx: Context, base: string): Pending | null {
   }
 }
 
-/** Written after the snapshot's files were read, so its mtime is the racy-git reference for their stat data. */
-export function writePending(ctx: Context, base: string, tree: string, entries: ReadonlyMap<string, PendingEntry>): void {
-  const body = { v: 1, base, tree, entries: [...entries].map(([p, e]) => [p, e.entry, e.stat]) };
+/**
+ * Written after the snapshot's files were read, so its mtime is the racy-git
+ * reference for their stat data, and only once a snapshot ref names `tree`:
+ * the next snapshot builds on that tree without reading all of it, so it
+ * must be one git's gc keeps.
+ */
+export function writePending(ctx: Context, base: string, inputs: string, tree: string, entries: ReadonlyMap<string, PendingEntry>): void {
+  const body = { v: 1, base, inputs, tree, entries: [...entries].map(([p, e]) => [p, e.entry, e.stat]) };
   // A cache: atomic against a kill, not fsynced.
   writeFileAtomic(pendingPath(ctx), JSON.stringify(body), { sync: false });
 }
@@ -65,12 +74,13 @@ export function clearPending(ctx: Context): void {
 }
 
 /**
- * Forgets every work tree's record: done when gc drops snapshots, since a
+ * Forgets every work tree's record: done before gc drops snapshots, since a
  * record's tree is the last snapshot's, which git may then prune, and the
  * blobs of the entries it keeps with it. The caller holds the store lock.
  */
-export function clearAllPending(store: string): void {
-  const dir = join(store, "index");
+export function clearAllPending(ctx: Context): void {
+  clearPending(ctx); // a folder without git keeps its one index in its private git dir
+  const dir = join(ctx.store, "index");
   for (const f of existsSync(dir) ? readdirSync(dir) : []) if (f.endsWith(".index.pending")) rmSync(join(dir, f), { force: true });
 }
 
@@ -79,8 +89,9 @@ export function clearAllPending(store: string): void {
  * that differs from the index tree now: a path's stat data, or null where it
  * is absent. Returns the entries the record still holds good, the paths to
  * hash again, and the paths that became absent since; null when the record
- * cannot serve (a path it holds differs from the index tree no more, so its
- * index-tree entry would be needed, which the record does not keep).
+ * cannot serve: a path it holds differs from the index tree no more, so its
+ * index-tree entry would be needed, which the record does not keep; or a
+ * .gitattributes changed.
  */
 export function overPending(
   pending: Pending,
@@ -101,7 +112,10 @@ export function overPending(
       rehash.push(p);
     }
   }
+  // A .gitattributes that changed may change how the kept files hash: all are read again.
+  if ([...rehash, ...gone].some(isAttributes)) return null;
   return { kept, rehash, gone };
 }
 
 const sameStat = (a: StatKey, b: StatKey) => a.every((x, i) => x === b[i]);
+const isAttributes = (p: string) => p === ".gitattributes" || p.endsWith("/.gitattributes");

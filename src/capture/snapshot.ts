@@ -8,6 +8,7 @@ import { createRef } from "../git/refs.js";
 import { commitBody, lineSafe, writeLooseObject } from "../git/objects.js";
 import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
 import { CannotEditTree, foldIntoIndex, incrementalTree, type TreeEntry } from "./tree-edit.js";
+import { conversionInputs } from "./conversion.js";
 import { clearPending, overPending, readPending, statKey, writePending, type PendingEntry, type StatKey } from "./pending.js";
 import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, readIndexTree, recordIndexTree, seedIndex, startStatus } from "./private-index.js";
 import { ensureStore, storeReady, type Context } from "../store/context.js";
@@ -42,6 +43,11 @@ export interface TreeResult {
   env: Record<string, string>;
   /** Removes a scratch tree's temp dir; a no-op otherwise. Call it when done with the tree. */
   dispose(): void;
+  /**
+   * Writes the pending record for the next snapshot to build on: only once a
+   * snapshot ref names the tree (src/capture/pending.ts). A no-op where there is none.
+   */
+  keepRecord(): void;
 }
 
 
@@ -117,10 +123,11 @@ export function startedOn(ctx: Context, s: { indexTree: string | null; status: P
  */
 export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; deadline?: number }, started?: StartedTree): Promise<TreeResult> {
   const { env, scratchDir, objectEnv, indexTree, status, dispose } = started ?? (await startWorkTree(ctx, opts));
-  const sizeCap = loadConfig(ctx.store).sizeCap;
   const left = leftOf(opts.deadline);
   try {
     const st = await status;
+    // After status: a bad config must not release the lock while git may still write the index.
+    const sizeCap = loadConfig(ctx.store).sizeCap;
     const add: string[] = [];
     const remove: string[] = [];
     // What differs from the index tree now: stat data, or null for an absence.
@@ -170,12 +177,14 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     // the index only once they add up (see FOLD_PATHS), so most snapshots
     // write no index.
     let tree: string | null = null;
+    let keepRecord: () => void = () => undefined;
     if (now.size === 0 && indexTree) {
       tree = indexTree;
       if (!scratchDir) clearPending(ctx);
     } else if (indexTree && canEditTree(ctx, add, remove)) {
       const scratch = scratchDir ? { objects: join(scratchDir, "objects"), env: objectEnv } : undefined;
-      const edit = await editedTree(ctx, indexTree, now, left, scratch);
+      const inputs = conversionInputs(ctx);
+      const edit = await editedTree(ctx, indexTree, inputs, now, left, scratch);
       tree = edit?.tree ?? null;
       if (edit && !scratchDir) {
         if (now.size > FOLD_PATHS || addBytes > FOLD_BYTES) {
@@ -184,7 +193,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
           await foldIntoIndex(ctx, env, new Map([...edit.entries].map(([p, e]) => [p, e.entry])), left);
           await recordIndexTree(ctx, edit.tree, left());
         } else if (!edit.fromRecord) {
-          writePending(ctx, indexTree, edit.tree, edit.entries);
+          keepRecord = () => writePending(ctx, indexTree, inputs, edit.tree, edit.entries);
         }
       }
     }
@@ -212,7 +221,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       tree = (await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() })).stdout.toString("utf8").trim();
       if (!opts.scratch) await recordIndexTree(ctx, tree, left());
     }
-    return { tree, toolarge: toolarge.sort(), env: objectEnv, dispose };
+    return { tree, toolarge: toolarge.sort(), env: objectEnv, dispose, keepRecord };
   } catch (e) {
     dispose();
     throw e;
@@ -229,6 +238,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
 async function editedTree(
   ctx: Context,
   indexTree: string,
+  inputs: string,
   now: ReadonlyMap<string, StatKey | null>,
   left: () => number | undefined,
   scratch: { objects: string; env: Record<string, string> } | undefined,
@@ -247,7 +257,7 @@ async function editedTree(
     }
     return { tree: r.tree, entries };
   };
-  const pending = readPending(ctx, indexTree);
+  const pending = readPending(ctx, indexTree, inputs);
   const over = pending && overPending(pending, now);
   if (over) {
     // Nothing changed since the last snapshot: its tree, and the record stands as it is.
@@ -293,7 +303,7 @@ export async function takeSnapshot(
   opts: { deadline?: number } = {},
   started?: StartedTree,
 ): Promise<Snapshot> {
-  const { tree, toolarge } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
+  const { tree, toolarge, keepRecord } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
 
   const now = new Date();
   const id = newSnapshotId(now);
@@ -307,6 +317,7 @@ export async function takeSnapshot(
   const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(now.getTime() / 1000), JSON.stringify(meta) + "\n");
   const oid = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
   await createRef(ctx, SNAPSHOT_REFS + id, oid);
+  keepRecord();
   writeFileSync(lastPath(ctx), id + "\n");
   return { ...meta, commit: oid, tree };
 }

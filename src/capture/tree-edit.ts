@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { inflateSync } from "node:zlib";
 import { join } from "node:path";
 import { writeLooseObject } from "../git/objects.js";
@@ -245,7 +245,7 @@ export async function incrementalTree(
   for (const p of changes.keys()) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
   if (files.length > 0 && storedAsIs(ctx, files)) {
     for (const p of files.splice(0)) {
-      const data = readOrGone(p, () => readFileSync(join(ctx.root, p)));
+      const data = readOrGone(p, () => readRegular(join(ctx.root, p)));
       if (data) changes.get(p)!.oid = writeLooseObject(objects, "blob", data, ctx.objectFormat);
       else changes.set(p, null);
     }
@@ -266,6 +266,21 @@ export async function incrementalTree(
   ]);
   const tree = editTree(changes, (d) => trees.get(d) ?? null, (body) => writeLooseObject(objects, "tree", body, ctx.objectFormat));
   return { tree, changes, stats };
+}
+
+/**
+ * The bytes of a path lstat just saw as a regular file, read only if it
+ * still is one: opened without following a symlink and without blocking
+ * (a fifo put in its place would block a plain read forever, lock held).
+ */
+function readRegular(abs: string): Buffer {
+  const fd = openSync(abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  try {
+    if (!fstatSync(fd).isFile()) throw Object.assign(new Error("not a regular file any more"), { code: "ENOTREG" });
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A read of a path lstat just saw: null if it is gone since (the snapshot shows it gone); any other failure sends the snapshot the long way. */

@@ -37,6 +37,7 @@ export async function takeEarlySnapshot(): Promise<EarlySnapshot | null> {
     const g = e as Partial<Pick<GitError, "args" | "gitCode" | "stderr">> | null;
     throw g?.args && g.gitCode !== undefined ? new GitError(g.args, g.gitCode, g.stderr ?? "") : e;
   });
+  status.catch(() => undefined); // awaited by the snapshot; a command that fails first must not leave an unhandled rejection
   return { ctx, started: startedOn(ctx, { indexTree: early.indexTree, status }), release: early.release };
 }
 

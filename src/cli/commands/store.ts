@@ -218,10 +218,10 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
     }
     const oldSnaps = (await listSnapshots(ctx)).filter((s) => Date.parse(s.at) < cutoff && !keepSnaps.has(s.id));
     if (!dryRun && oldSnaps.length > 0) {
+      clearAllPending(ctx); // first: a record may build on a tree only these snapshots keep
       // Compare-and-swap deletes: a ref that moved since we read it is left alone.
       const lines = oldSnaps.map((s) => `delete ${SNAPSHOT_REFS}${s.id} ${s.commit}`).join("\n") + "\n";
       await ctx.git(["update-ref", "--stdin"], { input: lines });
-      clearAllPending(ctx.store);
     }
     let blobCount = 0;
     let blobBytes = 0;
