@@ -12,11 +12,10 @@ import type { Context } from "../store/context.js";
  * answer is yes only when no source git would read could say either, and the
  * check is by presence, not by content: any attributes file on a path's way
  * (tracked, untracked or ignored: git reads them all, from the work tree,
- * never from the index, when it hashes), any config file that sets
- * autocrlf other than false, names an attributes file or includes another,
- * and the answer is no. A wrong
- * "no" costs a git process; a wrong "yes" would store raw bytes where git
- * stores converted ones.
+ * never from the index, when it hashes), any config file that could say
+ * otherwise (`harmlessConfig`), and the answer is no. A wrong "no" costs a
+ * git process; a wrong "yes" would store raw bytes where git stores
+ * converted ones.
  *
  * git's own GIT_* variables do not count: every git of ours runs without
  * them (src/git/git.ts), and this must answer for that git.
@@ -98,9 +97,8 @@ function presence(f: string): "present" | "absent" | "unknown" {
  * Whether a config file's text can change how a file is hashed: it cannot
  * unless it sets core.autocrlf to anything but false, names another
  * attributes file (core.attributesFile), has an [attr] section or includes
- * other files. Read as raw
- * text, case-insensitively (config names cannot be escaped or split across
- * lines), so a mention in any section counts.
+ * other files. Read as raw text, case-insensitively (config names cannot be
+ * escaped or split across lines), so a mention in any section counts.
  */
 export function harmlessConfig(text: string): boolean {
   // [attr] (git 2.42's attr.tree) reads attributes from a tree rather than the work tree.
@@ -119,6 +117,13 @@ export function harmlessConfig(text: string): boolean {
  * that names these files.
  */
 function systemDirs(): string[] {
+  systemDirsOnce ??= findSystemDirs(); // PATH does not change within a process
+  return systemDirsOnce;
+}
+
+let systemDirsOnce: string[] | undefined;
+
+function findSystemDirs(): string[] {
   const dirs = new Set(["/etc"]);
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;

@@ -128,8 +128,6 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     const st = await status;
     // After status: a bad config must not release the lock while git may still write the index.
     const sizeCap = loadConfig(ctx.store).sizeCap;
-    const add: string[] = [];
-    const remove: string[] = [];
     // What differs from the index tree now: stat data, or null for an absence.
     const now = new Map<string, StatKey | null>();
     const toolarge: string[] = [];
@@ -142,8 +140,6 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       if (path.endsWith("/")) continue; // a nested repository: not ours to capture
       if (path.split("/")[0] === ".git" || inStore(ctx.root, ctx.store, path)) continue;
       if (y === "D") {
-        // Force: the path may now lie beyond a symlink or be a fifo, where a plain --remove refuses.
-        remove.push(path);
         now.set(path, null);
         continue;
       }
@@ -155,24 +151,19 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       }
       if (!ls || !(ls.isFile() || ls.isSymbolicLink())) {
         // Gone, or a fifo, socket or device: nothing git can hold, so the snapshot shows no file here.
-        if (!untracked) {
-          remove.push(path);
-          now.set(path, null);
-        }
+        if (!untracked) now.set(path, null);
         continue;
       }
       if (ls.isFile() && ls.size > sizeCap) {
         toolarge.push(path);
-        if (!untracked) {
-          remove.push(path); // drop the stale smaller version
-          now.set(path, null);
-        }
+        if (!untracked) now.set(path, null); // drop the stale smaller version
         continue;
       }
-      add.push(path);
       now.set(path, statKey(ls));
       if (ls.isFile()) addBytes += ls.size;
     }
+    const remove = [...now.keys()].filter((p) => now.get(p) === null);
+    const add = [...now.keys()].filter((p) => now.get(p) !== null);
     // Status lists what differs from the index tree; changes are folded into
     // the index only once they add up (see FOLD_PATHS), so most snapshots
     // write no index.
@@ -184,7 +175,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     } else if (indexTree && canEditTree(ctx, add, remove)) {
       const scratch = scratchDir ? { objects: join(scratchDir, "objects"), env: objectEnv } : undefined;
       const inputs = conversionInputs(ctx);
-      const edit = await editedTree(ctx, indexTree, inputs, now, left, scratch);
+      const edit = await editedTree(ctx, indexTree, inputs, now, { add, remove }, left, scratch);
       tree = edit?.tree ?? null;
       if (edit && !scratchDir) {
         if (now.size > FOLD_PATHS || addBytes > FOLD_BYTES) {
@@ -203,6 +194,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
         clearPending(ctx);
       }
       if (remove.length > 0) {
+        // Force: the path may now lie beyond a symlink or be a fifo, where a plain --remove refuses.
         await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], {
           env,
           input: remove.join("\0") + "\0",
@@ -229,8 +221,9 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
 }
 
 /**
- * The tree of the work tree, given `now` (what differs from the index tree),
- * edited in-process, and every entry it differs from the index tree by.
+ * The tree of the work tree, given `now` (what differs from the index tree;
+ * `paths`: its present and absent paths), edited in-process, and every
+ * entry it differs from the index tree by.
  * Built on the last snapshot's tree where the pending record still holds
  * (only paths whose stat changed since are hashed), else on the index tree.
  * Null where neither can be edited: the caller writes it from the index.
@@ -240,6 +233,7 @@ async function editedTree(
   indexTree: string,
   inputs: string,
   now: ReadonlyMap<string, StatKey | null>,
+  paths: { add: string[]; remove: string[] },
   left: () => number | undefined,
   scratch: { objects: string; env: Record<string, string> } | undefined,
 ): Promise<{ tree: string; entries: Map<string, PendingEntry>; fromRecord?: true } | null> {
@@ -265,9 +259,7 @@ async function editedTree(
     const r = await edit(pending.tree, over.kept, over.gone, over.rehash); // null: the last tree is gone (pruned)
     if (r) return r;
   }
-  const absent = [...now].filter(([, s]) => s === null).map(([p]) => p);
-  const present = [...now].filter(([, s]) => s !== null).map(([p]) => p);
-  return edit(indexTree, new Map(), absent, present);
+  return edit(indexTree, new Map(), paths.remove, paths.add);
 }
 
 /**
