@@ -11,7 +11,7 @@ import { ContentReader } from "./content.js";
 import { matches } from "./plan/equal.js";
 import { countActions, plan as makePlan } from "./plan/planner.js";
 import { observe } from "./observe.js";
-import type { ChangeSet, Counts, LaterWrite, Plan, PlanInput, Reason, RepoPath, Scope, Sha256, State } from "./types.js";
+import type { ChangeSet, Counts, LaterWrite, Observed, Plan, PlanInput, Reason, RepoPath, Scope, Sha256, State } from "./types.js";
 
 export interface UndoOptions {
   dryRun: boolean;
@@ -29,6 +29,8 @@ export interface ReportItem {
   detail?: string;
   pre: State | null;
   post: State | null;
+  /** What the path held when it was planned (what it holds now, for a dry run). */
+  now: Observed;
 }
 
 /** The undo / restore / redo report of SPEC section 4. */
@@ -128,7 +130,7 @@ function filesUnder(root: string, rel: string): string[] {
 }
 
 function reportItem(i: Plan["items"][number]): ReportItem {
-  return { path: i.path, action: i.action, reason: i.reason, ...(i.detail ? { detail: i.detail } : {}), pre: i.pre, post: i.post };
+  return { path: i.path, action: i.action, reason: i.reason, ...(i.detail ? { detail: i.detail } : {}), pre: i.pre, post: i.post, now: i.expect };
 }
 
 /**

@@ -112,3 +112,11 @@ export function sameObserved(a: Observed, b: Observed): boolean {
   if (a.kind === "blocked" && b.kind === "blocked") return a.at === b.at;
   return true;
 }
+
+/** The recorded form of what a path holds now, with its raw-bytes git oid, nothing stored. */
+export function stateNow(root: string, rel: string, format: "sha1" | "sha256"): State | null {
+  const o = observeOne(root, rel, format);
+  const s = stateOf(o);
+  if (s && o.kind === "file") s.oid = blobOid(readFileSync(join(root, rel)), format);
+  return s;
+}

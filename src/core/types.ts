@@ -12,7 +12,8 @@ export type RepoPath = Brand<string, "RepoPath">;
 export type Sha256 = Brand<string, "Sha256">;
 export type GitOid = Brand<string, "GitOid">;
 
-export type StateKind = "file" | "symlink" | "gitlink" | "toolarge";
+/** "unknown": the record never saw this state (not captured), so it equals nothing. */
+export type StateKind = "file" | "symlink" | "gitlink" | "toolarge" | "unknown";
 
 /** A recorded state of one path. `null` (not this type) means the path was absent. */
 export interface State {
@@ -34,6 +35,16 @@ export interface ChangeEntry {
   post: State | null;
   /** Who made the change (sessions, or "snapshot", "receipt"). */
   by: string[];
+  /** Calls outside the scope whose windows were open when the change happened: any of them may have made it. */
+  shared?: CallRef[];
+  /** A call of the scope was closed by something other than its own post capture. */
+  unclosed?: true;
+}
+
+/** One tool call of one session. */
+export interface CallRef {
+  session: string;
+  call: string;
 }
 
 export type ScopeKind = "snapshot" | "session" | "call" | "task" | "run" | "baseline" | "receipt";
@@ -71,6 +82,10 @@ export type Reason =
   | "hash-mismatch"
   | "missing-blob"
   | "toolarge"
+  /** Calls outside the scope may have made the change (their windows were open too). */
+  | "concurrent-call"
+  /** The state to go back to was never recorded. */
+  | "not-captured"
   /** Not a refusal: writing failed (permissions, a full disk); the path was left as it was. */
   | "io-error";
 

@@ -15,6 +15,13 @@ interface RecordBase {
   tool: string;
   call: string;
   phase: "pre" | "post";
+  /**
+   * A post written for the call by something other than its own post event:
+   * "next-event" (the session went on without it: interrupted, killed, or a
+   * background command still running). Its window ends here until a real
+   * post comes.
+   */
+  closedBy?: "next-event";
 }
 
 /** A file capture: the exact state of one path before or after a tool call. */

@@ -376,9 +376,37 @@ describe("refusal: toolarge", () => {
     const e = entry("big.bin", A, toolargeState());
     expect(outcome(input(e, obs.file("B")))).toEqual(conflict("toolarge"));
   });
-  it("negative control: post toolarge with a hash that matches → restore", () => {
-    const e = entry("big.bin", A, toolargeState("B"));
-    expect(outcome(input(e, obs.file("B")))).toEqual(RESTORE);
+  it("post toolarge even with a hash that matches: its change is never taken back (SPEC 2: over the size cap is not absent)", () => {
+    expect(outcome(input(entry("big.bin", A, toolargeState("B")), obs.file("B")))).toEqual(conflict("toolarge"));
+    expect(outcome(input(entry("big.bin", null, toolargeState("B")), obs.file("B")))).toEqual(conflict("toolarge"));
+  });
+  it("negative control: the same change recorded as a plain file → restore", () => {
+    expect(outcome(input(entry("big.bin", A, file("B")), obs.file("B")))).toEqual(RESTORE);
+  });
+});
+
+describe("concurrent-call and not-captured (SPEC 2, attribution)", () => {
+  const shared: ChangeEntry = { ...modified(), shared: [{ session: "claude:other", call: "toolu_9" }] };
+  it("a path another call may have changed is a conflict naming it", () => {
+    const item = planFor(input(shared, obs.file("B")));
+    expect([item.action, item.reason]).toEqual(["conflict", "concurrent-call"]);
+    expect(item.detail).toContain("claude:other toolu_9");
+  });
+  it("negative control: without another call, or with --force, it is restored", () => {
+    expect(outcome(input(modified(), obs.file("B")))).toEqual(RESTORE);
+    expect(outcome(input(shared, obs.file("B")), { force: true })).toEqual(RESTORE);
+  });
+  it("already back at pre: a skip, shared or not", () => {
+    expect(outcome(input(shared, obs.file("A")))).toEqual({ action: "skip", reason: "unchanged" });
+  });
+  it("a pre never captured is not-captured, even forced; a post never captured is not-captured unless forced", () => {
+    const unknownPre: ChangeEntry = { ...modified(), pre: { kind: "unknown" } };
+    expect(outcome(input(unknownPre, obs.file("B")))).toEqual(conflict("not-captured"));
+    expect(outcome(input(unknownPre, obs.file("B")), { force: true })).toEqual(conflict("not-captured"));
+    const unknownPost: ChangeEntry = { ...modified(), post: { kind: "unknown" } };
+    expect(outcome(input(unknownPost, obs.file("B")))).toEqual(conflict("not-captured"));
+    expect(outcome(input(unknownPost, obs.file("A")))).toEqual({ action: "skip", reason: "unchanged" });
+    expect(outcome(input(unknownPost, obs.file("B")), { force: true })).toEqual(RESTORE);
   });
 });
 

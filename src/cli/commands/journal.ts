@@ -1,4 +1,5 @@
-import { diffTreeCalls, resolveSession } from "../../core/scope/sessions.js";
+import { resolveSession, treeCallPaths } from "../../core/scope/sessions.js";
+import { sortByPath } from "../../core/paths.js";
 import { Exit } from "../../errors.js";
 import { readJournal, type JournalRecord } from "../../store/journal.js";
 import type { Globals } from "../program.js";
@@ -77,10 +78,10 @@ export async function log(globals: Globals, opts: { session?: string; task?: str
   const newest = [...calls.values()].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, opts.limit ?? 50);
   // A tree-captured call's paths come from diffing its snapshots: only for the calls shown.
   const shown = new Set(newest.map((c) => `${c.session}\0${c.call}`));
-  const diffs = await diffTreeCalls(ctx, mine.filter((r) => r.kind === "tree" && shown.has(`${r.session}\0${r.call}`)));
-  for (const d of diffs) {
-    const c = calls.get(`${d.session}\0${d.call}`);
-    if (c) c.paths = d.entries.map((e) => e.path);
+  const treeShown = new Set([...shown].filter((k) => calls.get(k)?.capture === "tree"));
+  for (const [k, paths] of await treeCallPaths(ctx, records, treeShown)) {
+    const c = calls.get(k);
+    if (c) c.paths = sortByPath(paths.map((path) => ({ path }))).map((p) => p.path);
   }
   const rows = newest.map((c) => [when(c.at), c.session, c.tool, c.call, c.paths.map(showPath).join(" ") || "-"]);
   const human = newest.length ? table([["TIME", "SESSION", "TOOL", "CALL", "PATHS"], ...rows]) : "no calls recorded";

@@ -12,7 +12,7 @@ import type { Context } from "../../store/context.js";
 import { withLock } from "../../store/lock.js";
 import { recoverPending } from "../../core/apply/recover.js";
 import { acts } from "../../core/apply/apply.js";
-import { changeKind } from "../../core/plan/equal.js";
+import { changeKind, matches } from "../../core/plan/equal.js";
 import { Receipts } from "../../store/receipts.js";
 import type { Globals } from "../program.js";
 import { paint, progress, short, showPath, table, type Color, type Output } from "../render.js";
@@ -85,7 +85,8 @@ type ScopeKind = "session" | "call" | "task" | "run" | "snapshot";
 
 /** Exactly one scope, validated before anything is read. */
 function pickScope(opts: ScopeOpts): ScopeKind {
-  const given = (["session", "call", "task", "run", "snapshot"] as const).filter((k) => opts[k] !== undefined);
+  // --session beside --call narrows the call (SPEC section 4), it is not a second scope.
+  const given = (["session", "call", "task", "run", "snapshot"] as const).filter((k) => opts[k] !== undefined && !(k === "session" && opts.call !== undefined));
   if (given.length === 0) throw usage("no scope given", "name one of --session, --call, --task, --snapshot or --run");
   if (given.length > 1) throw usage(`one scope at a time (got --${given.join(", --")})`);
   const kind = given[0]!;
@@ -122,7 +123,8 @@ async function withScope(ctx: Context, kind: ScopeKind, opts: ScopeOpts, scratch
   }
   if (kind !== "snapshot") {
     const since = opts.since ? new Date(opts.since).toISOString() : undefined;
-    const r = await journalChangeSet(ctx, { kind: kind as "session" | "call" | "task", id: opts[kind]! }, { ...(since ? { since } : {}), paths: opts.path ?? [] });
+    const narrow = kind === "call" && opts.session !== undefined ? { session: opts.session } : {};
+    const r = await journalChangeSet(ctx, { kind: kind as "session" | "call" | "task", id: opts[kind]!, ...narrow }, { ...(since ? { since } : {}), paths: opts.path ?? [] });
     return fn(r);
   }
   const from = await resolveSnapshot(ctx, opts.snapshot!);
@@ -162,7 +164,13 @@ export async function changes(globals: Globals, opts: ScopeOpts): Promise<Output
   const kind = pickScope(opts); // usage errors before the store is touched
   const ctx = await open(globals);
   return withScope(ctx, kind, opts, true, async ({ cs }) => {
-    const rows = cs.entries.map((e) => [e.change, showPath(e.path), `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`, e.by.join(",")]);
+    const rows = cs.entries.map((e) => [
+      e.change,
+      showPath(e.path),
+      `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`,
+      e.by.join(","),
+      [e.shared ? `shared with ${e.shared.map((c) => `${c.session} ${c.call}`).join(", ")}` : "", e.unclosed ? "unclosed" : ""].filter(Boolean).join("; "),
+    ]);
     const human = rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
     return { json: { scope: cs.scope, entries: cs.entries }, human, exit: Exit.ok };
   });
@@ -182,23 +190,57 @@ export async function redo(globals: Globals, id: string, opts: { dryRun?: boolea
 
 function hashOf(s: State | null): string | null {
   if (!s) return null;
+  if (s.kind === "unknown") return "?";
   return s.oid ?? s.sha256 ?? "?";
 }
 
 const actionColor: Record<string, Color> = { restore: "green", delete: "red", merge: "cyan", skip: "dim", conflict: "yellow" };
 
+/** What a path holds now, named as the record names it where it is one of its states. */
+function nowOf(i: UndoReport["items"][number]): string {
+  const n = i.now;
+  if (n.kind === "absent") return "-";
+  if (n.kind === "dir") return "(a directory)";
+  if (n.kind === "other") return "(not a file)";
+  if (n.kind === "blocked") return `(beyond the symlink ${n.at})`;
+  if (matches(n, i.post)) return short(hashOf(i.post));
+  if (matches(n, i.pre)) return short(hashOf(i.pre));
+  return `${short(n.sha256)}*`;
+}
+
+/** What undo makes (or would make) the path. */
+function targetOf(i: UndoReport["items"][number]): string {
+  if (i.action === "delete") return "-";
+  if (i.action === "merge") return "(merged)";
+  if (i.action === "skip") return nowOf(i);
+  return i.pre ? short(hashOf(i.pre)) : "-";
+}
+
+/** What a person can do about each kind of conflict left. */
+const NEXT: Partial<Record<NonNullable<UndoReport["items"][number]["reason"]>, string>> = {
+  "changed-since": "changed since the scope wrote it: see it with `unwind diff`, keep the later edit with --merge, or take it back anyway with --force (the receipt keeps it)",
+  "later-write": "another session wrote it later: --merge keeps their hunks, --force takes it back anyway (the receipt keeps it)",
+  "concurrent-call": "another call was running when it changed, so it may be theirs: undo a scope that holds both calls, or --force",
+  "not-captured": "its earlier state was never recorded: there is nothing to go back to, restore it by hand",
+  toolarge: "over the size cap: recorded by hash only, never overwritten or deleted",
+  symlink: "a symlink the record does not show is in the way: nothing is written through it",
+  hardlink: "the file has other links: writing would change them too",
+  "not-regular": "not a regular file (a directory, fifo, device or submodule): left alone",
+  "missing-blob": "the stored bytes are gone: run `unwind verify`",
+  "hash-mismatch": "the stored bytes are damaged: run `unwind verify`",
+  "unsafe-path": "outside the root, in .git or in the store: never written",
+  "io-error": "writing failed (see the detail); nothing was changed at that path",
+};
+
 export function renderReport(r: UndoReport): Output {
-  const rows = r.items.map((i) => [
-    i.action,
-    showPath(i.path),
-    `${short(hashOf(i.post))} -> ${short(hashOf(i.pre))}`,
-    i.reason ? `${i.reason}${i.detail ? `: ${i.detail}` : ""}` : "",
-  ]);
+  const rows = r.items.map((i) => [i.action, showPath(i.path), `${nowOf(i)} -> ${targetOf(i)}`, i.reason ? `${i.reason}${i.detail ? `: ${i.detail}` : ""}` : ""]);
   const c = r.counts;
   const summary =
     `${r.dryRun ? "dry run: " : ""}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped, ${c.conflict} conflicts` +
     (r.receipt ? `; receipt ${r.receipt}` : r.dryRun ? "; nothing was changed" : "");
   const body = rows.length ? table(rows).split("\n").map((line, k) => paint(line, actionColor[r.items[k]!.action] ?? "dim")) : [];
+  const reasons = [...new Set(r.items.filter((i) => i.action === "conflict" && i.reason).map((i) => i.reason!))];
+  const next = reasons.filter((x) => NEXT[x]).map((x) => `  ${x}: ${NEXT[x]}`);
   const json = { receipt: r.receipt, scope: r.scope, dryRun: r.dryRun, items: r.items.map(({ path, action, reason, detail }) => ({ path, action, reason, ...(detail ? { detail } : {}) })), counts: r.counts };
-  return { json, human: [...body, summary].join("\n"), exit: isPartial(r.items) ? Exit.partial : Exit.ok };
+  return { json, human: [...body, summary, ...next].join("\n"), exit: isPartial(r.items) ? Exit.partial : Exit.ok };
 }

@@ -18,7 +18,8 @@ export function matches(current: Observed, state: State | null): boolean {
       return current.kind === "file" && state.sha256 !== undefined && state.sha256 === current.sha256;
     case "gitlink":
       return false; // never compared: the planner refuses gitlinks before asking
-
+    case "unknown":
+      return false;
   }
 }
 
@@ -37,6 +38,7 @@ export function recordsKind(state: State | null, kind: "symlink" | "dir"): boole
 
 /** Whether two recorded states hold the same thing: by SHA-256 where both have it, else by git oid; "unknown" when neither can tell. */
 export function sameState(a: State | null, b: State | null): boolean | "unknown" {
+  if (a?.kind === "unknown" || b?.kind === "unknown") return "unknown";
   if (a === null || b === null) return a === b;
   if (a.kind !== b.kind || (a.mode !== undefined && b.mode !== undefined && a.mode !== b.mode)) return false;
   if (a.sha256 && b.sha256) return a.sha256 === b.sha256;
@@ -46,6 +48,9 @@ export function sameState(a: State | null, b: State | null): boolean | "unknown"
 
 /** The one classification of a change from `pre` to `post`, for every scope. */
 export function changeKind(pre: State | null, post: State | null): ChangeKind {
+  // Not captured: the record cannot say the path was absent, so not "added" (or "deleted").
+  if (pre?.kind === "unknown") return post === null ? "deleted" : "modified";
+  if (post?.kind === "unknown") return pre === null ? "added" : "modified";
   if (pre === null) return "added";
   if (post === null) return "deleted";
   if (pre.kind !== post.kind) return "typechange";

@@ -39,6 +39,16 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   // Undo keeps what each path held so it can be redone; bytes over the cap cannot be kept.
   if (current.kind === "file" && current.size > opts.sizeCap) return refuse("toolarge", `${current.size} bytes`);
 
+  // The state to go back to was never recorded: nothing can be written back, forced or not.
+  if (entry.pre?.kind === "unknown") return refuse("not-captured", "the state before the scope was never recorded");
+  // Bytes over the cap were hashed, never kept: a change to or from them cannot be taken back (nor deleted).
+  if (entry.pre?.kind === "toolarge" || entry.post?.kind === "toolarge") return refuse("toolarge", "over the size cap: recorded by size and hash only");
+  if (entry.shared?.length && !opts.force) {
+    const names = entry.shared.map((c) => `${c.session} ${c.call}`);
+    return refuse("concurrent-call", `also open: ${names.slice(0, 3).join(", ")}${names.length > 3 ? ` and ${names.length - 3} more` : ""}`);
+  }
+  if (entry.post?.kind === "unknown" && !opts.force) return refuse("not-captured", "what the scope left was never recorded");
+
   if (input.interleaved && !opts.force) {
     const { by, at } = input.interleaved;
     return by ? refuse("later-write", `${by} at ${at}, between this scope's own writes`) : refuse("changed-since", `changed at ${at}, between this scope's own writes`);
@@ -52,8 +62,6 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
     return { ...base, action: "restore", reason: null };
   }
 
-  // The record kept only a hash of what the scope left there: nothing to compare bytes against.
-  if (entry.post?.kind === "toolarge" && entry.post.sha256 === undefined) return refuse("toolarge", "over the size cap when recorded");
   if (opts.merge && current.kind === "file" && current.text && input.merge?.clean && input.merge.sha256 !== undefined) {
     return { ...base, action: "merge", reason: null, merged: input.merge.sha256 };
   }

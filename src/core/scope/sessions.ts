@@ -1,16 +1,21 @@
 import { basename } from "node:path";
 import { UnwindError } from "../../errors.js";
+import { splitZ } from "../../git/git.js";
 import type { Context } from "../../store/context.js";
 import { readJournal, sessionFile, type JournalRecord } from "../../store/journal.js";
+import { listSnapshots, writeWorkTree } from "../../capture/snapshot.js";
 import { pathMatcher } from "../glob.js";
-import type { ChangeSet, LaterWrite, RepoPath, Scope } from "../types.js";
-import { journalEntries, observations, overlaps, treeCalls, type TreeDiff } from "./journal.js";
-import { treeChangeSet } from "./tree.js";
-import { listSnapshots, type Snapshot } from "../../capture/snapshot.js";
+import { stateNow } from "../observe.js";
+import type { ChangeSet, LaterWrite, RepoPath, Scope, State } from "../types.js";
+import { callWindows, filePoints } from "./journal.js";
+import { attribute, changeEvents, OPEN, snapshotPoints, type CallWindow, type ChangeEvent, type Point } from "./timeline.js";
+import { stateFromTree, treeChangeSet } from "./tree.js";
 
 export interface JournalScope {
   kind: "session" | "call" | "task";
   id: string;
+  /** With a call: the session it belongs to (narrows a call id two sessions share). */
+  session?: string;
 }
 
 /** A name as the user typed it: the full `<harness>:<id>`, the bare id, or a unique prefix (6+) of either. */
@@ -31,36 +36,101 @@ export function resolveSession(records: readonly JournalRecord[], wanted: string
   });
 }
 
-export function resolveCall(records: readonly JournalRecord[], wanted: string): string {
-  const calls = [...new Set(records.map((r) => r.call))].sort();
-  if (calls.includes(wanted)) return wanted;
-  const hits = wanted.length >= 6 ? calls.filter((c) => c.startsWith(wanted)) : [];
+/**
+ * A call id as typed: exact, or a unique prefix of 6+ characters. Call ids
+ * are the harness's own and need not be unique across sessions (Gemini and
+ * `record` derive them; an orchestrator may number them): one that two
+ * sessions share is ambiguous, and `--session` narrows it.
+ */
+export function resolveCall(records: readonly JournalRecord[], wanted: string): { session: string; call: string } {
+  const calls = [...new Set(records.map((r) => `${r.session}\0${r.call}`))].sort().map((k) => {
+    const [session, call] = k.split("\0") as [string, string];
+    return { session, call };
+  });
+  let hits = calls.filter((c) => c.call === wanted);
+  if (hits.length === 0 && wanted.length >= 6) hits = calls.filter((c) => c.call.startsWith(wanted));
   if (hits.length === 1) return hits[0]!;
   if (hits.length > 1) {
-    throw new UnwindError("E_SCOPE_AMBIGUOUS", `${hits.length} calls match '${wanted}': ${hits.slice(0, 8).join(", ")}`, { hint: "use more characters" });
+    throw new UnwindError("E_SCOPE_AMBIGUOUS", `${hits.length} calls match '${wanted}': ${hits.slice(0, 8).map((c) => `${c.call} (${c.session})`).join(", ")}`, {
+      hint: "narrow it with --session, or use more characters",
+    });
   }
   throw new UnwindError("E_SCOPE_UNKNOWN", `no call '${wanted}'`, { hint: "list them with: unwind log" });
 }
 
-/** The tree diffs of tree-captured calls, one `diff-tree` each. */
-export async function diffTreeCalls(
-  ctx: Context,
-  records: readonly JournalRecord[],
-  want: (c: { session: string; call: string; postAt: string }) => boolean = () => true,
-): Promise<TreeDiff[]> {
-  const out: TreeDiff[] = [];
-  let snapshots: Map<string, Snapshot> | null = null;
-  for (const c of treeCalls(records)) {
-    if (!want({ session: c.session, call: c.call, postAt: c.post.at })) continue;
-    let from: { tree: string; at: string } | null = c.pre;
-    if (!from) {
-      snapshots ??= new Map((await listSnapshots(ctx)).map((s) => [s.id, s]));
-      const parent = snapshots.get(snapshots.get(c.post.snapshot)?.parent ?? "");
-      if (!parent) continue; // the first snapshot of this work tree: nothing to diff from
-      from = parent;
+export interface Timeline {
+  calls: CallWindow[];
+  events: Map<RepoPath, ChangeEvent[]>;
+}
+
+/**
+ * Everything the record proves about who changed what, from the first
+ * `wanted` call's start on:
+ * every call's window, and every change the snapshots of this work tree and
+ * the file captures saw. Snapshots of other work trees say nothing about
+ * this one. A tree call still open is closed by the work tree as it is now
+ * (a scratch snapshot, nothing written), a file call by its paths as they are.
+ */
+export async function journalTimeline(ctx: Context, records: readonly JournalRecord[], wanted: (c: CallWindow) => boolean): Promise<Timeline> {
+  const snaps = (await listSnapshots(ctx)).filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  const calls = callWindows(records, snaps.map((s) => s.at));
+  // Only what happened from the first wanted call's start on can bear on it.
+  const from = calls.filter(wanted).reduce((m, c) => (c.start < m ? c.start : m), OPEN);
+  let first = 0;
+  for (let i = 0; i < snaps.length; i++) if (snaps[i]!.at <= from) first = i;
+  const seq: { at: string; commit?: string; tree: string }[] = snaps.slice(first).map((s) => ({ at: s.at, commit: s.commit, tree: s.tree }));
+  const open = calls.filter((c) => c.end === OPEN && c.start >= (seq[0]?.at ?? ""));
+  const now = new Date().toISOString();
+  const scratch = open.some((c) => c.kind === "tree") ? await writeWorkTree(ctx, { scratch: true }) : null;
+  try {
+    if (scratch) seq.push({ at: now, tree: scratch.tree });
+    const diffs = await consecutiveDiffs(ctx, seq, scratch?.env ?? {});
+    const points: Point[] = [...snapshotPoints(seq.map((s) => s.at), diffs), ...filePoints(records)];
+    for (const c of open) {
+      if (c.kind !== "file") continue;
+      for (const p of c.paths ?? []) points.push({ at: now, path: p as RepoPath, state: stateNow(ctx.root, p, ctx.objectFormat) });
     }
-    const cs = await treeChangeSet(ctx, { kind: "call", id: c.call }, from.tree, c.post.tree);
-    out.push({ session: c.session, call: c.call, preAt: from.at, postAt: c.post.at, entries: cs.entries.map(({ path, pre, post }) => ({ path, pre, post })) });
+    return { calls, events: changeEvents(points, calls) };
+  } finally {
+    scratch?.dispose();
+  }
+}
+
+type Diff = { index: number; entries: { path: RepoPath; pre: State | null; post: State | null }[] };
+
+/**
+ * The diff between each two consecutive snapshots: one `git diff-tree
+ * --stdin` for all of them (it diffs the second commit of a line to the
+ * first), plus one for a last scratch tree that has no commit.
+ */
+async function consecutiveDiffs(ctx: Context, seq: readonly { commit?: string; tree: string }[], env: Record<string, string>): Promise<Diff[]> {
+  const out: Diff[] = [];
+  const lines: string[] = [];
+  for (let i = 0; i + 1 < seq.length; i++) {
+    const a = seq[i]!;
+    const b = seq[i + 1]!;
+    if (a.commit && b.commit) lines.push(`${b.commit} ${a.commit}`);
+  }
+  if (lines.length > 0) {
+    const r = await ctx.git(["diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames", "--full-index"], { input: lines.join("\n") + "\n" });
+    const fields = splitZ(r.stdout);
+    let index = -1;
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i]!;
+      if (!f.startsWith(":")) {
+        index++; // a header: the next line's diff begins
+        out.push({ index, entries: [] });
+        continue;
+      }
+      const [m1, m2, o1, o2] = f.slice(1).split(" ");
+      out[out.length - 1]!.entries.push({ path: fields[++i]! as RepoPath, pre: stateFromTree(m1!, o1!), post: stateFromTree(m2!, o2!) });
+    }
+  }
+  const last = seq[seq.length - 1];
+  const before = seq[seq.length - 2];
+  if (last && before && !last.commit) {
+    const cs = await treeChangeSet(ctx, { kind: "snapshot", id: "now" }, before.tree, last.tree, [], [], env);
+    out.push({ index: seq.length - 2, entries: cs.entries.map(({ path, pre, post }) => ({ path, pre, post })) });
   }
   return out;
 }
@@ -72,11 +142,11 @@ export interface JournalChangeSet {
 }
 
 /**
- * Session, call and journal-task scopes: the records that belong to the
- * scope, their file captures and tree diffs, folded into a change set.
- * A damaged record in the scope's journal refuses the whole scope (exit 4):
- * a change set built around a record we cannot read could undo too little
- * or the wrong thing.
+ * Session, call and journal-task scopes: the calls that belong to the
+ * scope, attributed against everything else the record saw (SPEC section
+ * 2). A damaged record in the scope's journal refuses the whole scope
+ * (exit 4): a change set built around a record we cannot read could undo
+ * too little or the wrong thing.
  */
 export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: { since?: string; paths?: string[] }): Promise<JournalChangeSet> {
   const { records, damaged } = readJournal(ctx.store);
@@ -88,9 +158,11 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
     keep = (r) => r.session === id;
     sessions = [id];
   } else if (scope.kind === "call") {
-    id = resolveCall(records, scope.id);
-    keep = (r) => r.call === id;
-    sessions = [...new Set(records.filter((r) => r.call === id).map((r) => r.session))];
+    const session = scope.session !== undefined ? resolveSession(records, scope.session) : undefined;
+    const c = resolveCall(session ? records.filter((r) => r.session === session) : records, scope.id);
+    id = c.call;
+    keep = (r) => r.call === c.call && r.session === c.session;
+    sessions = [c.session];
   } else {
     sessions = [...new Set(records.filter((r) => r.task === scope.id).map((r) => r.session))];
     if (sessions.length === 0) {
@@ -108,14 +180,30 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
       hint: "run unwind verify",
     });
   }
-  // Tree calls to diff: the scope's own, and other sessions' from the scope's first record on
-  // (only those can be later writes). One diff-tree each, so the rest are skipped.
-  const firstAt = records.find((r) => keep(r))?.at ?? "";
-  const diffs = await diffTreeCalls(ctx, records, (c) => keep(c) || c.postAt >= firstAt);
-  const obs = observations(records, diffs);
-  const paths = pathMatcher(opts.paths ?? []);
-  const entries = journalEntries(obs, { ...(opts.since ? { since: opts.since } : {}), ...(paths ? { path: paths } : {}) }, keep);
+  const { events } = await journalTimeline(ctx, records, keep);
+  const since = opts.since;
+  const inScope = (c: CallWindow) => keep(c) && (!since || c.start >= since);
+  const { entries, later, interleaved } = attribute(events, inScope, pathMatcher(opts.paths ?? []));
   const s: Scope = { kind: scope.kind, id };
-  const { later, interleaved } = overlaps(obs, entries, keep, opts.since);
   return { cs: { scope: s, entries }, laterWrites: later, interleaved };
 }
+
+/** The paths each tree-captured call may have changed (shared ones included), for `unwind log`. */
+export async function treeCallPaths(ctx: Context, records: readonly JournalRecord[], wanted: ReadonlySet<string>): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (wanted.size === 0) return out;
+  const { events } = await journalTimeline(ctx, records, (c) => wanted.has(`${c.session}\0${c.call}`));
+  for (const [path, list] of events) {
+    for (const e of list) {
+      for (const c of e.candidates) {
+        const k = `${c.session}\0${c.call}`;
+        if (c.kind !== "tree" || !wanted.has(k)) continue;
+        const paths = out.get(k) ?? [];
+        if (!paths.includes(path)) paths.push(path);
+        out.set(k, paths);
+      }
+    }
+  }
+  return out;
+}
+
