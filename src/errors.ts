@@ -17,6 +17,7 @@ export type ErrorCode =
   | "E_GIT"
   | "E_SCOPE_UNKNOWN"
   | "E_SCOPE_AMBIGUOUS"
+  | "E_SCOPE_OTHER_WORKTREE"
   | "E_STORE_DAMAGED"
   | "E_LOCKED"
   | "E_NOT_BUILT";
@@ -29,6 +30,7 @@ const exitFor: Record<ErrorCode, ExitCode> = {
   E_GIT: Exit.scope,
   E_SCOPE_UNKNOWN: Exit.scope,
   E_SCOPE_AMBIGUOUS: Exit.scope,
+  E_SCOPE_OTHER_WORKTREE: Exit.scope,
   E_STORE_DAMAGED: Exit.damaged,
   E_LOCKED: Exit.partial,
   E_NOT_BUILT: Exit.usage,

@@ -109,3 +109,165 @@ describe("call ids (issue 9, case 12)", () => {
     expect(read(root, "two.txt")).toBe("orch:two\n");
   });
 });
+
+import { execFileSync } from "node:child_process";
+import { appendFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { git, snapshotId, tempDir } from "./helpers.js";
+
+/** A repository whose .gitignore hides a person's .env and build.log. */
+function ignoring() {
+  const root = makeRepo({ ".gitignore": ".env\n*.log\n", "a.txt": "a\n" });
+  write(root, ".env", "SECRET=1\n");
+  write(root, "build.log", "old log\n");
+  return root;
+}
+
+describe("ignore rules are not edits (issue 9, cases 1 and 2)", () => {
+  const rewrites: [string, (root: string) => void][] = [
+    ["a shell call rewrites .gitignore", (root) => writeFileSync(join(root, ".gitignore"), "node_modules/\n")],
+    ["a shell call removes .gitignore", (root) => unlinkSync(join(root, ".gitignore"))],
+    ["git rm .gitignore", (root) => git(root, "rm", "-q", ".gitignore")],
+    ["the rules move to info/exclude and back out", (root) => {
+      appendFileSync(join(root, ".git", "info", "exclude"), "*.tmp\n");
+      writeFileSync(join(root, ".gitignore"), "");
+    }],
+  ];
+  for (const [name, change] of rewrites) {
+    it(`${name}: the files it uncovered are not the session's; undo keeps them and takes back its real addition`, () => {
+      const root = ignoring();
+      claudeCall(root, A, "Bash", { command: "change the ignore rules; generate" }, () => {
+        change(root);
+        write(root, "gen.ts", "generated\n"); // a real addition by the same call
+      });
+      const cs = unwind(root, ["changes", "--session", A, "--json"]);
+      const paths = cs.json.entries.map((e: any) => e.path);
+      expect(paths).toContain("gen.ts");
+      expect(paths).not.toContain(".env");
+      expect(paths).not.toContain("build.log");
+      const r = unwind(root, ["undo", "--session", A, "--json"]);
+      expect(r.json.items.find((i: any) => i.path === "gen.ts")).toMatchObject({ action: "delete" });
+      expect(read(root, ".env")).toBe("SECRET=1\n");
+      expect(read(root, "build.log")).toBe("old log\n");
+      expect(existsSync(join(root, "gen.ts"))).toBe(false);
+    });
+  }
+
+  it("an ignored file the same call also changed was never captured: not-captured, left alone", () => {
+    const root = ignoring();
+    claudeCall(root, A, "Bash", { command: "rm .gitignore; echo >> build.log" }, () => {
+      unlinkSync(join(root, ".gitignore"));
+      appendFileSync(join(root, "build.log"), "new line\n");
+    });
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.json.items.find((i: any) => i.path === "build.log")).toMatchObject({ action: "conflict", reason: "not-captured" });
+    expect(read(root, "build.log")).toBe("old log\nnew line\n");
+    expect(r.json.items.find((i: any) => i.path === ".gitignore")).toMatchObject({ action: "restore" });
+  });
+
+  it("negative control: with the rules unchanged, a file the call creates is its addition and undo deletes it", () => {
+    const root = ignoring();
+    claudeCall(root, A, "Bash", { command: "touch notes.md" }, () => write(root, "notes.md", "n\n"));
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.json.items).toEqual([{ path: "notes.md", action: "delete", reason: null }]);
+    expect(existsSync(join(root, "notes.md"))).toBe(false);
+  });
+
+  it("restore S never deletes a file that existed, ignored, when S was taken; it deletes one added since", () => {
+    const root = ignoring();
+    const s = snapshotId(root);
+    writeFileSync(join(root, ".gitignore"), "");
+    write(root, "added-later.txt", "new\n");
+    const r = unwind(root, ["restore", s, "--json"]);
+    expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([
+      [".gitignore", "restore"],
+      ["added-later.txt", "delete"],
+    ]);
+    expect(read(root, ".env")).toBe("SECRET=1\n");
+    expect(read(root, "build.log")).toBe("old log\n");
+  });
+});
+
+describe("over the size cap is not absent (issue 9, case 10)", () => {
+  const CAP = { UNWIND_SIZE_CAP: "1000" };
+  const big = (c: string) => c.repeat(2000);
+  function callEnv(root: string, session: string, command: string, effect: () => void) {
+    const id = `toolu_${Math.random().toString(36).slice(2, 10)}`;
+    ev(root, session, "PreToolUse", "Bash", { command }, id, CAP);
+    effect();
+    ev(root, session, "PostToolUse", "Bash", { command }, id, CAP);
+  }
+  it("a big file a shell call shrinks is toolarge -> file: undo refuses (toolarge) and never deletes it", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    write(root, "data.bin", big("x"));
+    callEnv(root, A, "truncate", () => write(root, "data.bin", "small now\n"));
+    const cs = unwind(root, ["changes", "--session", A, "--json"], { env: CAP });
+    expect(cs.json.entries).toMatchObject([{ path: "data.bin", change: "typechange", pre: { kind: "toolarge", size: 2000 }, post: { kind: "file" } }]);
+    expect(cs.json.entries[0].pre.sha256).toMatch(/^[0-9a-f]{64}$/);
+    const r = unwind(root, ["undo", "--session", A, "--json"], { env: CAP });
+    expect(r.json.items).toMatchObject([{ path: "data.bin", action: "conflict", reason: "toolarge" }]);
+    expect(read(root, "data.bin")).toBe("small now\n");
+  });
+  it("a big file a shell call deletes is recorded as deleted (toolarge), not missed", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    write(root, "data.bin", big("y"));
+    callEnv(root, A, "rm data.bin", () => unlinkSync(join(root, "data.bin")));
+    const cs = unwind(root, ["changes", "--session", A, "--json"], { env: CAP });
+    expect(cs.json.entries).toMatchObject([{ path: "data.bin", change: "deleted", pre: { kind: "toolarge", size: 2000 }, post: null }]);
+    expect(unwind(root, ["undo", "--session", A, "--json"], { env: CAP }).json.items).toMatchObject([{ path: "data.bin", action: "conflict", reason: "toolarge" }]);
+  });
+  it("negative control: a big file the call leaves alone is no change; a small file it deletes is restored", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    write(root, "data.bin", big("z"));
+    callEnv(root, A, "rm a.txt", () => unlinkSync(join(root, "a.txt")));
+    const r = unwind(root, ["undo", "--session", A, "--json"], { env: CAP });
+    expect(r.json.items).toEqual([{ path: "a.txt", action: "restore", reason: null }]);
+    expect(read(root, "a.txt")).toBe("a\n");
+  });
+});
+
+describe("paths, worktrees and names (issue 9, cases 13 and 14)", () => {
+  it("restore PATHs and --path globs are relative to the current directory", () => {
+    const root = makeRepo({ "src/a.ts": "a1\n", "src/b.ts": "b1\n", "a.ts": "top1\n" });
+    const s = snapshotId(root);
+    write(root, "src/a.ts", "a2\n");
+    write(root, "src/b.ts", "b2\n");
+    write(root, "a.ts", "top2\n");
+    const r = unwind(join(root, "src"), ["restore", s, "--json", "--", "a.ts"]);
+    expect(r.json.items).toEqual([{ path: "src/a.ts", action: "restore", reason: null }]);
+    expect(read(root, "a.ts")).toBe("top2\n");
+    const u = unwind(join(root, "src"), ["undo", "--snapshot", s, "--path", "*.ts", "--dry-run", "--json"]);
+    expect(u.json.items.map((i: any) => i.path)).toEqual(["src/b.ts"]);
+  });
+  it("a PATH or --path that matches nothing is exit 2 naming it, and nothing changes; a good one restores", () => {
+    const root = makeRepo({ "a.txt": "a1\n" });
+    const s = snapshotId(root);
+    write(root, "a.txt", "a2\n");
+    const bad = unwind(root, ["restore", s, "--", "a.tx"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/'a.tx' matches nothing/);
+    expect(read(root, "a.txt")).toBe("a2\n");
+    const badGlob = unwind(root, ["undo", "--snapshot", s, "--path", "*.md"]);
+    expect(badGlob.code).toBe(2);
+    expect(badGlob.stderr).toMatch(/--path \*\.md matches nothing/);
+    expect(read(root, "a.txt")).toBe("a2\n");
+    expect(unwind(root, ["restore", s, "--", "a.txt"]).code).toBe(0);
+    expect(read(root, "a.txt")).toBe("a1\n");
+  });
+  it("restore of another worktree's snapshot is refused (exit 3, naming it) unless --any-worktree", () => {
+    const root = makeRepo({ "a.txt": "main\n" });
+    const wt = join(tempDir(), "wt");
+    git(root, "worktree", "add", "-q", "-b", "side", wt);
+    const s = snapshotId(wt);
+    write(root, "a.txt", "main edited\n");
+    const r = unwind(root, ["restore", s]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(s);
+    expect(r.stderr).toMatch(/another work tree/);
+    expect(read(root, "a.txt")).toBe("main edited\n");
+    expect(unwind(root, ["restore", s, "--any-worktree"]).code).toBe(0);
+    expect(read(root, "a.txt")).toBe("main\n");
+  });
+});
+void execFileSync;
+void renameSync;
+void rmSync;

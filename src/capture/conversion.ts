@@ -63,6 +63,11 @@ export function conversionInputs(ctx: Context): string {
     .join(" ");
 }
 
+/** The config files git reads, in the order it reads them (a later one wins). */
+export function configFiles(ctx: Context): string[] {
+  return sources(ctx).configs;
+}
+
 /** The config files git reads and the attribute files outside the work tree, for the git on PATH. */
 function sources(ctx: Context): { configs: string[]; attributes: string[] } {
   const sys = systemDirs();

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { UnwindError } from "../errors.js";
@@ -14,6 +14,9 @@ import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, readIndexTree
 import { ensureStore, storeReady, type Context } from "../store/context.js";
 import { inStore } from "../core/paths.js";
 import { loadConfig } from "../store/config.js";
+import { Cas } from "../store/cas.js";
+import { excludeTexts, keepExcludes, type Excludes } from "./excludes.js";
+import { tooLargeStates, type TooLarge } from "./toolarge.js";
 
 export const SNAPSHOT_REFS = "refs/unwind/snapshots/";
 
@@ -27,8 +30,12 @@ export interface SnapshotMeta {
   session?: string;
   call?: string;
   label?: string;
-  /** Untracked files left out for being over the size cap. */
+  /** Files left out of the tree for being over the size cap. */
   toolarge: string[];
+  /** Their size and SHA-256 (absent in older snapshots). */
+  toolargeFiles?: Record<string, TooLarge>;
+  /** The ignore rules outside the tree when it was taken (src/capture/excludes.ts); absent in older snapshots. */
+  excludes?: Excludes;
 }
 
 export interface Snapshot extends SnapshotMeta {
@@ -39,6 +46,8 @@ export interface Snapshot extends SnapshotMeta {
 export interface TreeResult {
   tree: string;
   toolarge: string[];
+  /** Size and SHA-256 of each file left out for being over the size cap. */
+  toolargeFiles: Record<string, TooLarge>;
   /** Environment under which the tree's objects can be read (a scratch tree's live in a temp dir). */
   env: Record<string, string>;
   /** Removes a scratch tree's temp dir; a no-op otherwise. Call it when done with the tree. */
@@ -130,7 +139,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     const sizeCap = loadConfig(ctx.store).sizeCap;
     // What differs from the index tree now: stat data, or null for an absence.
     const now = new Map<string, StatKey | null>();
-    const toolarge: string[] = [];
+    const big: { path: string; st: Stats }[] = [];
     let addBytes = 0;
     for (const rec of splitZ(st.stdout)) {
       const y = rec[1];
@@ -155,7 +164,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
         continue;
       }
       if (ls.isFile() && ls.size > sizeCap) {
-        toolarge.push(path);
+        big.push({ path, st: ls });
         if (!untracked) now.set(path, null); // drop the stale smaller version
         continue;
       }
@@ -213,7 +222,8 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       tree = (await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() })).stdout.toString("utf8").trim();
       if (!opts.scratch) await recordIndexTree(ctx, tree, left());
     }
-    return { tree, toolarge: toolarge.sort(), env: objectEnv, dispose, keepRecord };
+    const toolargeFiles = tooLargeStates(ctx, big, Boolean(scratchDir));
+    return { tree, toolarge: Object.keys(toolargeFiles).sort(), toolargeFiles, env: objectEnv, dispose, keepRecord };
   } catch (e) {
     dispose();
     throw e;
@@ -295,7 +305,7 @@ export async function takeSnapshot(
   opts: { deadline?: number } = {},
   started?: StartedTree,
 ): Promise<Snapshot> {
-  const { tree, toolarge, keepRecord } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
+  const { tree, toolarge, toolargeFiles, keepRecord } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
 
   const now = new Date();
   const id = newSnapshotId(now);
@@ -305,7 +315,8 @@ export async function takeSnapshot(
   } catch {
     /* first snapshot of this work tree */
   }
-  const meta: SnapshotMeta = { v: 1, id, at: now.toISOString(), root: ctx.root, parent, ...defined(labels), toolarge };
+  const excludes = keepExcludes(new Cas(join(ctx.store, "cas")), excludeTexts(ctx));
+  const meta: SnapshotMeta = { v: 1, id, at: now.toISOString(), root: ctx.root, parent, ...defined(labels), toolarge, toolargeFiles, excludes };
   const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(now.getTime() / 1000), JSON.stringify(meta) + "\n");
   const oid = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
   await createRef(ctx, SNAPSHOT_REFS + id, oid);

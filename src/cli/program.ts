@@ -78,9 +78,10 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void): Comma
     .command("restore")
     .description("make the non-ignored work tree (or just PATHs) equal to a snapshot")
     .argument("<id>")
-    .argument("[paths...]", "repository-relative paths, after --")
+    .argument("[paths...]", "paths relative to the current directory, after --")
     .option("--dry-run", "compute the plan, change nothing")
     .option("--force", "restore paths that changed since, keeping what was there in the receipt")
+    .option("--any-worktree", "allow a snapshot taken in another worktree of the repository")
     .action(function (id, paths, opts) {
       run(g(this), async () => (await import("./commands/undo.js")).restore(g(this), id, paths, opts));
     });

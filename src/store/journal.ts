@@ -155,12 +155,22 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
     const lines = readFileSync(path, "utf8").split("\n").filter((l) => l !== "");
     const decoded = lines.map(decodeLine);
     // A call is kept or dropped whole, by its newest record: a pre without its
-    // post (or the reverse) would lose the call's changes.
+    // post (or the reverse) would lose the call's changes. A call that has not
+    // closed lives as long as its session does (SPEC section 7): its post may
+    // still come, and its pre is all that can bring back what it deleted.
     const newest = new Map<string, string>();
+    const sessionLast = new Map<string, string>();
+    const closed = new Set<string>();
     for (const r of decoded) {
       if (typeof r === "string") continue;
       const key = `${r.session}\0${r.call}`;
       if ((newest.get(key) ?? "") < r.at) newest.set(key, r.at);
+      if ((sessionLast.get(r.session) ?? "") < r.at) sessionLast.set(r.session, r.at);
+      if (r.phase === "post") closed.add(key);
+    }
+    for (const [key, at] of newest) {
+      const last = sessionLast.get(key.slice(0, key.indexOf("\0")))!;
+      if (!closed.has(key) && last > at) newest.set(key, last);
     }
     const kept: string[] = [];
     decoded.forEach((r, i) => {

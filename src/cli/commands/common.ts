@@ -1,6 +1,9 @@
 import { pendingIntents } from "../../core/apply/intent.js";
 import { recoverPending } from "../../core/apply/recover.js";
-import { checkRepoPath } from "../../core/paths.js";
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import { rootGlob } from "../../core/glob.js";
+import { checkRepoPath, insideRoot } from "../../core/paths.js";
 import type { RepoPath } from "../../core/types.js";
 import { usage } from "../../errors.js";
 import { resolveContext, type Context } from "../../store/context.js";
@@ -23,15 +26,52 @@ export async function open(globals: Globals): Promise<Context> {
   return ctx;
 }
 
-/** Paths from argv: repository-relative, validated once here. */
-export function repoPaths(raw: readonly string[]): RepoPath[] {
-  return raw.map((p) => {
-    const clean = p.replace(/\/+$/, "");
-    const problem = checkRepoPath(clean);
-    if (problem) {
-      const why = { absolute: "is absolute", dotdot: "leaves the root (..)", empty: "is empty", "git-dir": "is inside .git", nul: "holds a NUL byte" }[problem];
-      throw usage(`path '${p}' ${why}`, "give paths relative to the repository root");
-    }
-    return clean as RepoPath;
+/** The current directory, repository-relative ("" at the root, or outside it). */
+export function cwdBase(ctx: Context): string {
+  let cwd = process.cwd();
+  try {
+    cwd = realpathSync(cwd);
+  } catch {
+    /* gone: as typed */
+  }
+  const rel = insideRoot(ctx.root, cwd);
+  return rel ?? "";
+}
+
+/**
+ * PATHs from argv, relative to the current directory as git's pathspecs
+ * are, validated once here. A path naming the root itself means the whole
+ * tree: the result is then empty (no limit).
+ */
+export function cwdPaths(ctx: Context, raw: readonly string[]): RepoPath[] {
+  const out: RepoPath[] = [];
+  for (const p of raw) {
+    if (p.includes("\0")) throw usage(`path '${p}' holds a NUL byte`);
+    const rel = insideRoot(ctx.root, resolve(realCwd(), p));
+    if (rel === null) throw usage(`path '${p}' is outside the work tree ${ctx.root}`, "give paths inside the work tree, relative to the current directory");
+    if (rel === "") return [];
+    const problem = checkRepoPath(rel);
+    if (problem === "git-dir") throw usage(`path '${p}' is inside .git`, "unwind never writes there");
+    if (problem) throw usage(`path '${p}' is not a usable path (${problem})`);
+    out.push(rel as RepoPath);
+  }
+  return out;
+}
+
+function realCwd(): string {
+  try {
+    return realpathSync(process.cwd());
+  } catch {
+    return process.cwd();
+  }
+}
+
+/** `--path` globs, relative to the current directory, in root-relative form. */
+export function cwdGlobs(ctx: Context, globs: readonly string[] | undefined): string[] {
+  const base = cwdBase(ctx);
+  return (globs ?? []).map((g) => {
+    const r = rootGlob(g, base);
+    if (r === null) throw usage(`--path ${g} leaves the work tree`, "give globs relative to the current directory, inside the work tree");
+    return r;
   });
 }

@@ -216,7 +216,15 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
     for (const intent of existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store) : []) {
       for (const i of intent.items) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
     }
-    const oldSnaps = (await listSnapshots(ctx)).filter((s) => Date.parse(s.at) < cutoff && !keepSnaps.has(s.id));
+    const allSnaps = await listSnapshots(ctx);
+    const oldSnaps = allSnaps.filter((s) => Date.parse(s.at) < cutoff && !keepSnaps.has(s.id));
+    // A snapshot that stays keeps the ignore rules it was taken under (src/capture/excludes.ts).
+    const dropping = new Set(oldSnaps.map((s) => s.id));
+    for (const s of allSnaps) {
+      if (dropping.has(s.id)) continue;
+      if (s.excludes?.info) keep.add(s.excludes.info);
+      if (s.excludes?.global) keep.add(s.excludes.global);
+    }
     if (!dryRun && oldSnaps.length > 0) {
       clearAllPending(ctx); // first: a record may build on a tree only these snapshots keep
       // Compare-and-swap deletes: a ref that moved since we read it is left alone.

@@ -1,8 +1,6 @@
-import { resolveSnapshot, writeWorkTree, type Snapshot, type TreeResult } from "../../capture/snapshot.js";
-import { sortByPath } from "../../core/paths.js";
+import { resolveSnapshot, writeWorkTree } from "../../capture/snapshot.js";
 import { runUndo, type UndoReport } from "../../core/engine.js";
 import { isPartial } from "../../core/plan/planner.js";
-import { treeChangeSet, treeStates } from "../../core/scope/tree.js";
 import type { ChangeEntry, ChangeSet, LaterWrite, RepoPath, State } from "../../core/types.js";
 import { journalChangeSet } from "../../core/scope/sessions.js";
 import { branchChangeSet, taskEvidence } from "../../core/scope/task.js";
@@ -16,7 +14,10 @@ import { changeKind, matches } from "../../core/plan/equal.js";
 import { Receipts } from "../../store/receipts.js";
 import type { Globals } from "../program.js";
 import { paint, progress, short, showPath, table, type Color, type Output } from "../render.js";
-import { open, repoPaths } from "./common.js";
+import { cwdGlobs, cwdPaths, open } from "./common.js";
+import { nowSide, snapshotChangeSet, snapshotSide } from "../../core/scope/diff.js";
+import { Cas } from "../../store/cas.js";
+import { join } from "node:path";
 
 interface ScopeOpts {
   session?: string;
@@ -42,43 +43,28 @@ function guarded<T>(ctx: Context, dryRun: boolean, what: string, fn: () => Promi
   });
 }
 
-export async function restore(globals: Globals, id: string, rawPaths: string[], opts: { dryRun?: boolean; force?: boolean }): Promise<Output> {
-  const paths = repoPaths(rawPaths);
+export async function restore(globals: Globals, id: string, rawPaths: string[], opts: { dryRun?: boolean; force?: boolean; anyWorktree?: boolean }): Promise<Output> {
   const ctx = await open(globals);
+  const paths = cwdPaths(ctx, rawPaths);
   const snap = await resolveSnapshot(ctx, id);
+  if (snap.root !== ctx.root && !opts.anyWorktree) {
+    throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `snapshot ${snap.id} was taken in another work tree (${snap.root}), not in ${ctx.root}`, {
+      hint: "restore it from that work tree, or pass --any-worktree to write it here",
+    });
+  }
   const dryRun = Boolean(opts.dryRun);
   const done = progress("restoring");
   const report = await guarded(ctx, dryRun, "restore", async () => {
     const now = await writeWorkTree(ctx, { scratch: dryRun });
     try {
-      const cs = await treeChangeSet(ctx, { kind: "snapshot", id: snap.id }, snap.tree, now.tree, paths, ["snapshot"], now.env);
-      await markTooLarge(ctx, cs, snap, now, paths);
+      const cas = new Cas(join(ctx.store, "cas"));
+      const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: snap.id }, snapshotSide(cas, snap), nowSide(ctx, now), paths);
       return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore" });
     } finally {
       now.dispose();
     }
   }).finally(done);
   return renderReport(report);
-}
-
-/**
- * Paths the work tree holds but could not capture (over the size cap) are
- * `toolarge`: never deleted or overwritten, always reported, so the user
- * learns why they were left.
- */
-async function markTooLarge(ctx: Context, cs: ChangeSet, from: Snapshot, now: TreeResult, paths: readonly RepoPath[]): Promise<void> {
-  const inScope = (p: string) => paths.length === 0 || paths.some((q) => p === q || p.startsWith(q + "/"));
-  const big = now.toolarge.filter((p) => inScope(p) && !from.toolarge.includes(p));
-  if (big.length === 0) return;
-  const byPath = new Map(cs.entries.map((e) => [e.path as string, e]));
-  const missing = big.filter((p) => !byPath.has(p));
-  const pre = missing.length ? await treeStates(ctx, from.tree, missing) : new Map<string, State>();
-  for (const p of big) {
-    const e = byPath.get(p);
-    if (e) e.post = { kind: "toolarge" };
-    else cs.entries.push({ path: p as RepoPath, change: pre.has(p) ? "modified" : "added", pre: pre.get(p) ?? null, post: { kind: "toolarge" }, by: ["snapshot"] });
-  }
-  sortByPath(cs.entries);
 }
 
 type ScopeKind = "session" | "call" | "task" | "run" | "snapshot";
@@ -105,35 +91,49 @@ interface Resolved {
   interleaved?: Map<RepoPath, { by: string | null; at: string }>;
 }
 
-/** Keeps only the entries `--path` globs select (all without any). */
-function onlyPaths(cs: ChangeSet, globs: readonly string[] | undefined): ChangeSet {
-  const keep = pathMatcher(globs ?? []);
-  if (keep) cs.entries = cs.entries.filter((e) => keep(e.path));
+/**
+ * Keeps only the entries `--path` globs select (all without any). A glob
+ * that selects nothing is a usage error naming it: a typo must not read as
+ * "nothing to do".
+ */
+function onlyPaths(cs: ChangeSet, globs: readonly string[], typed: readonly string[]): ChangeSet {
+  const keep = pathMatcher(globs);
+  if (!keep) return cs;
+  globs.forEach((g, i) => {
+    const one = pathMatcher([g])!;
+    if (!cs.entries.some((e) => one(e.path))) {
+      throw usage(`--path ${typed[i]} matches nothing in the ${cs.scope.kind} ${cs.scope.id}`, "globs are relative to the current directory; list the paths with: unwind changes");
+    }
+  });
+  cs.entries = cs.entries.filter((e) => keep(e.path));
   return cs;
 }
 
 /** Resolves the scope (`kind`, as `pickScope` chose it) to a change set and hands it to `fn`; scratch trees live only as long as `fn`. */
 async function withScope(ctx: Context, kind: ScopeKind, opts: ScopeOpts, scratch: boolean, fn: (r: Resolved) => Promise<Output>): Promise<Output> {
+  const globs = cwdGlobs(ctx, opts.path);
+  const typed = opts.path ?? [];
   if (kind === "task") {
     const evidence = await taskEvidence(ctx, opts.task!);
     if (evidence.kind === "branch") {
       if (opts.since !== undefined) throw usage(`--since: task ${opts.task} is bound to branch ${evidence.binding.branch}, which has no capture times`);
-      return fn({ cs: onlyPaths(await branchChangeSet(ctx, evidence.binding), opts.path) });
+      return fn({ cs: onlyPaths(await branchChangeSet(ctx, evidence.binding), globs, typed) });
     }
   }
   if (kind !== "snapshot") {
     const since = opts.since ? new Date(opts.since).toISOString() : undefined;
     const narrow = kind === "call" && opts.session !== undefined ? { session: opts.session } : {};
-    const r = await journalChangeSet(ctx, { kind: kind as "session" | "call" | "task", id: opts[kind]!, ...narrow }, { ...(since ? { since } : {}), paths: opts.path ?? [] });
+    const r = await journalChangeSet(ctx, { kind: kind as "session" | "call" | "task", id: opts[kind]!, ...narrow }, { ...(since ? { since } : {}), paths: globs });
+    onlyPaths(r.cs, globs, typed);
     return fn(r);
   }
   const from = await resolveSnapshot(ctx, opts.snapshot!);
   const to = opts.to ? await resolveSnapshot(ctx, opts.to) : null;
   const now = to ? null : await writeWorkTree(ctx, { scratch });
   try {
-    const cs = await treeChangeSet(ctx, { kind: "snapshot", id: from.id }, from.tree, to ? to.tree : now!.tree, [], ["snapshot"], now?.env ?? {});
-    if (now) await markTooLarge(ctx, cs, from, now, []);
-    return await fn({ cs: onlyPaths(cs, opts.path) });
+    const cas = new Cas(join(ctx.store, "cas"));
+    const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: from.id }, snapshotSide(cas, from), to ? snapshotSide(cas, to) : nowSide(ctx, now!));
+    return await fn({ cs: onlyPaths(cs, globs, typed) });
   } finally {
     now?.dispose();
   }

@@ -6,7 +6,12 @@ import { readJournal, sessionFile, type JournalRecord } from "../../store/journa
 import { listSnapshots, writeWorkTree } from "../../capture/snapshot.js";
 import { pathMatcher } from "../glob.js";
 import { stateNow } from "../observe.js";
-import type { ChangeSet, LaterWrite, RepoPath, Scope, State } from "../types.js";
+import type { ChangeSet, LaterWrite, RepoPath, Scope } from "../types.js";
+import { join } from "node:path";
+import { Cas } from "../../store/cas.js";
+import { excludeTexts, loadExcludes } from "../../capture/excludes.js";
+import type { DiffEntry } from "./visibility.js";
+import { correctDiff, type Side } from "./diff.js";
 import { callWindows, filePoints } from "./journal.js";
 import { attribute, changeEvents, OPEN, snapshotPoints, type CallWindow, type ChangeEvent, type Point } from "./timeline.js";
 import { stateFromTree, treeChangeSet } from "./tree.js";
@@ -78,13 +83,17 @@ export async function journalTimeline(ctx: Context, records: readonly JournalRec
   const from = calls.filter(wanted).reduce((m, c) => (c.start < m ? c.start : m), OPEN);
   let first = 0;
   for (let i = 0; i < snaps.length; i++) if (snaps[i]!.at <= from) first = i;
-  const seq: { at: string; commit?: string; tree: string }[] = snaps.slice(first).map((s) => ({ at: s.at, commit: s.commit, tree: s.tree }));
+  const cas = new Cas(join(ctx.store, "cas"));
+  const seq: Step[] = snaps.slice(first).map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles }));
   const open = calls.filter((c) => c.end === OPEN && c.start >= (seq[0]?.at ?? ""));
   const now = new Date().toISOString();
   const scratch = open.some((c) => c.kind === "tree") ? await writeWorkTree(ctx, { scratch: true }) : null;
   try {
-    if (scratch) seq.push({ at: now, tree: scratch.tree });
-    const diffs = await consecutiveDiffs(ctx, seq, scratch?.env ?? {});
+    if (scratch) seq.push({ at: now, tree: scratch.tree, env: scratch.env, excludes: excludeTexts(ctx), toolarge: scratch.toolargeFiles });
+    const diffs = await consecutiveDiffs(ctx, seq);
+    for (const d of diffs) {
+      d.entries = await correctDiff(ctx, d.entries, seq[d.index]!, seq[d.index + 1]!);
+    }
     const points: Point[] = [...snapshotPoints(seq.map((s) => s.at), diffs), ...filePoints(records)];
     for (const c of open) {
       if (c.kind !== "file") continue;
@@ -96,14 +105,17 @@ export async function journalTimeline(ctx: Context, records: readonly JournalRec
   }
 }
 
-type Diff = { index: number; entries: { path: RepoPath; pre: State | null; post: State | null }[] };
+type Diff = { index: number; entries: DiffEntry[] };
+
+/** One snapshot of the sequence: a commit, or the scratch tree of the work tree now. */
+type Step = Side & { at: string; commit?: string };
 
 /**
  * The diff between each two consecutive snapshots: one `git diff-tree
  * --stdin` for all of them (it diffs the second commit of a line to the
  * first), plus one for a last scratch tree that has no commit.
  */
-async function consecutiveDiffs(ctx: Context, seq: readonly { commit?: string; tree: string }[], env: Record<string, string>): Promise<Diff[]> {
+async function consecutiveDiffs(ctx: Context, seq: readonly Step[]): Promise<Diff[]> {
   const out: Diff[] = [];
   const lines: string[] = [];
   for (let i = 0; i + 1 < seq.length; i++) {
@@ -129,7 +141,7 @@ async function consecutiveDiffs(ctx: Context, seq: readonly { commit?: string; t
   const last = seq[seq.length - 1];
   const before = seq[seq.length - 2];
   if (last && before && !last.commit) {
-    const cs = await treeChangeSet(ctx, { kind: "snapshot", id: "now" }, before.tree, last.tree, [], [], env);
+    const cs = await treeChangeSet(ctx, { kind: "snapshot", id: "now" }, before.tree, last.tree, [], [], last.env);
     out.push({ index: seq.length - 2, entries: cs.entries.map(({ path, pre, post }) => ({ path, pre, post })) });
   }
   return out;

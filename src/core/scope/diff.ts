@@ -1,0 +1,97 @@
+import { excludeTexts, loadExcludes, type ExcludeTexts } from "../../capture/excludes.js";
+import type { Snapshot, TreeResult } from "../../capture/snapshot.js";
+import type { Cas } from "../../store/cas.js";
+import { usage } from "../../errors.js";
+import { sortByPath } from "../paths.js";
+import { changeKind } from "../plan/equal.js";
+import { tooLargeState, type TooLarge } from "../../capture/toolarge.js";
+import type { Context } from "../../store/context.js";
+import type { ChangeSet, RepoPath, Scope, State } from "../types.js";
+import { treeChangeSet } from "./tree.js";
+import { correctVisibility, type DiffEntry } from "./visibility.js";
+
+/**
+ * What a diff between two snapshots of one work tree means (SPEC section
+ * 2): git's tree diff, with what the trees cannot hold put back in (files
+ * over the size cap) and what only changed visibility (ignore rules) taken
+ * out. Every scope built on snapshots reads them through here.
+ */
+
+/** One side of the diff: a snapshot, or the scratch tree of the work tree now. */
+export interface Side {
+  tree: string;
+  /** Where the tree's objects can be read. */
+  env: Record<string, string>;
+  /** The ignore rules outside the tree; null when not known. */
+  excludes: ExcludeTexts | null;
+  /** Files left out of the tree for being over the size cap. */
+  toolarge?: Readonly<Record<string, TooLarge>> | undefined;
+}
+
+/**
+ * A path over the cap on one side is absent from that side's tree, so the
+ * tree diff alone would call it added or deleted, or miss it: its recorded
+ * size and hash go back in. Pure.
+ */
+export function withTooLarge(entries: readonly DiffEntry[], from: Side["toolarge"], to: Side["toolarge"]): DiffEntry[] {
+  const big = new Set([...Object.keys(from ?? {}), ...Object.keys(to ?? {})]);
+  if (big.size === 0) return [...entries];
+  const byPath = new Map(entries.map((e) => [e.path as string, e]));
+  const out = entries.filter((e) => !big.has(e.path));
+  for (const p of big) {
+    const e = byPath.get(p);
+    const a = from?.[p];
+    const b = to?.[p];
+    if (a && b && a.sha256 === b.sha256) continue;
+    const pre: State | null = a ? tooLargeState(a) : (e?.pre ?? null);
+    const post: State | null = b ? tooLargeState(b) : (e?.post ?? null);
+    if (pre === null && post === null) continue;
+    out.push({ path: p as RepoPath, pre, post });
+  }
+  return out;
+}
+
+/** The corrected diff from `from` (taken at `at`) to `to`. */
+export async function snapshotDiff(ctx: Context, from: Side & { at: string }, to: Side): Promise<DiffEntry[]> {
+  const cs = await treeChangeSet(ctx, { kind: "snapshot", id: "-" }, from.tree, to.tree, [], [], { ...from.env, ...to.env });
+  return correctDiff(ctx, cs.entries, from, to);
+}
+
+/** A raw tree diff between two sides, corrected. */
+export async function correctDiff(ctx: Context, entries: readonly DiffEntry[], from: Side & { at: string }, to: Side): Promise<DiffEntry[]> {
+  return correctVisibility(ctx, withTooLarge(entries, from.toolarge, to.toolarge), { ...from, env: { ...from.env, ...to.env } }, { ...to, env: { ...from.env, ...to.env } });
+}
+
+/** A snapshot as one side of a diff: its tree, its ignore rules (kept in the CAS) and its over-cap files. */
+export function snapshotSide(cas: Cas, s: Snapshot): Side & { at: string } {
+  return { tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles, at: s.at };
+}
+
+/** The work tree now (a tree `writeWorkTree` wrote) as one side of a diff. */
+export function nowSide(ctx: Context, now: TreeResult): Side {
+  return { tree: now.tree, env: now.env, excludes: excludeTexts(ctx), toolarge: now.toolargeFiles };
+}
+
+/**
+ * The change set from snapshot `from` to `to`, limited to `paths` (a path
+ * takes itself and everything below it). A path that names nothing in the
+ * change set nor on either side is a usage error: a typo must not read as
+ * "nothing to do".
+ */
+export async function snapshotChangeSet(ctx: Context, scope: Scope, from: Side & { at: string }, to: Side, paths: readonly RepoPath[] = []): Promise<ChangeSet> {
+  let entries = await snapshotDiff(ctx, from, to);
+  if (paths.length > 0) {
+    const under = (p: string, q: string) => p === q || p.startsWith(q + "/");
+    entries = entries.filter((e) => paths.some((q) => under(e.path, q)));
+    const unmatched = paths.filter((q) => !entries.some((e) => under(e.path, q)));
+    for (const q of unmatched) {
+      const onSide = async (s: Side) =>
+        Object.keys(s.toolarge ?? {}).some((p) => under(p, q)) ||
+        (await ctx.git(["--literal-pathspecs", "ls-tree", "--name-only", "-z", s.tree, "--", q], { env: { ...from.env, ...to.env } })).stdout.length > 0;
+      if (!(await onSide(from)) && !(await onSide(to))) {
+        throw usage(`path '${q}' matches nothing in the snapshot or the work tree`, "paths are relative to the current directory; check the spelling");
+      }
+    }
+  }
+  return { scope, entries: sortByPath(entries.map((e) => ({ ...e, change: changeKind(e.pre, e.post), by: ["snapshot"] }))) };
+}

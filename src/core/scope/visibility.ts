@@ -1,0 +1,128 @@
+import { lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { ExcludeTexts } from "../../capture/excludes.js";
+import { sameExcludes } from "../../capture/excludes.js";
+import { git, parseBatch, splitZ } from "../../git/git.js";
+import type { Context } from "../../store/context.js";
+import type { RepoPath, State } from "../types.js";
+import { NOT_CAPTURED } from "./timeline.js";
+
+/**
+ * Ignore rules are not edits (SPEC section 2). A tree snapshot holds only
+ * what is not ignored, so when the rules change between two snapshots a
+ * file that was there all along shows up as added (or vanishes as
+ * deleted). Such a path is not the window's change:
+ * - its ctime is older than the window: nothing touched it, so it is
+ *   dropped from the diff;
+ * - else it was touched while invisible: what it held before was never
+ *   recorded, so that side of the change becomes NOT_CAPTURED.
+ * A path that was not ignored under the earlier rules (the later rules,
+ * for a vanished one) is a real addition (deletion) and stays.
+ */
+
+/** The rules in force at one snapshot: its tree's .gitignore files and the excludes outside it. */
+export interface Rules {
+  tree: string;
+  /** Where the tree's objects can be read (a scratch tree's live in a temp dir). */
+  env: Record<string, string>;
+  /** null: not known (a snapshot older than this record). */
+  excludes: ExcludeTexts | null;
+}
+
+export interface DiffEntry {
+  path: RepoPath;
+  pre: State | null;
+  post: State | null;
+}
+
+const isGitignore = (p: string) => p === ".gitignore" || p.endsWith("/.gitignore");
+
+/** Pure: whether the rules may have changed between the two sides of a diff. */
+export function rulesChanged(entries: readonly DiffEntry[], from: ExcludeTexts | null, to: ExcludeTexts | null): boolean {
+  if (entries.some((e) => isGitignore(e.path))) return true;
+  // Snapshots from before excludes were kept say nothing either way: only a known difference counts.
+  return from !== null && to !== null && !sameExcludes(from, to);
+}
+
+/** Pure: the diff with each path's decision applied (see above). */
+export function applyVisibility(entries: readonly DiffEntry[], decide: ReadonlyMap<string, "drop" | "unknown">): DiffEntry[] {
+  const out: DiffEntry[] = [];
+  for (const e of entries) {
+    const d = decide.get(e.path);
+    if (d === "drop") continue;
+    if (d === "unknown") out.push(e.pre === null ? { ...e, pre: NOT_CAPTURED } : { ...e, post: NOT_CAPTURED });
+    else out.push(e);
+  }
+  return out;
+}
+
+/** A diff from `from` (taken at `fromAt`) to `to`, with what only changed visibility taken out. */
+export async function correctVisibility(ctx: Context, entries: DiffEntry[], from: Rules & { at: string }, to: Rules): Promise<DiffEntry[]> {
+  if (!rulesChanged(entries, from.excludes, to.excludes)) return entries;
+  const appeared = entries.filter((e) => e.pre === null && e.post !== null).map((e) => e.path);
+  const vanished = entries.filter((e) => e.pre !== null && e.post === null).map((e) => e.path);
+  const hidden = [...(await ignoredUnder(ctx, from, appeared)), ...(await ignoredUnder(ctx, to, vanished))];
+  if (hidden.length === 0) return entries;
+  const since = Date.parse(from.at);
+  const decide = new Map<string, "drop" | "unknown">();
+  for (const p of hidden) {
+    let ctime: number | null = null;
+    try {
+      ctime = lstatSync(join(ctx.root, p)).ctimeMs;
+    } catch {
+      /* gone now: nothing says when */
+    }
+    decide.set(p, ctime !== null && ctime < since ? "drop" : "unknown");
+  }
+  return applyVisibility(entries, decide);
+}
+
+/**
+ * Which of `paths` the rules ignore: git's own check-ignore, in a scratch
+ * repository holding just the .gitignore files on the paths' way (from the
+ * rules' tree) and the excludes the rules had. Unknown excludes: every
+ * path counts as ignored, so it goes to the ctime test rather than being
+ * taken for a real change.
+ */
+async function ignoredUnder(ctx: Context, rules: Rules, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  if (!rules.excludes) return [...paths];
+  const wanted = new Set<string>();
+  for (const p of paths) {
+    for (let d = dirname(p); ; d = dirname(d)) {
+      wanted.add(d === "." ? ".gitignore" : `${d}/.gitignore`);
+      if (d === ".") break;
+    }
+  }
+  const ls = await ctx.git(["--literal-pathspecs", "ls-tree", "-z", "--full-tree", rules.tree, "--", ...wanted], { env: rules.env });
+  const found = splitZ(ls.stdout).map((rec) => {
+    const tab = rec.indexOf("\t");
+    return { path: rec.slice(tab + 1), oid: rec.slice(0, tab).split(" ")[2]! };
+  });
+  const dir = mkdtempSync(join(tmpdir(), "unwind-ignore-"));
+  try {
+    const work = join(dir, "w");
+    await git(["init", "-q", work], { cwd: dir });
+    if (found.length > 0) {
+      const batch = await ctx.git(["cat-file", "--batch"], { input: found.map((f) => f.oid).join("\n") + "\n", env: rules.env });
+      parseBatch(batch.stdout, found.length).forEach((o, i) => {
+        if (!o) return;
+        const abs = join(work, found[i]!.path);
+        mkdirSync(dirname(abs), { recursive: true });
+        writeFileSync(abs, o.body);
+      });
+    }
+    writeFileSync(join(work, ".git", "info", "exclude"), rules.excludes.info ?? "");
+    const global = join(dir, "global-excludes");
+    writeFileSync(global, rules.excludes.global ?? "");
+    const r = await git(["-c", `core.excludesFile=${global}`, "check-ignore", "--no-index", "-z", "--stdin"], {
+      cwd: work,
+      input: paths.join("\0") + "\0",
+      okCodes: [1],
+    });
+    return r.code === 0 ? splitZ(r.stdout) : [];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
