@@ -271,3 +271,107 @@ describe("paths, worktrees and names (issue 9, cases 13 and 14)", () => {
 void execFileSync;
 void renameSync;
 void rmSync;
+
+/** Claude's post for a failed call: PostToolUseFailure with error, is_interrupt, duration_ms and no tool_response (SPEC section 8). */
+function failurePayload(root: string, session: string, input: Record<string, unknown>, id: string): string {
+  const p = JSON.parse(claudePayload(root, session, "PreToolUse", "Bash", input, id));
+  return JSON.stringify({ ...p, hook_event_name: "PostToolUseFailure", error: "Command failed with exit code 1", is_interrupt: false, duration_ms: 812 });
+}
+
+describe("every call is closed (issue 9, cases 5, 6 and 7)", () => {
+  it("a failed Claude call (PostToolUseFailure) is closed like any other: its changes are the session's", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    ev(root, A, "PreToolUse", "Bash", { command: "npm test" }, "toolu_f1");
+    write(root, "coverage.json", "{}\n");
+    unlinkSync(join(root, "a.txt"));
+    expect(hook(root, "claude", failurePayload(root, A, { command: "npm test" }, "toolu_f1")).code).toBe(0);
+    const cs = unwind(root, ["changes", "--session", A, "--json"]);
+    expect(cs.json.entries.map((e: any) => [e.path, e.change, e.unclosed])).toEqual([
+      ["a.txt", "deleted", undefined],
+      ["coverage.json", "added", undefined],
+    ]);
+    // A person's file after the failed call is nobody's: the call's window closed at its failure post.
+    write(root, "person.txt", "mine\n");
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([["a.txt", "restore"], ["coverage.json", "delete"]]);
+    expect(read(root, "person.txt")).toBe("mine\n");
+  });
+
+  it("init --claude installs PostToolUseFailure beside PreToolUse and PostToolUse", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    expect(unwind(root, ["init", "--claude"]).code).toBe(0);
+    const settings = JSON.parse(read(root, ".claude/settings.json"));
+    expect(Object.keys(settings.hooks)).toEqual(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
+  });
+
+  it("a call whose post never comes is closed by the session's next event: listed unclosed, undone, and a later edit is not its", () => {
+    const root = makeRepo({ "precious.txt": "keep me\n", "b.txt": "b\n" });
+    ev(root, A, "PreToolUse", "Bash", { command: "rm precious.txt; sleep 600" }, "toolu_killed");
+    unlinkSync(join(root, "precious.txt")); // then the harness is interrupted: no post
+    claudeCall(root, A, "Edit", { file_path: join(root, "b.txt") }, () => write(root, "b.txt", "b2\n"));
+    write(root, "later.txt", "a person, after the session's next event\n");
+    const cs = unwind(root, ["changes", "--session", A, "--json"]);
+    expect(cs.json.entries.map((e: any) => [e.path, e.change, e.unclosed ?? false])).toEqual([
+      ["b.txt", "modified", false],
+      ["precious.txt", "deleted", true],
+    ]);
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.code).toBe(0);
+    expect(read(root, "precious.txt")).toBe("keep me\n");
+    expect(read(root, "later.txt")).toMatch(/a person/);
+  });
+
+  it("negative control: with no next event the call stays open, so a reading command closes it with the work tree as it is now", () => {
+    const root = makeRepo({ "precious.txt": "keep me\n" });
+    ev(root, A, "PreToolUse", "Bash", { command: "rm precious.txt" }, "toolu_open");
+    unlinkSync(join(root, "precious.txt"));
+    write(root, "later.txt", "after\n");
+    const cs = unwind(root, ["changes", "--session", A, "--json"]);
+    expect(cs.json.entries.map((e: any) => [e.path, e.unclosed])).toEqual([["later.txt", true], ["precious.txt", true]]);
+  });
+
+  it("a background command's window stays open until the session's next call: what it wrote after its post is the session's", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const input = { command: "npm run build", run_in_background: true };
+    ev(root, A, "PreToolUse", "Bash", input, "toolu_bg");
+    ev(root, A, "PostToolUse", "Bash", input, "toolu_bg");
+    write(root, "dist/out.js", "built in the background\n");
+    claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "a2\n"));
+    write(root, "person.txt", "after the next call\n");
+    const cs = unwind(root, ["changes", "--session", A, "--json"]);
+    expect(cs.json.entries.map((e: any) => e.path)).toEqual(["a.txt", "dist/out.js"]);
+    expect(cs.json.entries[1].unclosed).toBeUndefined(); // its post came: closed, just late
+    expect(unwind(root, ["undo", "--session", A]).code).toBe(0);
+    expect(existsSync(join(root, "dist/out.js"))).toBe(false);
+    expect(read(root, "person.txt")).toBe("after the next call\n");
+  });
+
+  it("negative control: the same command in the foreground owns nothing written after its post", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const input = { command: "npm run build" };
+    ev(root, A, "PreToolUse", "Bash", input, "toolu_fg");
+    ev(root, A, "PostToolUse", "Bash", input, "toolu_fg");
+    write(root, "dist/out.js", "written later by someone\n");
+    claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "a2\n"));
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => e.path)).toEqual(["a.txt"]);
+  });
+
+  it("gc with a TTL shorter than a running call keeps its pre capture: when the post comes, its changes are there", () => {
+    const root = makeRepo({ "precious.txt": "keep me\n" });
+    ev(root, A, "PreToolUse", "Bash", { command: "a long build" }, "toolu_long");
+    unlinkSync(join(root, "precious.txt"));
+    const far = { UNWIND_NOW: "2100-01-01T00:00:00Z" };
+    const gc = unwind(root, ["gc", "--ttl", "1d", "--json"], { env: far });
+    expect(gc.code).toBe(0);
+    expect(gc.json.records).toBe(0);
+    ev(root, A, "PostToolUse", "Bash", { command: "a long build" }, "toolu_long");
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => [e.path, e.change])).toEqual([["precious.txt", "deleted"]]);
+  });
+
+  it("negative control: the same gc drops a closed call of that age", () => {
+    const root = makeRepo({ "precious.txt": "keep me\n" });
+    claudeCall(root, A, "Bash", { command: "rm" }, () => unlinkSync(join(root, "precious.txt")));
+    const gc = unwind(root, ["gc", "--ttl", "1d", "--json"], { env: { UNWIND_NOW: "2100-01-01T00:00:00Z" } });
+    expect(gc.json.records).toBe(2);
+  });
+});

@@ -51,6 +51,20 @@ const READ_ONLY: Record<Harness, ReadonlySet<string>> = {
     "ReadMcpResourceTool",
     "SlashCommand",
     "Skill",
+    // Tasks, tool search, code intelligence, questions and schedules: bookkeeping, no file effects.
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskUpdate",
+    "TaskOutput",
+    "TaskStop",
+    "ToolSearch",
+    "LSP",
+    "AskUserQuestion",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "EnterPlanMode",
   ]),
   codex: new Set(["read_file", "list_dir", "grep_files", "view_image", "web_search", "update_plan"]),
   gemini: new Set([
@@ -64,7 +78,17 @@ const READ_ONLY: Record<Harness, ReadonlySet<string>> = {
     "web_fetch",
     "save_memory",
     "write_todos",
+    "grep_search",
+    "codebase_investigator",
+    "get_internal_docs",
   ]),
+};
+
+/** The `tool_input` flag that starts a shell command in the background: it goes on writing after its post event. */
+const BACKGROUND: Record<Harness, readonly string[]> = {
+  claude: ["run_in_background"],
+  codex: [],
+  gemini: ["is_background"],
 };
 
 // Shell tools (claude Bash, codex Bash/shell/local_shell/exec_command/unified_exec,
@@ -121,6 +145,7 @@ function parse(harness: string, raw: string): ParseResult {
   if (agent !== undefined) event.agent = agent;
   const agentType = nonEmptyString(payload.agent_type);
   if (agentType !== undefined) event.agentType = agentType;
+  if (target.kind === "tree" && isObject(toolInput) && BACKGROUND[harness].some((f) => toolInput[f] === true)) event.background = true;
   return { ok: true, event };
 }
 

@@ -9,6 +9,7 @@ import { loadConfig } from "../store/config.js";
 import { logError } from "../store/error-log.js";
 import { append, type FileRecord, type JournalRecord } from "../store/journal.js";
 import { acquire } from "../store/lock.js";
+import { readOpenCalls, writeOpenCalls } from "../store/open-calls.js";
 import type { CaptureEvent } from "./event.js";
 import type { Located } from "./locate.js";
 
@@ -84,8 +85,11 @@ export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: num
   return { kind: "file", mode, size: data.length, sha256: cas.put(data), oid: blobOid(data, format) };
 }
 
-/** File capture of an event's target paths. The caller holds the store lock. */
-export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly string[], labels: CaptureLabels): JournalRecord[] {
+/**
+ * File capture of paths (payload paths: absolute, or relative to the
+ * event's cwd) as records of one call. The caller holds the store lock.
+ */
+export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly string[], labels: CaptureLabels, as: RecordAs = {}): FileRecord[] {
   const cas = new Cas(join(loc.store, "cas"));
   const { sizeCap } = loadConfig(loc.store);
   const at = new Date().toISOString();
@@ -104,13 +108,20 @@ export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly str
       logError(loc.store, { kind: "skipped-path", harness: ev.harness, session: ev.session, tool: ev.tool, message: `${where.rel} is not a regular file` });
       continue;
     }
-    records.push({ ...base(ev, at, labels), kind: "file", path: where.rel, state });
+    records.push({ ...base(ev, at, labels, as), kind: "file", path: where.rel, state });
   }
-  append(loc.store, records);
   return records;
 }
 
-export function base(ev: CaptureEvent, at: string, labels: CaptureLabels) {
+/** A record written for another call of the session than the event's own (closing it). */
+interface RecordAs {
+  call?: string;
+  tool?: string;
+  phase?: "pre" | "post";
+  closedBy?: "next-event" | "background";
+}
+
+export function base(ev: CaptureEvent, at: string, labels: CaptureLabels, as: RecordAs = {}) {
   return {
     v: 1 as const,
     at,
@@ -119,9 +130,10 @@ export function base(ev: CaptureEvent, at: string, labels: CaptureLabels) {
     ...(ev.agent ? { agent: ev.agent } : {}),
     ...(ev.agentType ? { agentType: ev.agentType } : {}),
     ...(labels.task ? { task: labels.task } : {}),
-    tool: ev.tool,
-    call: ev.call,
-    phase: ev.phase,
+    tool: as.tool ?? ev.tool,
+    call: as.call ?? ev.call,
+    phase: as.phase ?? ev.phase,
+    ...(as.closedBy ? { closedBy: as.closedBy } : {}),
   };
 }
 
@@ -130,6 +142,11 @@ export function base(ev: CaptureEvent, at: string, labels: CaptureLabels) {
  * paths, or a tree snapshot attributed to the call. Shared by `unwind hook`
  * and `unwind record`. The snapshot code (and git) is loaded only when a
  * tree is needed, so a file edit's hook stays cheap.
+ *
+ * Every call is closed (SPEC section 2): the session's calls still open
+ * (a pre with no post: interrupted, killed; or a background command whose
+ * post came while it runs on) are closed by this event, with a capture of
+ * their own taken now, before this event's.
  */
 export async function captureEvent(loc: Located, ev: CaptureEvent, labels: CaptureLabels, budgetMs: number): Promise<JournalRecord[]> {
   const release = await acquire(loc.store, `capture ${ev.harness} ${ev.tool}`, budgetMs);
@@ -137,17 +154,42 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
   // capture must not leave a snapshot a few milliseconds to run in.
   const deadline = Date.now() + budgetMs;
   try {
-    if (ev.target.kind === "files") return captureFiles(loc, ev, ev.target.paths, labels);
     if (ev.target.kind === "ignore") return [];
-    const [{ resolveContext }, { takeSnapshot }] = await Promise.all([import("../store/context.js"), import("./snapshot.js")]);
-    // The context discovery already built, else the same discovery again from
-    // the payload's cwd (a file-edit hook never loads the git wrapper, so
-    // `locate` stops short of a context).
-    const ctx = loc.ctx ?? (await resolveContext(undefined, ev.cwd));
-    const snap = await takeSnapshot(ctx, { ...labels, session: ev.session, call: ev.call, label: `${ev.tool} ${ev.phase}` }, { deadline });
-    const rec: JournalRecord = { ...base(ev, snap.at, labels), kind: "tree", snapshot: snap.id, tree: snap.tree };
-    append(loc.store, [rec]);
-    return [rec];
+    const open = readOpenCalls(loc.store, ev.session);
+    const closing = open.filter((o) => o.call !== ev.call);
+    const records: JournalRecord[] = [];
+    let snap: { id: string; tree: string; at: string } | null = null;
+    if (ev.target.kind === "tree" || closing.some((o) => o.kind === "tree")) {
+      const [{ resolveContext }, { takeSnapshot }] = await Promise.all([import("../store/context.js"), import("./snapshot.js")]);
+      // The context discovery already built, else the same discovery again from
+      // the payload's cwd (a file-edit hook never loads the git wrapper, so
+      // `locate` stops short of a context).
+      const ctx = loc.ctx ?? (await resolveContext(undefined, ev.cwd));
+      const s = await takeSnapshot(ctx, { ...labels, session: ev.session, call: ev.call, label: `${ev.tool} ${ev.phase}` }, { deadline });
+      snap = { id: s.id, tree: s.tree, at: s.at };
+    }
+    for (const o of closing) {
+      const as: RecordAs = { call: o.call, tool: o.tool, phase: "post", closedBy: o.background ? "background" : "next-event" };
+      if (o.kind === "tree") records.push({ ...base(ev, snap!.at, labels, as), kind: "tree", snapshot: snap!.id, tree: snap!.tree });
+      else records.push(...captureFiles(loc, ev, (o.paths ?? []).map((p) => join(loc.root, p)), labels, as));
+    }
+    let own: JournalRecord[] = [];
+    if (ev.target.kind === "files") own = captureFiles(loc, ev, ev.target.paths, labels);
+    else own = [{ ...base(ev, snap!.at, labels), kind: "tree", snapshot: snap!.id, tree: snap!.tree }];
+    records.push(...own);
+    append(loc.store, records);
+    const next = open.filter((o) => o.call !== ev.call && !closing.includes(o));
+    if (ev.phase === "pre") {
+      const paths = own.flatMap((r) => (r.kind === "file" ? [r.path as string] : []));
+      // A file call none of whose paths could be captured has nothing to close.
+      if (ev.target.kind === "tree") next.push({ call: ev.call, tool: ev.tool, kind: "tree" });
+      else if (paths.length > 0) next.push({ call: ev.call, tool: ev.tool, kind: "files", paths });
+    } else if (ev.background) {
+      // Its post came, but it runs on: the session's next call closes its window.
+      next.push({ call: ev.call, tool: ev.tool, kind: "tree", background: true });
+    }
+    if (next.length > 0 || open.length > 0) writeOpenCalls(loc.store, ev.session, next);
+    return records;
   } finally {
     release();
   }

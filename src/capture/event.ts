@@ -28,6 +28,8 @@ export interface CaptureEvent {
   agent?: string;
   agentType?: string;
   target: Target;
+  /** A shell command started in the background: its window stays open until the session's next call. */
+  background?: true;
 }
 
 export type ParseResult = { ok: true; event: CaptureEvent } | { ok: false; error: string };

@@ -37,7 +37,7 @@ type Json = Record<string, unknown>;
 
 interface HarnessSpec {
   file: string;
-  events: readonly [string, string];
+  events: readonly string[];
   group(command: string): Json;
 }
 
@@ -45,7 +45,8 @@ interface HarnessSpec {
 const SPECS: Record<InitHarness, HarnessSpec> = {
   claude: {
     file: ".claude/settings.json",
-    events: ["PreToolUse", "PostToolUse"],
+    // A failed call (a failing build or test run) still changed files: its post comes as PostToolUseFailure.
+    events: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
     group: (command) => ({ matcher: "*", hooks: [{ type: "command", command, timeout: 30 }] }),
   },
   codex: {

@@ -64,7 +64,7 @@ export function tooLargeStates(ctx: Context, paths: readonly { path: string; st:
     out[path] = { size: hit.size, sha256: hit.sha256 };
   }
   const changed = JSON.stringify(next) !== JSON.stringify(cache);
-  if (!scratch && changed) writeFileAtomic(cachePath(ctx), JSON.stringify(next));
+  if (!scratch && changed) writeFileAtomic(cachePath(ctx), JSON.stringify(next), { sync: false }); // a cache: a power cut only costs a re-hash
   return out;
 }
 

@@ -16,12 +16,12 @@ interface RecordBase {
   call: string;
   phase: "pre" | "post";
   /**
-   * A post written for the call by something other than its own post event:
-   * "next-event" (the session went on without it: interrupted, killed, or a
-   * background command still running). Its window ends here until a real
-   * post comes.
+   * A post written for the call by something other than its own post event,
+   * at the session's next event: "next-event" when its own post never came
+   * (interrupted, killed), "background" when it came but the command ran on.
+   * Its window ends here unless a later post comes.
    */
-  closedBy?: "next-event";
+  closedBy?: "next-event" | "background";
 }
 
 /** A file capture: the exact state of one path before or after a tool call. */
@@ -157,20 +157,23 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
     // A call is kept or dropped whole, by its newest record: a pre without its
     // post (or the reverse) would lose the call's changes. A call that has not
     // closed lives as long as its session does (SPEC section 7): its post may
-    // still come, and its pre is all that can bring back what it deleted.
+    // still come, and its pre is all that can bring back what it deleted. The
+    // session's newest call, if open, may still be running (a long build): it
+    // is kept whatever its age, as nothing else can ever close it.
     const newest = new Map<string, string>();
-    const sessionLast = new Map<string, string>();
+    const sessionLast = new Map<string, { at: string; key: string }>();
     const closed = new Set<string>();
     for (const r of decoded) {
       if (typeof r === "string") continue;
       const key = `${r.session}\0${r.call}`;
       if ((newest.get(key) ?? "") < r.at) newest.set(key, r.at);
-      if ((sessionLast.get(r.session) ?? "") < r.at) sessionLast.set(r.session, r.at);
+      if ((sessionLast.get(r.session)?.at ?? "") <= r.at) sessionLast.set(r.session, { at: r.at, key });
       if (r.phase === "post") closed.add(key);
     }
     for (const [key, at] of newest) {
+      if (closed.has(key)) continue;
       const last = sessionLast.get(key.slice(0, key.indexOf("\0")))!;
-      if (!closed.has(key) && last > at) newest.set(key, last);
+      newest.set(key, last.key === key ? "~" : last.at > at ? last.at : at);
     }
     const kept: string[] = [];
     decoded.forEach((r, i) => {

@@ -19,6 +19,7 @@ const FRESH: Record<InitHarness, unknown> = {
     hooks: {
       PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
       PostToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
+      PostToolUseFailure: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
     },
   },
   codex: {
@@ -35,7 +36,7 @@ const FRESH: Record<InitHarness, unknown> = {
   },
 };
 const EVENTS: Record<InitHarness, string[]> = {
-  claude: ["PreToolUse", "PostToolUse"],
+  claude: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
   codex: ["PreToolUse", "PostToolUse"],
   gemini: ["BeforeTool", "AfterTool"],
 };
@@ -78,6 +79,7 @@ const CLAUDE_MERGED = {
     PreToolUse: [USER_CLAUDE.hooks.PreToolUse[0], { matcher: "*", hooks: [unwindEntry("claude")] }],
     Stop: USER_CLAUDE.hooks.Stop,
     PostToolUse: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
+    PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
   },
   env: { FOO: "1" },
 };
@@ -104,19 +106,20 @@ describe("mergeHooks (pure)", () => {
       harness: "claude",
       existing: USER_CLAUDE,
       settings: CLAUDE_MERGED,
-      added: ["PreToolUse", "PostToolUse"],
+      added: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
     },
     {
-      name: "present on one event only: only the other event is added",
+      name: "present on one event only: only the other events are added",
       harness: "claude",
       existing: { hooks: { PreToolUse: [{ matcher: "Edit|Write", hooks: [unwindEntry("claude")] }] } },
       settings: {
         hooks: {
           PreToolUse: [{ matcher: "Edit|Write", hooks: [unwindEntry("claude")] }],
           PostToolUse: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
+          PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
         },
       },
-      added: ["PostToolUse"],
+      added: ["PostToolUse", "PostToolUseFailure"],
     },
     {
       name: "moved binary: the one entry is updated in place, its other fields and neighbours kept",
@@ -131,9 +134,11 @@ describe("mergeHooks (pure)", () => {
         hooks: {
           PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "lint" }, { type: "command", command: `${CMD} hook claude`, timeout: 99 }] }],
           PostToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
+          // Installed before PostToolUseFailure was hooked: that event is added, not "updated".
+          PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
         },
       },
-      added: [],
+      added: ["PostToolUseFailure"],
       updated: ["PreToolUse", "PostToolUse"],
     },
     {
@@ -164,9 +169,10 @@ describe("mergeHooks (pure)", () => {
             { hooks: [{ type: "command", command: "/opt/unwind/bin/unwind hook codex" }, { type: "command", command: "/opt/unwind/bin/unwind hook claude --verbose" }] },
             { matcher: "*", hooks: [unwindEntry("claude")] },
           ],
+          PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
         },
       },
-      added: ["PreToolUse", "PostToolUse"],
+      added: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
     },
     {
       name: "gemini: other blocks and non-event keys of hooks kept",
@@ -228,7 +234,7 @@ describe("mergeHooks (pure)", () => {
 
   it("a wrongly typed event the harness does not use is not unwind's business (negative control)", () => {
     const r = mergeHooks("claude", { hooks: { Stop: "x", BeforeTool: 3 } }, CMD);
-    expect(r.added).toEqual(["PreToolUse", "PostToolUse"]);
+    expect(r.added).toEqual(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
     expect((r.settings as { hooks: Record<string, unknown> }).hooks.Stop).toBe("x");
   });
 
@@ -284,7 +290,7 @@ describe("installHooks", () => {
     const root = tempDir();
     writeFiles(root, { ".claude/settings.json": json(USER_CLAUDE), ".claude/settings.local.json": "{}\n" });
     const r = installHooks(root, "claude", CMD);
-    expect(r.added).toEqual(["PreToolUse", "PostToolUse"]);
+    expect(r.added).toEqual(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
     expect(readFileSync(join(root, ".claude/settings.json"), "utf8")).toBe(json(CLAUDE_MERGED));
     expect(readFileSync(join(root, ".claude/settings.local.json"), "utf8")).toBe("{}\n");
     const before = dirFingerprint(root);
@@ -308,7 +314,7 @@ describe("installHooks", () => {
     const root = tempDir();
     installHooks(root, "claude", "/old/place/bin/unwind");
     const r = installHooks(root, "claude", CMD);
-    expect(r).toEqual({ harness: "claude", file: FILES.claude, changed: true, added: [], updated: ["PreToolUse", "PostToolUse"] });
+    expect(r).toEqual({ harness: "claude", file: FILES.claude, changed: true, added: [], updated: ["PreToolUse", "PostToolUse", "PostToolUseFailure"] });
     expect(readFileSync(join(root, FILES.claude), "utf8")).toBe(json(FRESH.claude));
     // Control: the same binary again is a no-op.
     expect(installHooks(root, "claude", CMD).changed).toBe(false);
@@ -319,7 +325,7 @@ describe("installHooks", () => {
     const user = { hooks: { PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "other-tool hook claude" }] }] } };
     writeFiles(root, { ".claude/settings.json": json(user) });
     const r = installHooks(root, "claude", CMD);
-    expect(r.added).toEqual(["PreToolUse", "PostToolUse"]);
+    expect(r.added).toEqual(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
     const after = JSON.parse(readFileSync(join(root, FILES.claude), "utf8"));
     expect(after.hooks.PreToolUse).toEqual([user.hooks.PreToolUse[0], { matcher: "*", hooks: [unwindEntry("claude")] }]);
   });

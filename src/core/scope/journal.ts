@@ -36,7 +36,7 @@ export function callWindows(records: readonly JournalRecord[], snapshotTimes: re
       kind: tree ? "tree" : "file",
       start,
       end: lastPost?.at ?? OPEN,
-      unclosed: !lastPost || lastPost.closedBy !== undefined,
+      unclosed: !lastPost || lastPost.closedBy === "next-event",
     };
     if (!tree) w.paths = new Set(list.map((r) => (r.kind === "file" ? r.path : "")));
     out.push(w);

@@ -1,0 +1,42 @@
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { writeFileAtomic } from "./atomic.js";
+import { sessionFile } from "./journal.js";
+
+/**
+ * The calls of one session whose window is still open: a pre captured and
+ * no post yet, or a background command whose post came while it still runs
+ * (SPEC section 2: every call is closed). The session's next event closes
+ * them with a capture of its own. Kept beside the session's journal file,
+ * read and written under the store lock. It is a cache of what the journal
+ * says: lost, the calls stay open until a reading command closes them.
+ */
+export interface OpenCall {
+  call: string;
+  tool: string;
+  kind: "tree" | "files";
+  /** Repo-relative paths of a file call. */
+  paths?: string[];
+  /** Its post came, but it runs on in the background. */
+  background?: true;
+}
+
+const openFile = (store: string, session: string) => sessionFile(store, session).replace(/\.jsonl$/, ".open");
+
+export function readOpenCalls(store: string, session: string): OpenCall[] {
+  try {
+    const parsed = JSON.parse(readFileSync(openFile(store, session), "utf8")) as unknown;
+    return Array.isArray(parsed) ? (parsed as OpenCall[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+export function writeOpenCalls(store: string, session: string, calls: readonly OpenCall[]): void {
+  const f = openFile(store, session);
+  if (calls.length === 0) rmSync(f, { force: true });
+  else {
+    mkdirSync(dirname(f), { recursive: true });
+    writeFileAtomic(f, JSON.stringify(calls), { sync: false });
+  }
+}
