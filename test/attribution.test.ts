@@ -375,3 +375,90 @@ describe("every call is closed (issue 9, cases 5, 6 and 7)", () => {
     expect(gc.json.records).toBe(2);
   });
 });
+
+import { symlinkSync, mkdirSync, readdirSync } from "node:fs";
+
+describe("through a symlink (issue 9, case 8)", () => {
+  it("an Edit through CLAUDE.md -> AGENTS.md captures AGENTS.md, naming the link; undo restores it and keeps the link", () => {
+    const root = makeRepo({ "AGENTS.md": "# rules v1\n", "CLAUDE.md": { symlink: "AGENTS.md" } });
+    claudeCall(root, A, "Edit", { file_path: join(root, "CLAUDE.md"), old_string: "v1", new_string: "v2" }, () => writeFileSync(join(root, "CLAUDE.md"), "# rules v2\n"));
+    expect(read(root, "AGENTS.md")).toBe("# rules v2\n");
+    const cs = unwind(root, ["changes", "--session", A, "--json"]);
+    expect(cs.json.entries.map((e: any) => [e.path, e.change])).toEqual([["AGENTS.md", "modified"]]);
+    expect(unwind(root, ["undo", "--session", A]).code).toBe(0);
+    expect(read(root, "AGENTS.md")).toBe("# rules v1\n");
+    expect(readdirSync(root)).toContain("CLAUDE.md");
+    expect(read(root, "CLAUDE.md")).toBe("# rules v1\n"); // still the link
+  });
+  it("a link whose target is outside the root: the target is not captured, and the error says so", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const outside = join(tempDir(), "theirs.md");
+    writeFileSync(outside, "not ours\n");
+    symlinkSync(outside, join(root, "LINK.md"));
+    claudeCall(root, A, "Edit", { file_path: join(root, "LINK.md") }, () => writeFileSync(join(root, "LINK.md"), "changed\n"));
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries).toEqual([]);
+    const st = unwind(root, ["status", "--json"]).json;
+    expect(JSON.stringify(st)).toMatch(/LINK\.md is a symlink to .*not capturable/);
+  });
+});
+
+describe("one store, one root (issue 9, case 3)", () => {
+  it("outside git, a hook from a subfolder uses the project's store: one store, one session, nothing of the store captured or deleted", () => {
+    const root = tempDir();
+    write(root, "top.txt", "top\n");
+    write(root, "sub/inner.txt", "inner v1\n");
+    const env = { CLAUDE_PROJECT_DIR: root };
+    const sub = join(root, "sub");
+    const call = (cwd: string, id: string, tool: string, input: Record<string, unknown>, effect: () => void) => {
+      for (const e of ["PreToolUse", "PostToolUse"] as const) {
+        if (e === "PostToolUse") effect();
+        expect(hook(cwd, "claude", JSON.stringify({ ...JSON.parse(claudePayload(cwd, A, e, tool, input, id)), cwd }), env).code).toBe(0);
+      }
+    };
+    call(sub, "toolu_s1", "Bash", { command: "edit inner" }, () => write(root, "sub/inner.txt", "inner v2\n"));
+    call(root, "toolu_s2", "Write", { file_path: "top.txt" }, () => write(root, "top.txt", "top v2\n"));
+    expect(existsSync(join(sub, ".unwind"))).toBe(false);
+    expect(existsSync(join(root, ".unwind"))).toBe(true);
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([["sub/inner.txt", "restore"], ["top.txt", "restore"]]);
+    expect(existsSync(join(root, ".unwind", "journal"))).toBe(true);
+  });
+  it("a store found in a subfolder (made there before) is never snapshotted, restored or deleted by the outer root", () => {
+    const root = tempDir();
+    write(root, "a.txt", "a\n");
+    const inner = join(root, "pkg");
+    mkdirSync(inner);
+    expect(unwind(inner, ["snapshot"]).code).toBe(0); // a store of its own in pkg/.unwind
+    expect(existsSync(join(inner, ".unwind"))).toBe(true);
+    // A folder without git finds the nearest store upwards: pkg itself, so the outer root needs --root.
+    const s = snapshotId(root, ["--root", root]);
+    write(root, "pkg/new.txt", "x\n");
+    const innerSnap = snapshotId(inner); // the inner store grows after the outer snapshot
+    const r = unwind(root, ["restore", s, "--root", root, "--json"]);
+    expect(r.json.items.map((i: any) => i.path)).toEqual(["pkg/new.txt"]);
+    expect(existsSync(join(inner, ".unwind", "VERSION"))).toBe(true);
+    expect(unwind(inner, ["verify"]).code).toBe(0);
+    expect(unwind(inner, ["snapshots", "--json"]).json.snapshots.map((x: any) => x.id)).toContain(innerSnap);
+  });
+});
+
+describe("undo lines say what a path holds now and what to do (issue 9, case 17)", () => {
+  it("a changed-since conflict shows the current content (marked *) and the next steps; an applicable line shows now -> after", () => {
+    const root = makeRepo({ "a.txt": "a1\n", "b.txt": "b1\n" });
+    const s = snapshotId(root);
+    write(root, "a.txt", "a2\n");
+    write(root, "b.txt", "b2\n");
+    const s2 = snapshotId(root);
+    write(root, "a.txt", "a3 by a person\n");
+    const r = unwind(root, ["undo", "--snapshot", s, "--to", s2, "--dry-run"]);
+    expect(r.code).toBe(1);
+    const lines = r.stdout.split("\n");
+    const a = lines.find((l) => l.includes("a.txt"))!;
+    const b = lines.find((l) => l.includes("b.txt"))!;
+    const oid = (c: string) => execFileSync("git", ["hash-object", "--stdin"], { input: c, encoding: "utf8" }).trim().slice(0, 8);
+    expect(a).toMatch(/^conflict\s+a\.txt\s+[0-9a-f]{8}\* -> /);
+    expect(a).toContain(`-> ${oid("a1\n")}`);
+    expect(b).toContain(`${oid("b2\n")} -> ${oid("b1\n")}`);
+    expect(r.stdout).toMatch(/changed-since: .*unwind diff.*--merge.*--force/);
+  });
+});

@@ -95,22 +95,50 @@ export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly str
   const at = new Date().toISOString();
   const records: FileRecord[] = [];
   const seen = new Set<string>();
+  const skip = (message: string) => logError(loc.store, { kind: "skipped-path", harness: ev.harness, session: ev.session, tool: ev.tool, message });
+  const capture = (rel: RepoPath, via?: RepoPath) => {
+    if (seen.has(rel)) return;
+    seen.add(rel);
+    const state = captureState(cas, loc.root, rel, sizeCap, loc.objectFormat);
+    if (state === "not-regular") return skip(`${rel} is not a regular file`);
+    records.push({ ...base(ev, at, labels, as), kind: "file", path: rel, state, ...(via ? { via } : {}) });
+  };
   for (const p of paths) {
     const where = payloadPath(loc.root, loc.store, ev.cwd, p);
     if ("skip" in where) {
-      logError(loc.store, { kind: "skipped-path", harness: ev.harness, session: ev.session, tool: ev.tool, message: where.skip });
+      skip(where.skip);
       continue;
     }
-    if (seen.has(where.rel)) continue;
-    seen.add(where.rel);
-    const state = captureState(cas, loc.root, where.rel, sizeCap, loc.objectFormat);
-    if (state === "not-regular") {
-      logError(loc.store, { kind: "skipped-path", harness: ev.harness, session: ev.session, tool: ev.tool, message: `${where.rel} is not a regular file` });
-      continue;
-    }
-    records.push({ ...base(ev, at, labels, as), kind: "file", path: where.rel, state });
+    // The link itself, and what a tool writing through it changes: its target (SPEC section 2).
+    capture(where.rel);
+    const target = linkTarget(loc, ev.cwd, where.rel);
+    if (target && "skip" in target) skip(target.skip);
+    else if (target) capture(target.rel, where.rel);
   }
   return records;
+}
+
+/**
+ * Where a tool writing to `rel` really writes when `rel` is a symlink: its
+ * final target, which must itself be capturable (inside the root, not in
+ * .git or a store, no symlinked parent). Null when `rel` is no symlink.
+ */
+function linkTarget(loc: Located, cwd: string, rel: RepoPath): { rel: RepoPath } | { skip: string } | null {
+  let cur: RepoPath = rel;
+  for (let hops = 0; hops < 40; hops++) {
+    const abs = join(loc.root, cur);
+    let target: string;
+    try {
+      if (!lstatSync(abs).isSymbolicLink()) return cur === rel ? null : { rel: cur };
+      target = readlinkSync(abs, "utf8");
+    } catch {
+      return cur === rel ? null : { rel: cur }; // a dangling link: the tool creates its target
+    }
+    const next = payloadPath(loc.root, loc.store, cwd, resolve(dirname(abs), target));
+    if ("skip" in next) return { skip: `${rel} is a symlink to ${target}, which is not capturable: ${next.skip}` };
+    cur = next.rel;
+  }
+  return { skip: `${rel}: too many levels of symlinks` };
 }
 
 /** A record written for another call of the session than the event's own (closing it). */

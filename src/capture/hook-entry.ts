@@ -7,7 +7,7 @@
  * spawning git or loading the CLI; only shell and unknown tools pay for a
  * tree snapshot, within a time budget.
  */
-import { readSync } from "node:fs";
+import { readSync, realpathSync, statSync } from "node:fs";
 import { parseHookEvent } from "./adapters.js";
 import { captureEvent } from "./capture.js";
 import { locate, type Located } from "./locate.js";
@@ -65,6 +65,10 @@ export async function runHook(args: string[]): Promise<number> {
     const ev = parsed.event;
     if (ev.target.kind === "ignore") return 0;
     loc = await locate(ev.cwd);
+    // Outside git, the root is where the project is, not where the agent has cd'ed to: a
+    // subfolder must not grow a second store (SPEC section 2: one store, one root).
+    const project = projectDir(harness);
+    if (loc.mode === "private" && project && project !== loc.root) loc = await locate(project);
     const labels = process.env.UNWIND_TASK ? { task: process.env.UNWIND_TASK } : {};
     await captureEvent(loc, ev, labels, budgetMs());
   } catch (e) {
@@ -75,6 +79,21 @@ export async function runHook(args: string[]): Promise<number> {
     }
   }
   return 0;
+}
+
+/** The harness's project directory, where it names one that exists (Gemini sets both variables, Codex neither). */
+function projectDir(harness: string): string | null {
+  const names = harness === "gemini" ? ["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] : harness === "claude" ? ["CLAUDE_PROJECT_DIR"] : [];
+  for (const n of names) {
+    const d = process.env[n];
+    if (!d) continue;
+    try {
+      if (statSync(d).isDirectory()) return realpathSync(d);
+    } catch {
+      /* not there: the cwd decides */
+    }
+  }
+  return null;
 }
 
 async function safeStore(cwd: string): Promise<string | null> {

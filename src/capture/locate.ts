@@ -2,6 +2,8 @@ import type { Context } from "../store/context.js";
 import { findPlace } from "../store/discover.js";
 
 export interface Located {
+  /** "private": a folder without git, its store in `<root>/.unwind`. */
+  mode: "git" | "private";
   root: string;
   store: string;
   /** The repository's hash: states carry git oids so every report names content the same way. */
@@ -18,8 +20,8 @@ export interface Located {
  */
 export async function locate(cwd: string): Promise<Located> {
   const place = findPlace(cwd, cwd);
-  if (place !== "unusual") return { root: place.root, store: place.store, objectFormat: place.objectFormat };
+  if (place !== "unusual") return { mode: place.mode, root: place.root, store: place.store, objectFormat: place.objectFormat };
   const { resolveContext } = await import("../store/context.js");
   const ctx = await resolveContext(undefined, cwd);
-  return { root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx };
+  return { mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx };
 }

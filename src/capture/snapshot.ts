@@ -147,7 +147,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       const untracked = rec.startsWith("??");
       if (!untracked && (y === " " || y === undefined)) continue;
       if (path.endsWith("/")) continue; // a nested repository: not ours to capture
-      if (path.split("/")[0] === ".git" || inStore(ctx.root, ctx.store, path)) continue;
+      if (path.split("/")[0] === ".git" || inStore(ctx.root, ctx.store, path) || path.split("/").includes(".unwind")) continue; // stores, ours or nested
       if (y === "D") {
         now.set(path, null);
         continue;

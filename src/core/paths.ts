@@ -1,6 +1,6 @@
 import { isAbsolute, relative, sep } from "node:path";
 
-export type PathProblem = "absolute" | "dotdot" | "empty" | "git-dir" | "nul";
+export type PathProblem = "absolute" | "dotdot" | "empty" | "git-dir" | "nul" | "store";
 
 /**
  * The one path validator. Every path that can reach code that writes files
@@ -18,6 +18,9 @@ export function checkRepoPath(p: string): PathProblem | null {
   // Like git's own verify_path: `.git` is refused as any segment, so nothing
   // is ever written into a nested repository's git dir either.
   if (parts.some((x) => x.toLowerCase() === ".git")) return "git-dir";
+  // An unwind store at any depth (a folder without git keeps one in `.unwind/`): never
+  // captured, restored or deleted, whichever root is looking (SPEC section 2).
+  if (parts.includes(".unwind")) return "store";
   return null;
 }
 

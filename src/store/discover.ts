@@ -57,11 +57,20 @@ export function discoverRepo(start: string): Discovered | null | "unusual" {
   }
 }
 
-/** A folder without git: the nearest ancestor that already has a private store, else the folder itself. */
+/**
+ * A folder without git: the nearest ancestor that already holds a private
+ * store, else the folder itself. Any store counts, also one that only file
+ * captures have written so far (no git dir yet): one session must never be
+ * split across two stores, nor one store captured by another.
+ */
 export function privateRootOf(start: string, storeName: string): string {
   const real = realpathSync(start);
   for (let dir = real; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, storeName, "git"))) return dir;
+    try {
+      if (statSync(join(dir, storeName)).isDirectory()) return dir;
+    } catch {
+      /* none here */
+    }
     if (dirname(dir) === dir) return real;
   }
 }

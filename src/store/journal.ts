@@ -30,6 +30,8 @@ export interface FileRecord extends RecordBase {
   path: RepoPath;
   /** null: the path did not exist. */
   state: State | null;
+  /** Captured as the target of this symlink, the path the tool was given. */
+  via?: RepoPath;
 }
 
 /** A tree capture: a snapshot taken before or after a shell (or unknown) tool call. */

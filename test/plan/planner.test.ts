@@ -591,9 +591,14 @@ describe("isPartial (exit 1: a conflict, or a skip other than unchanged)", () =>
 
 describe("planner additions: store paths and binary merges", () => {
   it("refuses a path inside the store; the same path is restored when the store lives elsewhere", () => {
-    const i = input(entry("data/.unwind/cas/x", A, B), obs.file("B"));
-    expect(plan(SCOPE, [i], opts({ reserved: ["data/.unwind"] })).items[0]).toMatchObject({ ...conflict("unsafe-path"), detail: "store" });
+    const i = input(entry("data/unwind-store/cas/x", A, B), obs.file("B"));
+    expect(plan(SCOPE, [i], opts({ reserved: ["data/unwind-store"] })).items[0]).toMatchObject({ ...conflict("unsafe-path"), detail: "store" });
     expect(plan(SCOPE, [i], opts({ reserved: [] })).items[0]).toMatchObject(RESTORE);
+  });
+  it("refuses a path in a .unwind store at any depth, whoever's it is; a look-alike name is restored", () => {
+    expect(outcome(input(entry("pkg/.unwind/journal/x.jsonl", A, B), obs.file("B")))).toEqual(conflict("unsafe-path"));
+    expect(outcome(input(entry("pkg/.unwind", A, B), obs.file("B")))).toEqual(conflict("unsafe-path"));
+    expect(outcome(input(entry("pkg/.unwind-notes/x", A, B), obs.file("B")))).toEqual(RESTORE);
   });
 
   it("never merges a binary file, even given a clean merge result; a text file with the same input merges", () => {

@@ -41,7 +41,7 @@ export async function record(globals: Globals, paths: string[], opts: RecordOpts
     target: paths.length > 0 ? { kind: "files", paths } : { kind: "tree" },
   };
   const task = opts.task ?? process.env.UNWIND_TASK;
-  const records = await captureEvent({ root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx }, ev, task ? { task } : {}, 120_000);
+  const records = await captureEvent({ mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx }, ev, task ? { task } : {}, 120_000);
   const files = records.flatMap((r) => (r.kind === "file" ? [r.path] : []));
   const snapshot = records.find((r) => r.kind === "tree");
   const skipped = paths.length - files.length;
