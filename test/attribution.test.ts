@@ -462,3 +462,80 @@ describe("undo lines say what a path holds now and what to do (issue 9, case 17)
     expect(r.stdout).toMatch(/changed-since: .*unwind diff.*--merge.*--force/);
   });
 });
+
+import { checkName } from "../src/core/paths.js";
+import { pendingIntents, pendingDir } from "../src/core/apply/intent.js";
+import { unwindAsync } from "./helpers.js";
+
+describe("names (issue 9, case 15)", () => {
+  const names = ["T-1", "feature/login", "a".repeat(128), "", "a".repeat(129), "has space", "a..b", "x.lock", ".hidden", "end.", "a//b", "t/", "@", "a@{1}", "tab\there", "star*", "ok_name.v2"];
+  it("checkName agrees with git check-ref-format for a name under refs/unwind (length aside)", () => {
+    for (const n of names) {
+      let gitOk = true;
+      try {
+        execFileSync("git", ["check-ref-format", `refs/unwind/tasks/${n}`], { stdio: "ignore" });
+      } catch {
+        gitOk = false;
+      }
+      const ours = checkName(n) === null;
+      expect([n, ours]).toEqual([n, gitOk && n.length >= 1 && n.length <= 128]);
+    }
+  });
+  it('task start "" and a 300-character name are usage errors before any branch is made; a good name binds', () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const before = git(root, "branch", "--list");
+    for (const bad of ["", "x".repeat(300), "no spaces"]) {
+      const r = unwind(root, ["task", "start", bad]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/task name/);
+      expect(r.stderr.split("\n").filter(Boolean)).toHaveLength(1);
+    }
+    expect(git(root, "branch", "--list")).toBe(before);
+    const ok = unwind(root, ["task", "start", "T-1", "--json"]);
+    expect(ok.code).toBe(0);
+    expect(ok.json.branch).toBe("task/T-1");
+  });
+  it("re-running task start T --branch B without --worktree keeps the worktree binding", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const wt = join(tempDir(), "wt");
+    expect(unwind(root, ["task", "start", "T", "--branch", "b", "--worktree", wt]).code).toBe(0);
+    const again = unwind(root, ["task", "start", "T", "--branch", "b", "--json"]);
+    expect(again.code).toBe(0);
+    expect(again.json.worktree).toBe(wt);
+  });
+  it("a bad UNWIND_TASK in a hook costs no capture: captured without the label, and the error log says why", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    ev(root, A, "PreToolUse", "Write", { file_path: "n.txt" }, "toolu_t", { UNWIND_TASK: "bad name" });
+    write(root, "n.txt", "n\n");
+    ev(root, A, "PostToolUse", "Write", { file_path: "n.txt" }, "toolu_t", { UNWIND_TASK: "bad name" });
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => e.path)).toEqual(["n.txt"]);
+    expect(JSON.stringify(unwind(root, ["status", "--json"]).json)).toMatch(/UNWIND_TASK 'bad name'/);
+  });
+});
+
+describe("concurrent applies (issue 9, case 16)", () => {
+  it("an intent that another process finished between listing and reading is not pending (no crash)", () => {
+    const store = tempDir();
+    mkdirSync(pendingDir(store), { recursive: true });
+    symlinkSync(join(store, "gone.json"), join(pendingDir(store), "r-finished.json")); // listed, then ENOENT
+    expect(pendingIntents(store)).toEqual([]);
+    // Negative control: a real intent there is read.
+    writeFileSync(join(pendingDir(store), "r-real.json"), JSON.stringify({ v: 1, receipt: "r-real", kind: "undo", at: "x", scope: { kind: "snapshot", id: "s" }, items: [], keepDirs: [] }));
+    expect(pendingIntents(store).map((i) => i.receipt)).toEqual(["r-real"]);
+  });
+  it("three undo/restore processes at once all finish with a contract exit code, and the tree ends as one of them left it", async () => {
+    const root = makeRepo({ "a.txt": "a1\n", "b.txt": "b1\n" });
+    const s = snapshotId(root);
+    write(root, "a.txt", "a2\n");
+    write(root, "b.txt", "b2\n");
+    const s2 = snapshotId(root);
+    const rs = await Promise.all([
+      unwindAsync(root, ["restore", s, "--json"]),
+      unwindAsync(root, ["undo", "--snapshot", s, "--to", s2, "--json"]),
+      unwindAsync(root, ["restore", s, "--", "a.txt"]),
+    ]);
+    for (const r of rs) expect([0, 1]).toContain(r.code);
+    expect(read(root, "a.txt")).toBe("a1\n");
+    expect(read(root, "b.txt")).toBe("b1\n");
+  });
+});

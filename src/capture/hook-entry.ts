@@ -12,6 +12,7 @@ import { parseHookEvent } from "./adapters.js";
 import { captureEvent } from "./capture.js";
 import { locate, type Located } from "./locate.js";
 import { logError } from "../store/error-log.js";
+import { checkName } from "../core/paths.js";
 
 /** Hook input larger than this is refused (recorded, not read on). */
 export const MAX_INPUT = 64 * 1024 * 1024;
@@ -69,7 +70,11 @@ export async function runHook(args: string[]): Promise<number> {
     // subfolder must not grow a second store (SPEC section 2: one store, one root).
     const project = projectDir(harness);
     if (loc.mode === "private" && project && project !== loc.root) loc = await locate(project);
-    const labels = process.env.UNWIND_TASK ? { task: process.env.UNWIND_TASK } : {};
+    const task = process.env.UNWIND_TASK;
+    const badTask = task ? checkName(task) : null;
+    // A bad label must not cost the capture: it is left off, and said in the error log.
+    if (badTask) logError(loc.store, { kind: "bad-input", harness, message: `UNWIND_TASK '${task!.slice(0, 40)}' ${badTask}; captured without a task` });
+    const labels = task && !badTask ? { task } : {};
     await captureEvent(loc, ev, labels, budgetMs());
   } catch (e) {
     const where = loc?.store ?? (await safeStore(process.cwd()));

@@ -214,7 +214,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void): Comma
     .command("start")
     .description("bind a task to a branch (and its worktree), recording the fork point")
     .argument("<task>")
-    .requiredOption("--branch <name>", "the task's branch (created from --onto if missing)")
+    .option("--branch <name>", "the task's branch, created from --onto if missing (default: task/<task>)")
     .option("--worktree <dir>", "the task's worktree (added on the branch if missing)")
     .option("--onto <branch>", "the integration branch (default: the current branch)")
     .action(function (task, opts) {

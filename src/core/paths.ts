@@ -50,3 +50,25 @@ export function inStore(root: string, store: string, rel: string): boolean {
   const s = insideRoot(root, store);
   return s !== null && s !== "" && (rel === s || rel.startsWith(s + "/"));
 }
+
+/**
+ * Why a task, run or baseline name is not one (SPEC section 4: 1-128
+ * characters that git accepts in a ref name, as one component of
+ * refs/unwind/...), or null. git's own rules (check-ref-format), checked
+ * here so a bad name is refused before anything is created.
+ */
+export function checkName(name: string): string | null {
+  if (name.length === 0) return "is empty";
+  if (name.length > 128) return `is ${name.length} characters long (at most 128)`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(name)) return "holds a space, a control character or one of ~ ^ : ? * [ \\";
+  if (name.includes("..")) return "holds ..";
+  if (name.includes("@{")) return "holds @{";
+  for (const part of name.split("/")) {
+    if (part === "") return "has an empty part (// or a leading or trailing /)";
+    if (part.startsWith(".")) return "has a part that starts with .";
+    if (part.endsWith(".lock")) return "has a part that ends with .lock";
+  }
+  if (name.endsWith(".")) return "ends with .";
+  return null;
+}

@@ -5,7 +5,7 @@ import { Exit, usage } from "../../errors.js";
 import { ensureStore } from "../../store/context.js";
 import type { Globals } from "../program.js";
 import { showPath, type Output } from "../render.js";
-import { open } from "./common.js";
+import { open, taskLabel } from "./common.js";
 
 export interface RecordOpts {
   session: string;
@@ -40,7 +40,7 @@ export async function record(globals: Globals, paths: string[], opts: RecordOpts
     ...(opts.agent ? { agent: opts.agent } : {}),
     target: paths.length > 0 ? { kind: "files", paths } : { kind: "tree" },
   };
-  const task = opts.task ?? process.env.UNWIND_TASK;
+  const task = taskLabel(opts.task ?? process.env.UNWIND_TASK);
   const records = await captureEvent({ mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx }, ev, task ? { task } : {}, 120_000);
   const files = records.flatMap((r) => (r.kind === "file" ? [r.path] : []));
   const snapshot = records.find((r) => r.kind === "tree");

@@ -3,7 +3,7 @@ import { recoverPending } from "../../core/apply/recover.js";
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { rootGlob } from "../../core/glob.js";
-import { checkRepoPath, insideRoot } from "../../core/paths.js";
+import { checkName, checkRepoPath, insideRoot } from "../../core/paths.js";
 import type { RepoPath } from "../../core/types.js";
 import { usage } from "../../errors.js";
 import { resolveContext, type Context } from "../../store/context.js";
@@ -74,4 +74,12 @@ export function cwdGlobs(ctx: Context, globs: readonly string[] | undefined): st
     if (r === null) throw usage(`--path ${g} leaves the work tree`, "give globs relative to the current directory, inside the work tree");
     return r;
   });
+}
+
+/** A task label from `--task` or `UNWIND_TASK`, checked before anything is written. */
+export function taskLabel(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const bad = checkName(name);
+  if (bad) throw usage(`task name '${name.length > 40 ? name.slice(0, 40) + "…" : name}' ${bad}`, "a task name is 1-128 characters git accepts in a ref name");
+  return name;
 }

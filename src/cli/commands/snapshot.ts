@@ -3,11 +3,11 @@ import { Exit, usage } from "../../errors.js";
 import { withLock } from "../../store/lock.js";
 import type { Globals } from "../program.js";
 import { paint, progress, showPath, table, type Output } from "../render.js";
-import { open } from "./common.js";
+import { open, taskLabel } from "./common.js";
 import { takeEarlySnapshot } from "../early.js";
 
 export async function snapshot(globals: Globals, opts: { task?: string; session?: string; label?: string }): Promise<Output> {
-  const labels = { task: opts.task ?? process.env.UNWIND_TASK, session: opts.session, label: opts.label };
+  const labels = { task: taskLabel(opts.task ?? process.env.UNWIND_TASK), session: opts.session, label: opts.label };
   const done = progress("snapshotting");
   let snap: Snapshot;
   try {

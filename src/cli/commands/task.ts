@@ -5,7 +5,7 @@ import type { Globals } from "../program.js";
 import type { Output } from "../render.js";
 import { open } from "./common.js";
 
-export async function taskStart(globals: Globals, task: string, opts: { branch: string; worktree?: string; onto?: string }): Promise<Output> {
+export async function taskStart(globals: Globals, task: string, opts: { branch?: string; worktree?: string; onto?: string }): Promise<Output> {
   const ctx = await open(globals);
   await ensureStore(ctx);
   const b = await startTask(ctx, task, opts);

@@ -41,8 +41,17 @@ export function clearIntent(store: string, id: string): void {
 export function pendingIntents(store: string): Intent[] {
   const dir = pendingDir(store);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => f.endsWith(".json"))
-    .sort()
-    .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as Intent);
+  const out: Intent[] = [];
+  for (const f of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+    let text: string;
+    try {
+      text = readFileSync(join(dir, f), "utf8");
+    } catch (e) {
+      // Another process finished that apply between our listing and our read: nothing pending there.
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw e;
+    }
+    out.push(JSON.parse(text) as Intent);
+  }
+  return out;
 }

@@ -7,6 +7,7 @@ import { writeFileAtomic } from "../../store/atomic.js";
 import { resolveContext, type Context } from "../../store/context.js";
 import type { ChangeSet } from "../types.js";
 import { treeChangeSet } from "./tree.js";
+import { checkName } from "../paths.js";
 import { mkdirSync } from "node:fs";
 
 /** A task bound to a branch: by `unwind task start`, or by an orchestrator's session record. */
@@ -66,33 +67,37 @@ async function worktrees(ctx: Context): Promise<Worktree[]> {
 }
 
 /** `unwind task start`: binds a task to a branch (creating it, and its worktree, if asked), recording the fork point. */
-export async function startTask(ctx: Context, task: string, opts: { branch: string; worktree?: string; onto?: string }): Promise<TaskBinding> {
+export async function startTask(ctx: Context, task: string, opts: { branch?: string; worktree?: string; onto?: string }): Promise<TaskBinding> {
+  const bad = checkName(task);
+  if (bad) throw new UnwindError("E_USAGE", `task name '${task.length > 40 ? task.slice(0, 40) + "…" : task}' ${bad}`, { hint: "a task name is 1-128 characters git accepts in a ref name" });
   if (ctx.mode !== "git") throw new UnwindError("E_USAGE", "tasks bound to branches need a git repository");
-  const okBranch = await ctx.git(["check-ref-format", "--branch", opts.branch], { okCodes: [128] });
-  if (okBranch.code !== 0) throw new UnwindError("E_USAGE", `--branch ${opts.branch}: not a valid branch name`);
+  const branch = opts.branch ?? `task/${task}`;
+  const okBranch = await ctx.git(["check-ref-format", "--branch", branch], { okCodes: [128] });
+  if (okBranch.code !== 0) throw new UnwindError("E_USAGE", `--branch ${branch}: not a valid branch name`);
   const onto = opts.onto ?? (await currentBranch(ctx)) ?? "main";
   const ontoTip = await commitOf(ctx, `refs/heads/${onto}`);
   if (!ontoTip) throw new UnwindError("E_SCOPE_UNKNOWN", `integration branch ${onto} does not exist`, { hint: "name it with --onto" });
   const existing = readBinding(ctx, task);
-  if (existing && (existing.branch !== opts.branch || existing.onto !== onto)) {
+  if (existing && (existing.branch !== branch || existing.onto !== onto)) {
     throw new UnwindError("E_USAGE", `task ${task} is already bound to branch ${existing.branch} (onto ${existing.onto})`);
   }
-  let tip = await commitOf(ctx, `refs/heads/${opts.branch}`);
+  let tip = await commitOf(ctx, `refs/heads/${branch}`);
   if (!tip) {
-    await ctx.git(["branch", "--no-track", opts.branch, ontoTip]);
+    await ctx.git(["branch", "--no-track", branch, ontoTip]);
     tip = ontoTip;
   }
   const fork = existing?.fork ?? (await out(ctx, ["merge-base", tip, ontoTip], [1]));
-  if (!fork) throw new UnwindError("E_SCOPE_UNKNOWN", `branch ${opts.branch} shares no history with ${onto}`);
-  let worktree: string | undefined;
+  if (!fork) throw new UnwindError("E_SCOPE_UNKNOWN", `branch ${branch} shares no history with ${onto}`);
+  // Re-running without --worktree keeps the binding's worktree (SPEC section 4).
+  let worktree: string | undefined = existing?.worktree;
   if (opts.worktree) {
     worktree = resolve(opts.worktree);
-    if (!existsSync(worktree)) await ctx.git(["worktree", "add", "--quiet", worktree, opts.branch]);
+    if (!existsSync(worktree)) await ctx.git(["worktree", "add", "--quiet", worktree, branch]);
     worktree = realpathSync(worktree);
     const wt = (await worktrees(ctx)).find((w) => safeReal(w.path) === worktree);
-    if (!wt || wt.branch !== opts.branch) throw new UnwindError("E_USAGE", `--worktree ${opts.worktree} is not a worktree on branch ${opts.branch}`);
+    if (!wt || wt.branch !== branch) throw new UnwindError("E_USAGE", `--worktree ${opts.worktree} is not a worktree on branch ${branch}`);
   }
-  const binding: TaskBinding = { v: 1, task, branch: opts.branch, onto, fork, ...(worktree ? { worktree } : {}), source: "unwind", at: existing?.at ?? new Date().toISOString() };
+  const binding: TaskBinding = { v: 1, task, branch, onto, fork, ...(worktree ? { worktree } : {}), source: "unwind", at: existing?.at ?? new Date().toISOString() };
   mkdirSync(dirname(bindingFile(ctx, task)), { recursive: true });
   writeFileAtomic(bindingFile(ctx, task), JSON.stringify(binding, null, 2) + "\n");
   return binding;
