@@ -723,3 +723,84 @@ describe("journal tasks: the union of the task's sessions, in time order", () =>
     expect(read(root, "y.txt")).toBe("y1\n");
   });
 });
+
+describe("the task's own commits, and only those (issue 9, case 11)", () => {
+  it("a branch made at the integration branch's tip and never committed to is an empty task (orchestrator layout and task start alike); undo touches nothing", () => {
+    const root = repo();
+    write(root, "integration.txt", "main's last commit\n");
+    commitAll(root, "main's last commit");
+    sddAgent(root, "sess-empty-01", "T-empty-sdd");
+    start(root, "T-empty-own", "task/empty", join(tempDir(), "wt-empty"));
+    for (const t of ["T-empty-sdd", "T-empty-own"]) {
+      expect(changes(root, t)).toEqual([]);
+      const r = unwind(root, ["undo", "--task", t, "--json"]);
+      expect(r.code).toBe(0);
+      expect(r.json.items).toEqual([]);
+    }
+    expect(read(root, "integration.txt")).toBe("main's last commit\n");
+  });
+
+  it("negative control: one commit on that branch is the task's change, and only it", () => {
+    const root = repo();
+    write(root, "integration.txt", "main's last commit\n");
+    commitAll(root, "main's last commit");
+    const wt = sddAgent(root, "sess-one-01", "T-one");
+    write(wt, "a.txt", "a by the task\n");
+    commitAll(wt, "task");
+    expect(paths(changes(root, "T-one"))).toEqual(["a.txt"]);
+  });
+
+  it("a commit cherry-picked from the integration branch into the task is not the task's; undo leaves it", () => {
+    const root = repo();
+    const wt = join(tempDir(), "t-pick");
+    start(root, "T-pick", "task/pick", wt);
+    write(root, "hotfix.txt", "hotfix on main\n");
+    const fix = commitAll(root, "hotfix");
+    git(wt, "cherry-pick", "-x", fix); // -x: a commit of its own (a plain pick within the same second can be the very same commit)
+    write(wt, "a.txt", "a by the task\n");
+    commitAll(wt, "task work");
+    expect(paths(changes(root, "T-pick"))).toEqual(["a.txt"]);
+    git(root, "merge", "-q", "--no-ff", "-m", "merge T-pick", "task/pick");
+    expect(paths(changes(root, "T-pick"))).toEqual(["a.txt"]);
+    expect(unwind(root, ["undo", "--task", "T-pick"]).code).toBe(0);
+    expect(read(root, "hotfix.txt")).toBe("hotfix on main\n");
+    expect(read(root, "a.txt")).toBe("a0\n");
+  });
+
+  it("a task merged back twice (and synced between) still covers all its work since its fork", () => {
+    const root = repo();
+    const wt = join(tempDir(), "t-twice");
+    start(root, "T-twice", "task/twice", wt);
+    write(wt, "a.txt", "a1 first part\n");
+    commitAll(wt, "part 1");
+    git(root, "merge", "-q", "--no-ff", "-m", "merge part 1", "task/twice");
+    write(root, "other.txt", "main's own work\n");
+    commitAll(root, "main work");
+    git(wt, "merge", "-q", "--no-ff", "-m", "sync main", "main");
+    write(wt, "b.txt", "b1 second part\n");
+    commitAll(wt, "part 2");
+    git(root, "merge", "-q", "--no-ff", "-m", "merge part 2", "task/twice");
+    const cs = changes(root, "T-twice");
+    expect(paths(cs)).toEqual(["a.txt", "b.txt"]);
+    expect(unwind(root, ["undo", "--task", "T-twice"]).code).toBe(0);
+    expect(read(root, "a.txt")).toBe("a0\n");
+    expect(read(root, "b.txt")).toBe("b0\n");
+    expect(read(root, "other.txt")).toBe("main's own work\n");
+  });
+
+  it("a path the integration branch changed (through a sync) after the task did is a conflict, not taken back with it", () => {
+    const root = repo();
+    const wt = join(tempDir(), "t-inter");
+    start(root, "T-inter", "task/inter", wt);
+    write(wt, "a.txt", "a1 by the task\n");
+    commitAll(wt, "task");
+    write(root, "a.txt", "a1 by the task\nplus main's line\n");
+    commitAll(root, "main edits the same file");
+    git(wt, "merge", "-q", "-X", "theirs", "--no-ff", "-m", "sync", "main");
+    git(root, "merge", "-q", "--no-ff", "-m", "merge", "task/inter");
+    const r = unwind(root, ["undo", "--task", "T-inter", "--json"]);
+    expect(r.code).toBe(1);
+    expect(items(r)).toEqual([["a.txt", "conflict", "later-write"]]);
+    expect(read(root, "a.txt")).toBe("a1 by the task\nplus main's line\n");
+  });
+});

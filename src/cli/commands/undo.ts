@@ -117,7 +117,8 @@ async function withScope(ctx: Context, kind: ScopeKind, opts: ScopeOpts, scratch
     const evidence = await taskEvidence(ctx, opts.task!);
     if (evidence.kind === "branch") {
       if (opts.since !== undefined) throw usage(`--since: task ${opts.task} is bound to branch ${evidence.binding.branch}, which has no capture times`);
-      return fn({ cs: onlyPaths(await branchChangeSet(ctx, evidence.binding), globs, typed) });
+      const { cs, interleaved } = await branchChangeSet(ctx, evidence.binding);
+      return fn({ cs: onlyPaths(cs, globs, typed), interleaved });
     }
   }
   if (kind !== "snapshot") {

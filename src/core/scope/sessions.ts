@@ -1,6 +1,5 @@
 import { basename } from "node:path";
 import { UnwindError } from "../../errors.js";
-import { splitZ } from "../../git/git.js";
 import type { Context } from "../../store/context.js";
 import { readJournal, sessionFile, type JournalRecord } from "../../store/journal.js";
 import { listSnapshots, writeWorkTree } from "../../capture/snapshot.js";
@@ -14,7 +13,7 @@ import type { DiffEntry } from "./visibility.js";
 import { correctDiff, type Side } from "./diff.js";
 import { callWindows, filePoints } from "./journal.js";
 import { attribute, changeEvents, OPEN, snapshotPoints, type CallWindow, type ChangeEvent, type Point } from "./timeline.js";
-import { stateFromTree, treeChangeSet } from "./tree.js";
+import { diffPairs, treeChangeSet } from "./tree.js";
 
 export interface JournalScope {
   kind: "session" | "call" | "task";
@@ -111,33 +110,17 @@ type Diff = { index: number; entries: DiffEntry[] };
 type Step = Side & { at: string; commit?: string };
 
 /**
- * The diff between each two consecutive snapshots: one `git diff-tree
- * --stdin` for all of them (it diffs the second commit of a line to the
- * first), plus one for a last scratch tree that has no commit.
+ * The diff between each two consecutive snapshots (one git process for all
+ * of them), plus one for a last scratch tree that has no commit.
  */
 async function consecutiveDiffs(ctx: Context, seq: readonly Step[]): Promise<Diff[]> {
-  const out: Diff[] = [];
-  const lines: string[] = [];
+  const pairs: { from: string; to: string; index: number }[] = [];
   for (let i = 0; i + 1 < seq.length; i++) {
     const a = seq[i]!;
     const b = seq[i + 1]!;
-    if (a.commit && b.commit) lines.push(`${b.commit} ${a.commit}`);
+    if (a.commit && b.commit) pairs.push({ from: a.commit, to: b.commit, index: i });
   }
-  if (lines.length > 0) {
-    const r = await ctx.git(["diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames", "--full-index"], { input: lines.join("\n") + "\n" });
-    const fields = splitZ(r.stdout);
-    let index = -1;
-    for (let i = 0; i < fields.length; i++) {
-      const f = fields[i]!;
-      if (!f.startsWith(":")) {
-        index++; // a header: the next line's diff begins
-        out.push({ index, entries: [] });
-        continue;
-      }
-      const [m1, m2, o1, o2] = f.slice(1).split(" ");
-      out[out.length - 1]!.entries.push({ path: fields[++i]! as RepoPath, pre: stateFromTree(m1!, o1!), post: stateFromTree(m2!, o2!) });
-    }
-  }
+  const out: Diff[] = (await diffPairs(ctx, pairs)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
   const last = seq[seq.length - 1];
   const before = seq[seq.length - 2];
   if (last && before && !last.commit) {

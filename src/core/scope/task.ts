@@ -5,8 +5,9 @@ import { UnwindError } from "../../errors.js";
 import { GitError, splitZ } from "../../git/git.js";
 import { writeFileAtomic } from "../../store/atomic.js";
 import { resolveContext, type Context } from "../../store/context.js";
-import type { ChangeSet } from "../types.js";
-import { treeChangeSet } from "./tree.js";
+import type { ChangeSet, RepoPath } from "../types.js";
+import { diffPairs, treeChangeSet } from "./tree.js";
+import { branchEntries, type BranchStep } from "./branch.js";
 import { checkName } from "../paths.js";
 import { mkdirSync } from "node:fs";
 
@@ -242,28 +243,88 @@ export async function taskEvidence(ctx: Context, task: string): Promise<TaskEvid
 }
 
 /**
- * A branch task's change set: the three-dot diff from the fork point to the
- * branch (never a two-dot diff against where the integration branch is now),
- * or to the task worktree's current state, uncommitted work included.
+ * Where the task's own history starts: the newest rebase onto the
+ * integration branch (its commits were rewritten on top of that), else the
+ * fork `task start` recorded, else where the branch was created (its
+ * reflog), else what the integration branch's history tells (`diffBase`).
  */
-export async function branchChangeSet(ctx: Context, b: TaskBinding): Promise<ChangeSet> {
+async function forkPoint(ctx: Context, b: TaskBinding, tip: string): Promise<string> {
+  const own = await reflog(ctx, `refs/heads/${b.branch}`);
+  const rebased = own.find((e) => /^rebase.*\(finish\):.* onto [0-9a-f]+$/.test(e.subject));
+  if (rebased) return rebased.subject.slice(rebased.subject.lastIndexOf(" ") + 1);
+  if (b.fork && (await isAncestor(ctx, b.fork, tip))) return b.fork;
+  const created = [...own].reverse().find((e) => e.subject.startsWith("branch: Created from"));
+  if (created) return created.oid;
+  return diffBase(ctx, b, tip);
+}
+
+/**
+ * The task's history as steps: each commit on the branch's first-parent
+ * line since the fork, marked own or the integration branch's. A merge whose
+ * other parent the integration branch holds is a sync; a commit whose patch
+ * the integration branch already had (and the task did not make) is a
+ * cherry-pick of it.
+ */
+async function branchSteps(ctx: Context, b: TaskBinding, fork: string, tip: string): Promise<BranchStep[]> {
+  const ontoTip = await commitOf(ctx, `refs/heads/${b.onto}`);
+  const chain = (await ctx.git(["rev-list", "--first-parent", "--reverse", "--parents", `${fork}..${tip}`])).stdout
+    .toString("utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => l.split(" "));
+  if (chain.length === 0) return [];
+  const own = new Map<string, boolean>();
+  for (const [c, ...parents] of chain) {
+    let sync = false;
+    if (ontoTip) for (const p of parents.slice(1)) sync ||= await isAncestor(ctx, p, ontoTip);
+    own.set(c!, !sync);
+  }
+  // Cherry-picks: the integration branch's commits the task's history does not hold, by patch id.
+  const theirs = ontoTip ? (await ctx.git(["rev-list", "--no-merges", ontoTip, `^${tip}`, `^${fork}`])).stdout.toString("utf8").split("\n").filter(Boolean) : [];
+  const mine = chain.filter(([, ...ps]) => ps.length === 1).map(([c]) => c!);
+  if (theirs.length > 0 && mine.length > 0) {
+    const ids = async (commits: string[]) => {
+      const patches = await ctx.git(["show", "--no-merges", "-p", "--format=commit %H", ...commits]);
+      const r = await ctx.git(["patch-id", "--stable"], { input: patches.stdout });
+      return r.stdout.toString("utf8").split("\n").filter(Boolean).map((l) => l.split(" ") as [string, string]);
+    };
+    const picked = new Set((await ids(theirs)).map(([id]) => id));
+    for (const [id, c] of await ids(mine)) if (picked.has(id)) own.set(c, false);
+  }
+  const diffs = await diffPairs(ctx, chain.map(([c, p]) => ({ from: p!, to: c! })));
+  return chain.map(([c], i) => ({ id: c!, own: own.get(c!)!, entries: diffs[i]! }));
+}
+
+/**
+ * A branch task's change set: its own commits since the fork (never a
+ * two-dot diff against where the integration branch is now; what came in
+ * from the integration branch is not the task's), then the task worktree's
+ * current state, uncommitted work included. It stays the same after the
+ * branch is merged, however often.
+ */
+export async function branchChangeSet(ctx: Context, b: TaskBinding): Promise<{ cs: ChangeSet; interleaved: Map<RepoPath, { by: string | null; at: string }> }> {
   try {
     const tip = await commitOf(ctx, `refs/heads/${b.branch}`);
     if (!tip) {
       throw new UnwindError("E_SCOPE_UNKNOWN", `task ${b.task}: branch ${b.branch} is gone`, { hint: "restore the branch, or undo the task's sessions instead" });
     }
-    const fork = await diffBase(ctx, b, tip);
+    const fork = await forkPoint(ctx, b, tip);
+    const steps = await branchSteps(ctx, b, fork, tip);
     const by = [b.session ?? `branch:${b.branch}`];
     const scope = { kind: "task" as const, id: b.task };
     const wt = b.worktree ? (await worktrees(ctx)).find((w) => safeReal(w.path) === safeReal(b.worktree!) && w.branch === b.branch) : undefined;
-    if (!wt || !existsSync(wt.path)) return await treeChangeSet(ctx, scope, fork, tip, [], by);
-    const wctx = await resolveContext(wt.path);
-    const now = await writeWorkTree(wctx, { scratch: true });
-    try {
-      return await treeChangeSet(ctx, scope, fork, now.tree, [], by, now.env);
-    } finally {
-      now.dispose();
+    if (wt && existsSync(wt.path)) {
+      const wctx = await resolveContext(wt.path);
+      const now = await writeWorkTree(wctx, { scratch: true });
+      try {
+        const cs = await treeChangeSet(ctx, scope, tip, now.tree, [], by, now.env);
+        steps.push({ id: "worktree", own: true, entries: cs.entries });
+      } finally {
+        now.dispose();
+      }
     }
+    const { entries, interleaved } = branchEntries(steps, by);
+    return { cs: { scope, entries }, interleaved };
   } catch (e) {
     if (e instanceof GitError) throw new UnwindError("E_GIT", `task ${b.task}: ${e.message}`, e.hint ? { hint: e.hint } : {});
     throw e;

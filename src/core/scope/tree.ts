@@ -54,3 +54,26 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
   }
   return out;
 }
+
+/**
+ * The raw diff of each pair of commits, in one `git diff-tree --stdin` (a
+ * line "A B" diffs B to A; `--always` prints the header of an empty diff, so
+ * the answers stay aligned with the pairs).
+ */
+export async function diffPairs(ctx: Context, pairs: readonly { from: string; to: string }[]): Promise<{ path: RepoPath; pre: State | null; post: State | null }[][]> {
+  if (pairs.length === 0) return [];
+  const input = pairs.map((p) => `${p.to} ${p.from}`).join("\n") + "\n";
+  const r = await ctx.git(["diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames", "--full-index"], { input });
+  const fields = splitZ(r.stdout);
+  const out: { path: RepoPath; pre: State | null; post: State | null }[][] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    if (!f.startsWith(":")) {
+      out.push([]); // a header: the next pair's diff begins
+      continue;
+    }
+    const [m1, m2, o1, o2] = f.slice(1).split(" ");
+    out[out.length - 1]!.push({ path: fields[++i]! as RepoPath, pre: stateFromTree(m1!, o1!), post: stateFromTree(m2!, o2!) });
+  }
+  return out;
+}
