@@ -539,3 +539,44 @@ describe("concurrent applies (issue 9, case 16)", () => {
     expect(read(root, "b.txt")).toBe("b1\n");
   });
 });
+
+import { decodePath, encodePath } from "../src/core/paths.js";
+
+describe("names are bytes (issue 9, case 9)", () => {
+  const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x74, 0x78, 0x74]); // "café.txt" in Latin-1: not UTF-8
+  const junk = Buffer.from([0x6f, 0x6c, 0x64, 0xff, 0xfe, 0x2e, 0x6d, 0x64]);
+  it("a path string keeps its exact bytes; UTF-8 names (astral ones too) are plain strings", () => {
+    for (const b of [latin1, junk, Buffer.from("ünïcødé/😀.txt"), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from([0xed, 0xa0, 0x80])]) {
+      expect(encodePath(decodePath(b)).equals(b)).toBe(true);
+    }
+    expect(decodePath(Buffer.from("ünïcødé/😀.txt"))).toBe("ünïcødé/😀.txt");
+  });
+  it("a shell call that creates and deletes non-UTF-8 names: listed with pathBytes, undone byte-exactly", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const rootB = Buffer.from(root + "/");
+    writeFileSync(Buffer.concat([rootB, junk]), "old\n");
+    git(root, "add", "-A");
+    git(root, "commit", "-q", "-m", "junk name");
+    claudeCall(root, A, "Bash", { command: "touch café; rm old" }, () => {
+      writeFileSync(Buffer.concat([rootB, latin1]), "new\n");
+      unlinkSync(Buffer.concat([rootB, junk]));
+    });
+    const cs = unwind(root, ["changes", "--session", A, "--json"]);
+    const byBytes = Object.fromEntries(cs.json.entries.map((e: any) => [e.pathBytes, e]));
+    expect(byBytes[latin1.toString("base64")]).toMatchObject({ path: "caf\uFFFD.txt", change: "added" });
+    expect(byBytes[junk.toString("base64")]).toMatchObject({ path: "old\uFFFD\uFFFD.md", change: "deleted" });
+    const human = unwind(root, ["changes", "--session", A]);
+    expect(human.stdout).toContain('"caf\\351.txt"');
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json.items.map((i: any) => [i.pathBytes, i.action]).sort()).toEqual([
+      [latin1.toString("base64"), "delete"],
+      [junk.toString("base64"), "restore"],
+    ].sort());
+    const names = readdirSync(root, { encoding: "buffer" });
+    expect(names.some((n) => n.equals(junk))).toBe(true);
+    expect(names.some((n) => n.equals(latin1))).toBe(false);
+    expect(readFileSync(Buffer.concat([rootB, junk]), "utf8")).toBe("old\n");
+  });
+});
+import { readFileSync } from "node:fs";

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { fsPath } from "../git/path-bytes.js";
 import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { checkRepoPath, insideRoot, inStore } from "../core/paths.js";
@@ -46,7 +47,7 @@ export function payloadPath(root: string, store: string, cwd: string, p: string)
   return { rel: repoRel as RepoPath };
 }
 
-function hashFile(path: string): Sha256 {
+function hashFile(path: string | Buffer): Sha256 {
   const h = createHash("sha256");
   const fd = openSync(path, "r");
   try {
@@ -67,7 +68,7 @@ function hashFile(path: string): Sha256 {
  * size cap are `toolarge`: hashed, not kept.
  */
 export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: number, format: "sha1" | "sha256"): State | null | "not-regular" {
-  const abs = join(root, rel);
+  const abs = fsPath(join(root, rel));
   let st;
   try {
     st = lstatSync(abs);

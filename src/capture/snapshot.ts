@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { fsPath } from "../git/path-bytes.js";
 import { existsSync, mkdirSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -154,7 +155,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       }
       let ls;
       try {
-        ls = lstatSync(join(ctx.root, path));
+        ls = lstatSync(fsPath(join(ctx.root, path)));
       } catch {
         ls = null; // vanished since status
       }

@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats } from "node:fs";
+import { fsPath } from "../git/path-bytes.js";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Sha256, State } from "../core/types.js";
@@ -26,7 +27,7 @@ function hashOpen(abs: string): { st: Stats; sha256: Sha256 } | null {
   let fd: number;
   try {
     // Never follow a link or block on a fifo swapped in since status.
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(fsPath(abs), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return null;
   }

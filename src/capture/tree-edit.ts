@@ -1,4 +1,5 @@
 import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, type Stats } from "node:fs";
+import { decodePath, encodePath, fsPath } from "../git/path-bytes.js";
 import { inflateSync } from "node:zlib";
 import { join } from "node:path";
 import { writeLooseObject } from "../git/objects.js";
@@ -85,7 +86,7 @@ export class RawTree {
   /** Every entry by name: for tests and for reading a whole tree. */
   entries(): Map<string, TreeEntry> {
     const out = new Map<string, TreeEntry>();
-    for (let i = 0; i < this.size; i++) out.set(this.raw.toString("utf8", this.names[i]!, this.nuls[i]!), this.entry(i));
+    for (let i = 0; i < this.size; i++) out.set(decodePath(this.raw.subarray(this.names[i]!, this.nuls[i]!)), this.entry(i));
     return out;
   }
 
@@ -115,14 +116,14 @@ class DirEdit {
   /** The entry a name has now: changed, else as in the base tree. */
   get(name: string): TreeEntry | null {
     if (this.changed.has(name)) return this.changed.get(name)!;
-    const i = this.base ? this.base.find(Buffer.from(name, "utf8")) : -1;
+    const i = this.base ? this.base.find(encodePath(name)) : -1;
     return i < 0 ? null : this.base!.entry(i);
   }
 
   get size(): number {
     let n = this.base?.size ?? 0;
     for (const [name, e] of this.changed) {
-      if (this.base && this.base.find(Buffer.from(name, "utf8")) >= 0) n--;
+      if (this.base && this.base.find(encodePath(name)) >= 0) n--;
       if (e) n++;
     }
     return n;
@@ -134,7 +135,7 @@ class DirEdit {
     const skip = new Set<number>();
     const adds: { at: number; name: Buffer; dir: boolean; bytes: Buffer }[] = [];
     for (const [n, e] of this.changed) {
-      const name = Buffer.from(n, "utf8");
+      const name = encodePath(n);
       const i = base ? base.find(name) : -1;
       if (i >= 0) skip.add(i);
       if (!e) continue;
@@ -227,14 +228,14 @@ export async function incrementalTree(
   const files: string[] = [];
   for (const p of hash) {
     // Taken before the content is read: a change in between shows in the next snapshot's stat.
-    const st = lstatSync(join(ctx.root, p), { throwIfNoEntry: false });
+    const st = lstatSync(fsPath(join(ctx.root, p)), { throwIfNoEntry: false });
     if (!st) {
       changes.set(p, null); // gone since status: the snapshot shows it gone
       continue;
     }
     stats.set(p, st);
     if (st.isSymbolicLink()) {
-      const target = readOrGone(p, () => readlinkSync(join(ctx.root, p), "buffer"));
+      const target = readOrGone(p, () => readlinkSync(fsPath(join(ctx.root, p)), "buffer"));
       changes.set(p, target && { mode: "120000", oid: writeLooseObject(objects, "blob", target, ctx.objectFormat) });
     } else {
       files.push(p);
@@ -245,7 +246,7 @@ export async function incrementalTree(
   for (const p of changes.keys()) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
   if (files.length > 0 && storedAsIs(ctx, files)) {
     for (const p of files.splice(0)) {
-      const data = readOrGone(p, () => readRegular(join(ctx.root, p)));
+      const data = readOrGone(p, () => readRegular(fsPath(join(ctx.root, p))));
       if (data) changes.get(p)!.oid = writeLooseObject(objects, "blob", data, ctx.objectFormat);
       else changes.set(p, null);
     }
@@ -273,7 +274,7 @@ export async function incrementalTree(
  * still is one: opened without following a symlink and without blocking
  * (a fifo put in its place would block a plain read forever, lock held).
  */
-function readRegular(abs: string): Buffer {
+function readRegular(abs: string | Buffer): Buffer {
   const fd = openSync(abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
   try {
     if (!fstatSync(fd).isFile()) throw Object.assign(new Error("not a regular file any more"), { code: "ENOTREG" });
@@ -332,7 +333,7 @@ async function readTrees(
     let oid: string | null = root;
     if (d !== "") {
       const parent = out.get(dirOf(d));
-      const i = parent ? parent.find(Buffer.from(baseOf(d), "utf8")) : -1;
+      const i = parent ? parent.find(encodePath(baseOf(d))) : -1;
       const e = i < 0 ? null : parent!.entry(i);
       oid = e?.mode === "40000" ? e.oid : null;
     }
@@ -388,7 +389,7 @@ async function catFileTrees(
   for (const d of dirs) {
     if (d === "" || trees.get(d)) continue;
     const parent = trees.get(dirOf(d));
-    const i = parent ? parent.find(Buffer.from(baseOf(d), "utf8")) : -1;
+    const i = parent ? parent.find(encodePath(baseOf(d))) : -1;
     if (i >= 0 && parent!.entry(i).mode === "40000") throw new CannotEditTree(`tree ${parent!.entry(i).oid} (${d}/) is missing`);
   }
   return trees;

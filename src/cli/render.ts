@@ -1,3 +1,4 @@
+import { hasRawBytes } from "../git/path-bytes.js";
 import type { ExitCode } from "../errors.js";
 
 /** What every command handler returns; one renderer prints it. */
@@ -37,9 +38,21 @@ export function table(rows: string[][], colors: (Color | null)[] = []): string {
     .join("\n");
 }
 
-/** Shows a path the way git does when it must: quoted with C escapes if it holds control characters. */
+/**
+ * Shows a path the way git does when it must: quoted with C escapes if it
+ * holds control characters, quotes or bytes that are not UTF-8 (as octal).
+ */
 export function showPath(p: string): string {
-  return /[\u0000-\u001f"\\\u007f]/.test(p) ? JSON.stringify(p) : p;
+  const raw = hasRawBytes(p);
+  if (!raw && !/[\u0000-\u001f"\\\u007f]/.test(p)) return p;
+  if (!raw) return JSON.stringify(p);
+  let out = "";
+  for (const ch of p) {
+    const c = ch.charCodeAt(0);
+    if (ch.length === 1 && c >= 0xdc80 && c <= 0xdcff) out += "\\" + (c - 0xdc00).toString(8).padStart(3, "0");
+    else out += JSON.stringify(ch).slice(1, -1);
+  }
+  return `"${out}"`;
 }
 
 export function short(oid: string | undefined | null): string {

@@ -1,4 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { decodePath, fsPath } from "../git/path-bytes.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Context } from "../store/context.js";
@@ -121,8 +122,8 @@ function giveWay(root: string, inputs: PlanInput[], first: Plan): PlanInput[] {
 /** Every non-directory under `rel`, without following symlinks. */
 function filesUnder(root: string, rel: string): string[] {
   const out: string[] = [];
-  for (const e of readdirSync(join(root, rel), { withFileTypes: true })) {
-    const p = `${rel}/${e.name}`;
+  for (const e of readdirSync(fsPath(join(root, rel)), { withFileTypes: true, encoding: "buffer" })) {
+    const p = `${rel}/${decodePath(e.name)}`;
     if (e.isDirectory()) out.push(...filesUnder(root, p));
     else out.push(p);
   }
@@ -157,7 +158,7 @@ async function threeWay(
   const dir = mkdtempSync(join(tmpdir(), "unwind-merge-"));
   try {
     const cur = join(dir, "current");
-    writeFileSync(cur, readFileSync(join(ctx.root, path)));
+    writeFileSync(cur, readFileSync(fsPath(join(ctx.root, path))));
     writeFileSync(join(dir, "base"), postData);
     writeFileSync(join(dir, "other"), preData);
     const r = await ctx.git(["merge-file", "-p", "--quiet", cur, join(dir, "base"), join(dir, "other")], {

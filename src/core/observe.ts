@@ -1,4 +1,5 @@
 import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
+import { fsPath } from "../git/path-bytes.js";
 import { join } from "node:path";
 import { lineSafe, objectId } from "../git/objects.js";
 import type { Context } from "../store/context.js";
@@ -7,7 +8,7 @@ import type { GitOid, Observed, RepoPath, State } from "./types.js";
 
 function lstatOrNull(p: string): Stats | null {
   try {
-    return lstatSync(p);
+    return lstatSync(fsPath(p));
   } catch {
     return null;
   }
@@ -51,11 +52,11 @@ export function observeOne(root: string, rel: string, format: "sha1" | "sha256",
   const st = lstatOrNull(abs);
   if (!st) return { kind: "absent" };
   if (st.isSymbolicLink()) {
-    const target = readlinkSync(abs, "buffer"); // bytes: a target need not be UTF-8
+    const target = readlinkSync(fsPath(abs), "buffer"); // bytes: a target need not be UTF-8
     return { kind: "symlink", target, sha256: sha256(target), oid: blobOid(target, format) };
   }
   if (st.isFile()) {
-    const data = readFileSync(abs);
+    const data = readFileSync(fsPath(abs));
     return { kind: "file", mode: modeOf(st), size: st.size, nlink: st.nlink, sha256: sha256(data), text: looksText(data) };
   }
   return st.isDirectory() ? { kind: "dir" } : { kind: "other" };
@@ -76,7 +77,7 @@ export async function observe(ctx: Context, paths: readonly RepoPath[], opts: { 
     out.set(rel, o);
     if (opts.oids && o.kind === "file") {
       if (lineSafe(rel)) viaGit.push(rel); // others get the raw-bytes id: hash-object reads lines
-      else o.oid = blobOid(readFileSync(join(ctx.root, rel)), ctx.objectFormat);
+      else o.oid = blobOid(readFileSync(fsPath(join(ctx.root, rel))), ctx.objectFormat);
     }
   }
   if (viaGit.length > 0) {
@@ -117,6 +118,6 @@ export function sameObserved(a: Observed, b: Observed): boolean {
 export function stateNow(root: string, rel: string, format: "sha1" | "sha256"): State | null {
   const o = observeOne(root, rel, format);
   const s = stateOf(o);
-  if (s && o.kind === "file") s.oid = blobOid(readFileSync(join(root, rel)), format);
+  if (s && o.kind === "file") s.oid = blobOid(readFileSync(fsPath(join(root, rel))), format);
   return s;
 }

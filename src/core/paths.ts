@@ -1,4 +1,7 @@
 import { isAbsolute, relative, sep } from "node:path";
+import { encodePath, hasRawBytes, RAW_BYTE } from "../git/path-bytes.js";
+
+export { decodePath, encodePath, fsPath, hasRawBytes } from "../git/path-bytes.js";
 
 export type PathProblem = "absolute" | "dotdot" | "empty" | "git-dir" | "nul" | "store";
 
@@ -24,9 +27,15 @@ export function checkRepoPath(p: string): PathProblem | null {
   return null;
 }
 
-/** Git's path order: bytewise on UTF-8, which is what `git ls-files` prints. */
+/** A path for JSON: `path` with invalid bytes as U+FFFD, plus `pathBytes` (base64) when there are any. */
+export function jsonPath(p: string): { path: string; pathBytes?: string } {
+  if (!hasRawBytes(p)) return { path: p };
+  return { path: p.replace(new RegExp(RAW_BYTE.source, "g"), "\uFFFD"), pathBytes: encodePath(p).toString("base64") };
+}
+
+/** Git's path order: bytewise, which is what `git ls-files` prints. */
 export function comparePaths(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+  return Buffer.compare(encodePath(a), encodePath(b));
 }
 
 export function sortByPath<T extends { path: string }>(xs: T[]): T[] {

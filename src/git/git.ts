@@ -1,3 +1,4 @@
+import { decodePath, encodePath } from "./path-bytes.js";
 import { spawn } from "node:child_process";
 import { UnwindError } from "../errors.js";
 
@@ -102,7 +103,8 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     child.stdin.on("error", () => {
       /* git may exit before reading all input; the close handler reports it */
     });
-    child.stdin.end(opts.input ?? "");
+    // Paths in the input keep their exact bytes (see decodePath).
+    child.stdin.end(typeof opts.input === "string" ? encodePath(opts.input) : (opts.input ?? ""));
   });
 }
 
@@ -132,12 +134,20 @@ export function parseBatch(out: Buffer, count: number): (BatchObject | null)[] {
   return objects;
 }
 
-/** Splits NUL-terminated `-z` output into fields, dropping the trailing empty one. */
+/**
+ * Splits NUL-terminated `-z` output into fields, dropping the trailing empty
+ * one. Fields are paths as often as not, so each is decoded losslessly
+ * (`decodePath`): a name that is not UTF-8 keeps its bytes.
+ */
 export function splitZ(buf: Buffer | string): string[] {
-  const s = typeof buf === "string" ? buf : buf.toString("utf8");
-  if (s === "") return [];
-  const parts = s.split("\0");
-  if (parts[parts.length - 1] === "") parts.pop();
+  const b = typeof buf === "string" ? encodePath(buf) : buf;
+  const parts: string[] = [];
+  let start = 0;
+  for (let nul = b.indexOf(0, start); nul >= 0; nul = b.indexOf(0, start)) {
+    parts.push(decodePath(b.subarray(start, nul)));
+    start = nul + 1;
+  }
+  if (start < b.length) parts.push(decodePath(b.subarray(start)));
   return parts;
 }
 

@@ -1,3 +1,4 @@
+import { fsPath } from "../git/path-bytes.js";
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, chmodSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -6,7 +7,7 @@ import { randomBytes } from "node:crypto";
 export function fsyncDir(dir: string): void {
   let fd: number | undefined;
   try {
-    fd = openSync(dir, "r");
+    fd = openSync(fsPath(dir), "r");
     fsyncSync(fd);
   } catch {
     /* some file systems refuse fsync on directories; the rename is still atomic */

@@ -15,6 +15,7 @@ import { Receipts } from "../../store/receipts.js";
 import type { Globals } from "../program.js";
 import { paint, progress, short, showPath, table, type Color, type Output } from "../render.js";
 import { cwdGlobs, cwdPaths, open } from "./common.js";
+import { jsonPath } from "../../core/paths.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "../../core/scope/diff.js";
 import { Cas } from "../../store/cas.js";
 import { join } from "node:path";
@@ -173,7 +174,7 @@ export async function changes(globals: Globals, opts: ScopeOpts): Promise<Output
       [e.shared ? `shared with ${e.shared.map((c) => `${c.session} ${c.call}`).join(", ")}` : "", e.unclosed ? "unclosed" : ""].filter(Boolean).join("; "),
     ]);
     const human = rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
-    return { json: { scope: cs.scope, entries: cs.entries }, human, exit: Exit.ok };
+    return { json: { scope: cs.scope, entries: cs.entries.map((e) => ({ ...e, ...jsonPath(e.path) })) }, human, exit: Exit.ok };
   });
 }
 
@@ -242,6 +243,6 @@ export function renderReport(r: UndoReport): Output {
   const body = rows.length ? table(rows).split("\n").map((line, k) => paint(line, actionColor[r.items[k]!.action] ?? "dim")) : [];
   const reasons = [...new Set(r.items.filter((i) => i.action === "conflict" && i.reason).map((i) => i.reason!))];
   const next = reasons.filter((x) => NEXT[x]).map((x) => `  ${x}: ${NEXT[x]}`);
-  const json = { receipt: r.receipt, scope: r.scope, dryRun: r.dryRun, items: r.items.map(({ path, action, reason, detail }) => ({ path, action, reason, ...(detail ? { detail } : {}) })), counts: r.counts };
+  const json = { receipt: r.receipt, scope: r.scope, dryRun: r.dryRun, items: r.items.map(({ path, action, reason, detail }) => ({ ...jsonPath(path), action, reason, ...(detail ? { detail } : {}) })), counts: r.counts };
   return { json, human: [...body, summary, ...next].join("\n"), exit: isPartial(r.items) ? Exit.partial : Exit.ok };
 }

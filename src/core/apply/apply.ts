@@ -1,3 +1,4 @@
+import { fsPath } from "../../git/path-bytes.js";
 import { readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { sha256 } from "../../store/cas.js";
@@ -175,11 +176,11 @@ function keepCurrent(ctx: Context, reader: ContentReader, it: PlanItem): State |
   const abs = join(ctx.root, it.path);
   const e = it.expect;
   if (e.kind === "file") {
-    const kept = withHashes(reader, { kind: "file", mode: e.mode }, readFileSync(abs), true);
+    const kept = withHashes(reader, { kind: "file", mode: e.mode }, readFileSync(fsPath(abs)), true);
     return kept.sha256 === e.sha256 ? kept : "changed";
   }
   if (e.kind === "symlink") {
-    const target = readlinkSync(abs, "buffer");
+    const target = readlinkSync(fsPath(abs), "buffer");
     if (!target.equals(e.target)) return "changed";
     return withHashes(reader, { kind: "symlink", mode: "120000" }, target, true);
   }

@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fsyncDir } from "../../store/atomic.js";
+import { fsPath } from "../../git/path-bytes.js";
 import type { RepoPath, State } from "../types.js";
 
 export class PerformError extends Error {
@@ -20,9 +21,9 @@ function ensureParents(root: string, rel: string): void {
     acc = join(acc, part);
     let st;
     try {
-      st = lstatSync(acc);
+      st = lstatSync(fsPath(acc));
     } catch {
-      mkdirSync(acc);
+      mkdirSync(fsPath(acc));
       continue;
     }
     if (!st.isDirectory()) throw new PerformError("not-regular", `${acc.slice(root.length + 1)} is not a directory`);
@@ -31,7 +32,7 @@ function ensureParents(root: string, rel: string): void {
 
 function unlinkIfExists(p: string): void {
   try {
-    unlinkSync(p);
+    unlinkSync(fsPath(p));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
   }
@@ -56,13 +57,13 @@ export function performOne(root: string, rel: RepoPath, after: State | null, dat
   const tmp = tmpPath(root, rel, tmpTag);
   unlinkIfExists(tmp);
   try {
-    if (after.kind === "symlink") symlinkSync(data!, tmp); // the target's bytes as stored
+    if (after.kind === "symlink") symlinkSync(data!, fsPath(tmp)); // the target's bytes as stored
     else writeTemp(tmp, data!, abs, after.mode === "100755");
     if (!recheck()) {
       unlinkIfExists(tmp);
       return false;
     }
-    renameSync(tmp, abs);
+    renameSync(fsPath(tmp), fsPath(abs));
   } catch (e) {
     unlinkIfExists(tmp);
     throw e;
@@ -77,7 +78,7 @@ export function performOne(root: string, rel: RepoPath, after: State | null, dat
  * granted where read is, as git does.
  */
 function writeTemp(tmp: string, data: Buffer, target: string, exec: boolean): void {
-  const fd = openSync(tmp, "wx", 0o666);
+  const fd = openSync(fsPath(tmp), "wx", 0o666);
   try {
     let off = 0;
     while (off < data.length) off += writeSync(fd, data, off, data.length - off);
@@ -87,12 +88,12 @@ function writeTemp(tmp: string, data: Buffer, target: string, exec: boolean): vo
   }
   let base: number;
   try {
-    const st = lstatSync(target);
-    base = st.isFile() ? st.mode & 0o666 : lstatSync(tmp).mode & 0o666;
+    const st = lstatSync(fsPath(target));
+    base = st.isFile() ? st.mode & 0o666 : lstatSync(fsPath(tmp)).mode & 0o666;
   } catch {
-    base = lstatSync(tmp).mode & 0o666;
+    base = lstatSync(fsPath(tmp)).mode & 0o666;
   }
-  chmodSync(tmp, exec ? base | ((base & 0o444) >> 2) : base);
+  chmodSync(fsPath(tmp), exec ? base | ((base & 0o444) >> 2) : base);
 }
 
 /** Temp names are short and fixed per plan item, so recovery can find and remove them. */
@@ -111,7 +112,7 @@ export function removeEmptiedDirs(root: string, deleted: readonly string[], keep
     if (keep.has(d)) continue;
     const abs = join(root, d);
     try {
-      if (lstatSync(abs).isDirectory() && readdirSync(abs).length === 0) rmdirSync(abs);
+      if (lstatSync(fsPath(abs)).isDirectory() && readdirSync(fsPath(abs)).length === 0) rmdirSync(fsPath(abs));
     } catch {
       /* not there or not empty: leave it */
     }

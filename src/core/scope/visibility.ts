@@ -1,4 +1,5 @@
 import { lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { fsPath } from "../../git/path-bytes.js";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { ExcludeTexts } from "../../capture/excludes.js";
@@ -69,7 +70,7 @@ export async function correctVisibility(ctx: Context, entries: DiffEntry[], from
   for (const p of hidden) {
     let ctime: number | null = null;
     try {
-      ctime = lstatSync(join(ctx.root, p)).ctimeMs;
+      ctime = lstatSync(fsPath(join(ctx.root, p))).ctimeMs;
     } catch {
       /* gone now: nothing says when */
     }
