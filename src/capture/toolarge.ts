@@ -45,6 +45,7 @@ function hashOpen(abs: string): { st: Stats; sha256: Sha256 } | null {
 
 /** Size and hash of each over-cap file (gone ones left out); the cache is rewritten unless `scratch`. */
 export function tooLargeStates(ctx: Context, paths: readonly { path: string; st: Stats }[], scratch: boolean): Record<string, TooLarge> {
+  if (paths.length === 0) return {}; // the usual case: no file touched, not even the cache
   let cache: Cache = {};
   try {
     cache = JSON.parse(readFileSync(cachePath(ctx), "utf8")) as Cache;
