@@ -580,3 +580,62 @@ describe("names are bytes (issue 9, case 9)", () => {
   });
 });
 import { readFileSync } from "node:fs";
+
+describe("found by review: the record never charges a call with what happened outside it", () => {
+  it("a shell call that changed nothing is not charged with a person's edit between two of the session's edits", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "x1\n"));
+    write(root, "a.txt", "human line\n");
+    claudeCall(root, A, "Bash", { command: "npm test" }, () => undefined);
+    claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "x2\n"));
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.code).toBe(1);
+    expect(r.json.items).toMatchObject([{ path: "a.txt", action: "conflict", reason: "changed-since" }]);
+    expect(read(root, "a.txt")).toBe("x2\n");
+  });
+  it("negative control: the same session without the person's edit is undone", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "x1\n"));
+    claudeCall(root, A, "Bash", { command: "npm test" }, () => undefined);
+    claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "x2\n"));
+    expect(unwind(root, ["undo", "--session", A, "--json"]).json.items).toEqual([{ path: "a.txt", action: "restore", reason: null }]);
+    expect(read(root, "a.txt")).toBe("a\n");
+  });
+  it("another worktree's file captures are not points of this one: undo never writes their content here", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const wt = join(tempDir(), "wt");
+    git(root, "worktree", "add", "-q", "-b", "wt", wt);
+    ev(root, A, "PreToolUse", "Bash", { command: "sed" }, "toolu_x1");
+    claudeCall(wt, B, "Edit", { file_path: join(wt, "a.txt") }, () => write(wt, "a.txt", "W edit\n"));
+    write(root, "a.txt", "X edit\n");
+    ev(root, A, "PostToolUse", "Bash", { command: "sed" }, "toolu_x1");
+    expect(unwind(root, ["undo", "--session", A]).code).toBe(0);
+    expect(read(root, "a.txt")).toBe("a\n");
+    expect(read(wt, "a.txt")).toBe("W edit\n");
+    // The other worktree's session, asked for here: refused, naming where it ran.
+    const other = unwind(root, ["undo", "--session", B]);
+    expect(other.code).toBe(3);
+    expect(other.stderr).toContain(wt);
+  });
+  it("a repeated call id (record without --call) is two calls, not one window spanning a person's edit", () => {
+    const root = makeRepo({ "notes.txt": "human v1\n" });
+    unwind(root, ["record", "--session", "orch:1", "--phase", "pre"]);
+    write(root, "gen.txt", "gen\n");
+    unwind(root, ["record", "--session", "orch:1", "--phase", "post"]);
+    write(root, "notes.txt", "human v2\n");
+    unwind(root, ["record", "--session", "orch:1", "--phase", "pre"]);
+    unwind(root, ["record", "--session", "orch:1", "--phase", "post"]);
+    const r = unwind(root, ["undo", "--session", "orch:1", "--json"]);
+    expect(r.json.items).toEqual([{ path: "gen.txt", action: "delete", reason: null }]);
+    expect(read(root, "notes.txt")).toBe("human v2\n");
+  });
+  it("unwind's own undo inside another call's window is not that call's work", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    claudeCall(root, A, "Write", { file_path: "f.txt" }, () => write(root, "f.txt", "A's\n"));
+    ev(root, B, "PreToolUse", "Bash", { command: "long" }, "toolu_long2");
+    expect(unwind(root, ["undo", "--session", A]).code).toBe(0); // deletes f.txt while B's call runs
+    ev(root, B, "PostToolUse", "Bash", { command: "long" }, "toolu_long2");
+    expect(unwind(root, ["changes", "--session", B, "--json"]).json.entries).toEqual([]);
+    expect(existsSync(join(root, "f.txt"))).toBe(false);
+  });
+});

@@ -102,7 +102,7 @@ export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly str
     seen.add(rel);
     const state = captureState(cas, loc.root, rel, sizeCap, loc.objectFormat);
     if (state === "not-regular") return skip(`${rel} is not a regular file`);
-    records.push({ ...base(ev, at, labels, as), kind: "file", path: rel, state, ...(via ? { via } : {}) });
+    records.push({ ...base(ev, at, labels, as, loc.root), kind: "file", path: rel, state, ...(via ? { via } : {}) });
   };
   for (const p of paths) {
     const where = payloadPath(loc.root, loc.store, ev.cwd, p);
@@ -150,10 +150,11 @@ interface RecordAs {
   closedBy?: "next-event" | "background";
 }
 
-export function base(ev: CaptureEvent, at: string, labels: CaptureLabels, as: RecordAs = {}) {
+export function base(ev: CaptureEvent, at: string, labels: CaptureLabels, as: RecordAs = {}, root?: string) {
   return {
     v: 1 as const,
     at,
+    ...(root ? { root } : {}),
     session: ev.session,
     harness: ev.harness,
     ...(ev.agent ? { agent: ev.agent } : {}),
@@ -199,12 +200,12 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
     }
     for (const o of closing) {
       const as: RecordAs = { call: o.call, tool: o.tool, phase: "post", closedBy: o.background ? "background" : "next-event" };
-      if (o.kind === "tree") records.push({ ...base(ev, snap!.at, labels, as), kind: "tree", snapshot: snap!.id, tree: snap!.tree });
+      if (o.kind === "tree") records.push({ ...base(ev, snap!.at, labels, as, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree });
       else records.push(...captureFiles(loc, ev, (o.paths ?? []).map((p) => join(loc.root, p)), labels, as));
     }
     let own: JournalRecord[] = [];
     if (ev.target.kind === "files") own = captureFiles(loc, ev, ev.target.paths, labels);
-    else own = [{ ...base(ev, snap!.at, labels), kind: "tree", snapshot: snap!.id, tree: snap!.tree }];
+    else own = [{ ...base(ev, snap!.at, labels, {}, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree, ...(ev.background && ev.phase === "post" ? { background: true as const } : {}) }];
     records.push(...own);
     append(loc.store, records);
     const next = open.filter((o) => o.call !== ev.call && !closing.includes(o));

@@ -1,3 +1,4 @@
+import type { Interleaved } from "./types.js";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { decodePath, fsPath } from "../git/path-bytes.js";
 import { tmpdir } from "node:os";
@@ -20,7 +21,7 @@ export interface UndoOptions {
   merge: boolean;
   kind: ReceiptKind;
   laterWrites?: ReadonlyMap<RepoPath, LaterWrite>;
-  interleaved?: ReadonlyMap<RepoPath, { by: string | null; at: string }>;
+  interleaved?: ReadonlyMap<RepoPath, Interleaved>;
 }
 
 export interface ReportItem {

@@ -91,8 +91,16 @@ export type Reason =
 
 export type BlobStatus = "ok" | "missing" | "mismatch";
 
+/** Someone (named, or an unknown writer: by null) changed a path between two of a scope's own changes, or may have made one of them (note). */
+export interface Interleaved {
+  by: string | null;
+  at: string;
+  note?: string;
+}
+
 export interface LaterWrite {
-  by: string;
+  /** The session, or null for a writer no call accounts for. */
+  by: string | null;
   at: string;
 }
 
@@ -109,7 +117,7 @@ export interface PlanInput {
    * then holds their work too, so restoring the scope's first state would
    * take it back with ours.
    */
-  interleaved?: { by: string | null; at: string };
+  interleaved?: Interleaved;
   /** Result of the three-way merge current <- (post -> pre), when `--merge` asked for one. */
   merge?: { clean: boolean; sha256?: Sha256 };
 }

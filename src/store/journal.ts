@@ -7,6 +7,8 @@ import type { RepoPath, State } from "../core/types.js";
 interface RecordBase {
   v: 1;
   at: string;
+  /** The work tree the capture was taken in (absent in records from before 2026-12-01). */
+  root?: string;
   session: string;
   harness: string;
   agent?: string;
@@ -22,6 +24,8 @@ interface RecordBase {
    * Its window ends here unless a later post comes.
    */
   closedBy?: "next-event" | "background";
+  /** On a shell call's own post: it runs on in the background, its window open until the session's next call. */
+  background?: true;
 }
 
 /** A file capture: the exact state of one path before or after a tool call. */

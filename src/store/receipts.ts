@@ -31,6 +31,10 @@ export interface Receipt {
   counts: Counts;
   /** Set when a crash interrupted the apply and a later command finished it. */
   recovered?: boolean;
+  /** When the last write was done (`at` is when the first was about to be). Absent in older receipts. */
+  doneAt?: string;
+  /** The work tree it was applied to. Absent in older receipts. */
+  root?: string;
 }
 
 export interface ChainPointer {

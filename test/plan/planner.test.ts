@@ -185,8 +185,13 @@ describe("SPEC 3 table: differs + another session's later write → conflict / l
     expect(outcome(input(modified(), obs.file("C")))).toEqual(conflict("changed-since"));
   });
 
-  it("negative control: a later write recorded but current still equals post → restore", () => {
-    expect(outcome(input(modified(), obs.file("B"), { laterWrite: later }))).toEqual(RESTORE);
+  it("a later write recorded and current back at post is still theirs: later-write (undo would overwrite their write); --force restores", () => {
+    expect(outcome(input(modified(), obs.file("B"), { laterWrite: later }))).toEqual(conflict("later-write"));
+    expect(outcome(input(modified(), obs.file("B"), { laterWrite: { by: null, at: "2026-12-01T00:00:00Z" } }))).toEqual(conflict("changed-since"));
+    expect(outcome(input(modified(), obs.file("B"), { laterWrite: later }), { force: true })).toEqual(RESTORE);
+  });
+  it("negative control: no later write recorded, current at post → restore", () => {
+    expect(outcome(input(modified(), obs.file("B")))).toEqual(RESTORE);
   });
 });
 

@@ -15,12 +15,23 @@ const t = (n: number) => `2026-12-01T00:00:${String(n).padStart(2, "0")}.000Z`;
 const tree = (session: string, call: string, start: number, end: number | null, unclosed = false): CallWindow => ({
   session,
   call,
+  seq: 0,
   kind: "tree",
   start: t(start),
   end: end === null ? OPEN : t(end),
   unclosed,
 });
-const fileCall = (session: string, call: string, start: number, end: number, paths: string[]): CallWindow => ({ session, call, kind: "file", start: t(start), end: t(end), unclosed: false, paths: new Set(paths) });
+const fileCall = (session: string, call: string, start: number, end: number, paths: string[], states?: [State | null, State | null]): CallWindow => ({
+  session,
+  call,
+  seq: 0,
+  kind: "file",
+  start: t(start),
+  end: t(end),
+  unclosed: false,
+  paths: new Set(paths),
+  ...(states ? { states: new Map(paths.map((p) => [p, { pre: states[0], post: states[1] }])) } : {}),
+});
 const snap = (at: number, state: State | null, path = P): Point => ({ at: t(at), path, state });
 const inSession = (s: string) => (c: CallWindow) => c.session === s;
 
@@ -51,7 +62,7 @@ describe("who may have made a change", () => {
   });
 
   it("a file tool's own pre/post capture pins the path to it, even inside a shell call's window", () => {
-    const calls = [tree("A", "a1", 1, 10), fileCall("B", "b1", 3, 4, [P])];
+    const calls = [tree("A", "a1", 1, 10), fileCall("B", "b1", 3, 4, [P], [st("x"), st("y")])];
     const pts: Point[] = [
       snap(1, st("x")),
       { at: t(3), path: P, state: st("x"), call: { session: "B", call: "b1", phase: "pre" } },
@@ -76,9 +87,9 @@ describe("who may have made a change", () => {
     const a = attribute(ev, inSession("A"));
     expect(a.entries[0]).toMatchObject({ pre: st("x"), post: st("w") });
     expect(a.interleaved.get(P)).toEqual({ by: null, at: "2026-12-01T00:00:05Z" });
-    // Only the change between 2 and 5 is nobody's: a scope of a1 alone sees it as no later write by a call.
+    // For a1 alone, the first change after it (between 2 and 5) is nobody's: a later write by an unknown writer.
     const a1 = attribute(ev, (c) => c.call === "a1");
-    expect(a1.later.get(P)).toEqual({ by: "A", at: "2026-12-01T00:00:06Z" });
+    expect(a1.later.get(P)).toEqual({ by: null, at: "2026-12-01T00:00:05Z" });
   });
 
   it("a call still open shares every change from its start; its entries say unclosed", () => {
@@ -97,12 +108,33 @@ describe("who may have made a change", () => {
 });
 
 describe("points from consecutive snapshot diffs", () => {
-  it("a path a diff shows is known at every snapshot, unchanged where no diff shows it", () => {
-    const pts = snapshotPoints([t(1), t(2), t(3), t(4)], [
+  it("a path a diff shows is known at the snapshots around each of its changes", () => {
+    const pts = snapshotPoints([t(1), t(2), t(3), t(4), t(5)], [
       { index: 1, entries: [{ path: P, pre: st("x"), post: st("y") }] },
-      { index: 2, entries: [{ path: P, pre: st("y"), post: null }] },
+      { index: 3, entries: [{ path: P, pre: st("y"), post: null }] },
     ]);
-    expect(pts.map((p) => p.state)).toEqual([st("x"), st("x"), st("y"), null]);
+    expect(pts.map((p) => [p.at, p.state])).toEqual([[t(2), st("x")], [t(3), st("y")], [t(4), st("y")], [t(5), null]]);
+  });
+  it("a captured path is known at the snapshots around each capture: from the diffs, else its constant state; an ignored one not at all", () => {
+    const Q = "q.txt" as RepoPath;
+    const R = "ignored.env" as RepoPath;
+    const pts = snapshotPoints([t(1), t(3), t(5)], [{ index: 0, entries: [{ path: P, pre: null, post: st("y") }] }], new Map([[P, [t(4)]], [Q, [t(2)]], [R, [t(2)]]]), new Map([[Q, null]]));
+    expect(pts.filter((p) => p.path === P).map((p) => [p.at, p.state])).toEqual([[t(1), null], [t(3), st("y")], [t(5), st("y")]]);
+    expect(pts.filter((p) => p.path === Q).map((p) => [p.at, p.state])).toEqual([[t(1), null], [t(3), null]]);
+    expect(pts.filter((p) => p.path === R)).toEqual([]);
+  });
+  it("a change inside a window that does not cover its whole interval is marked uncovered: someone unrecorded may have made it", () => {
+    const calls = [tree("A", "a1", 3, 4)];
+    const pts: Point[] = [
+      { at: t(2), path: P, state: st("x"), call: { session: "A", call: "f1", phase: "post" } },
+      { at: t(5), path: P, state: st("y"), call: { session: "A", call: "f2", phase: "pre" } },
+    ];
+    const ev = changeEvents(pts, calls);
+    expect(ev.get(P)![0]).toMatchObject({ uncovered: true });
+    expect(attribute(ev, inSession("A")).interleaved.get(P)).toMatchObject({ by: null });
+    // Negative control: the same change with the window spanning the interval is the call's alone.
+    const covered = changeEvents(pts, [tree("A", "a1", 1, 6)]);
+    expect(covered.get(P)![0]!.uncovered).toBeUndefined();
   });
 });
 
@@ -111,7 +143,7 @@ describe("call windows", () => {
     ({ v: 1, at: t(1), session: "S", harness: "claude", tool: "Bash", call: "c", phase: "pre", kind: "tree", snapshot: "s", tree: "t", ...over }) as JournalRecord;
   it("run from the pre to the last post; a later real post supersedes a closing one", () => {
     const w = callWindows([rec({ at: t(1) }), rec({ at: t(3), phase: "post", closedBy: "next-event" }), rec({ at: t(7), phase: "post" })], []);
-    expect(w).toEqual([{ session: "S", call: "c", kind: "tree", start: t(1), end: t(7), unclosed: false }]);
+    expect(w).toEqual([{ session: "S", call: "c", seq: 0, kind: "tree", start: t(1), end: t(7), unclosed: false }]);
   });
   it("a call closed only by the session's next event is unclosed; one with no post is open", () => {
     expect(callWindows([rec({}), rec({ at: t(3), phase: "post", closedBy: "next-event" })], [])[0]).toMatchObject({ end: t(3), unclosed: true });

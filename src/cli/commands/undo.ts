@@ -1,3 +1,4 @@
+import type { Interleaved } from "../../core/types.js";
 import { resolveSnapshot, writeWorkTree } from "../../capture/snapshot.js";
 import { runUndo, type UndoReport } from "../../core/engine.js";
 import { isPartial } from "../../core/plan/planner.js";
@@ -89,7 +90,7 @@ function pickScope(opts: ScopeOpts): ScopeKind {
 interface Resolved {
   cs: ChangeSet;
   laterWrites?: Map<RepoPath, LaterWrite>;
-  interleaved?: Map<RepoPath, { by: string | null; at: string }>;
+  interleaved?: Map<RepoPath, Interleaved>;
 }
 
 /**

@@ -161,6 +161,8 @@ export function finish(ctx: Context, intent: Intent, recovered = false): Receipt
     items: sorted,
     counts: countActions(sorted),
     ...(recovered ? { recovered: true } : {}),
+    doneAt: new Date().toISOString(),
+    root: ctx.root,
   });
   crashPoint("receipt");
   clearIntent(ctx.store, intent.receipt);

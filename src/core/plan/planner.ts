@@ -1,5 +1,5 @@
 import { checkRepoPath, sortByPath } from "../paths.js";
-import type { Counts, Plan, PlanInput, PlanItem, PlanOptions, Reason, Scope } from "../types.js";
+import type { Counts, LaterWrite, Plan, PlanInput, PlanItem, PlanOptions, Reason, Scope } from "../types.js";
 import { matches, recordsKind } from "./equal.js";
 
 /**
@@ -17,6 +17,7 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   const base = { path: entry.path, pre: entry.pre, post: entry.post, expect: current };
   const refuse = (reason: Reason, detail?: string): PlanItem =>
     detail === undefined ? { ...base, action: "conflict", reason } : { ...base, action: "conflict", reason, detail };
+  const laterRefusal = (l: LaterWrite) => (l.by ? refuse("later-write", `${l.by} at ${l.at}`) : refuse("changed-since", `changed at ${l.at}, after this scope`));
 
   const problem = checkRepoPath(entry.path);
   if (problem !== null) return refuse("unsafe-path", problem);
@@ -50,11 +51,14 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   if (entry.post?.kind === "unknown" && !opts.force) return refuse("not-captured", "what the scope left was never recorded");
 
   if (input.interleaved && !opts.force) {
-    const { by, at } = input.interleaved;
-    return by ? refuse("later-write", `${by} at ${at}, between this scope's own writes`) : refuse("changed-since", `changed at ${at}, between this scope's own writes`);
+    const { by, at, note } = input.interleaved;
+    const where = note ?? "between this scope's own writes";
+    return by ? refuse("later-write", `${by} at ${at}, ${where}`) : refuse("changed-since", `changed at ${at}, ${where}`);
   }
 
   const atPost = matches(current, entry.post);
+  // The record shows a write after the scope's: what is there is theirs, even where it equals what the scope left.
+  if (atPost && input.laterWrite && !opts.force) return laterRefusal(input.laterWrite);
   if (atPost || opts.force) {
     if (entry.pre === null) return { ...base, action: "delete", reason: null };
     const readable = canWrite(input);
@@ -65,7 +69,7 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   if (opts.merge && current.kind === "file" && current.text && input.merge?.clean && input.merge.sha256 !== undefined) {
     return { ...base, action: "merge", reason: null, merged: input.merge.sha256 };
   }
-  if (input.laterWrite) return refuse("later-write", `${input.laterWrite.by} at ${input.laterWrite.at}`);
+  if (input.laterWrite) return laterRefusal(input.laterWrite);
   if (opts.merge && input.merge && !input.merge.clean) return refuse("changed-since", "the three-way merge conflicts");
   return refuse("changed-since");
 }

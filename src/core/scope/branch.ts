@@ -1,3 +1,4 @@
+import type { Interleaved } from "../types.js";
 import { sortByPath } from "../paths.js";
 import { changeKind, sameState } from "../plan/equal.js";
 import type { ChangeEntry, RepoPath, State } from "../types.js";
@@ -20,10 +21,10 @@ export interface BranchStep {
   entries: readonly { path: RepoPath; pre: State | null; post: State | null }[];
 }
 
-export function branchEntries(steps: readonly BranchStep[], by: string[]): { entries: ChangeEntry[]; interleaved: Map<RepoPath, { by: string | null; at: string }> } {
+export function branchEntries(steps: readonly BranchStep[], by: string[]): { entries: ChangeEntry[]; interleaved: Map<RepoPath, Interleaved> } {
   const first = new Map<RepoPath, State | null>();
   const last = new Map<RepoPath, State | null>();
-  const interleaved = new Map<RepoPath, { by: string | null; at: string }>();
+  const interleaved = new Map<RepoPath, Interleaved>();
   for (const step of steps) {
     for (const e of step.entries) {
       if (step.own && !first.has(e.path)) first.set(e.path, e.pre);

@@ -1,5 +1,6 @@
 import type { JournalRecord } from "../../store/journal.js";
-import { OPEN, type CallWindow, type Point } from "./timeline.js";
+import type { State } from "../types.js";
+import { NOT_CAPTURED, OPEN, type CallWindow, type Point } from "./timeline.js";
 
 /**
  * Each call's window from its records: from its pre capture to its last
@@ -11,35 +12,54 @@ import { OPEN, type CallWindow, type Point } from "./timeline.js";
  * `snapshotTimes` is sorted.
  */
 export function callWindows(records: readonly JournalRecord[], snapshotTimes: readonly string[]): CallWindow[] {
-  const by = new Map<string, JournalRecord[]>();
+  // One list per run of a call: a pre after the call's post starts another run (ids repeat where
+  // the harness derives them), so two runs never merge into one window spanning both.
+  const runs = new Map<string, JournalRecord[][]>();
   for (const r of records) {
     const k = `${r.session}\0${r.call}`;
-    let list = by.get(k);
-    if (!list) by.set(k, (list = []));
-    list.push(r);
+    let list = runs.get(k);
+    if (!list) runs.set(k, (list = [[]]));
+    let cur = list[list.length - 1]!;
+    if (r.phase === "pre" && cur.some((x) => x.phase === "post")) list.push((cur = []));
+    cur.push(r);
   }
   const out: CallWindow[] = [];
-  for (const list of by.values()) {
-    const r0 = list[0]!;
-    const pre = list.find((r) => r.phase === "pre");
-    const posts = list.filter((r) => r.phase === "post");
-    const lastPost = posts[posts.length - 1];
-    const tree = list.some((r) => r.kind === "tree");
-    let start = pre?.at;
-    if (start === undefined) {
-      const postAt = posts[0]!.at;
-      start = [...snapshotTimes].reverse().find((t) => t < postAt) ?? postAt;
-    }
-    const w: CallWindow = {
-      session: r0.session,
-      call: r0.call,
-      kind: tree ? "tree" : "file",
-      start,
-      end: lastPost?.at ?? OPEN,
-      unclosed: !lastPost || lastPost.closedBy === "next-event",
-    };
-    if (!tree) w.paths = new Set(list.map((r) => (r.kind === "file" ? r.path : "")));
-    out.push(w);
+  for (const list of runs.values()) {
+    list.forEach((run, seq) => {
+      const r0 = run[0]!;
+      const pre = run.find((r) => r.phase === "pre");
+      const posts = run.filter((r) => r.phase === "post");
+      const lastPost = posts[posts.length - 1];
+      const tree = run.some((r) => r.kind === "tree");
+      let start = pre?.at;
+      if (start === undefined) {
+        const postAt = posts[0]!.at;
+        start = [...snapshotTimes].reverse().find((t) => t < postAt) ?? postAt;
+      }
+      // A background command's own post does not end its window: the session's next call does.
+      const runsOn = lastPost !== undefined && lastPost.closedBy === undefined && lastPost.background === true;
+      const w: CallWindow = {
+        session: r0.session,
+        call: r0.call,
+        seq,
+        kind: tree ? "tree" : "file",
+        start,
+        end: lastPost && !runsOn ? lastPost.at : OPEN,
+        unclosed: !lastPost || lastPost.closedBy === "next-event",
+      };
+      if (!tree) {
+        const states = new Map<string, { pre: State | null; post: State | null }>();
+        for (const r of run) {
+          if (r.kind !== "file") continue;
+          const st = states.get(r.path);
+          if (r.phase === "pre") states.set(r.path, st ?? { pre: r.state, post: r.state });
+          else states.set(r.path, { pre: st ? st.pre : NOT_CAPTURED, post: r.state });
+        }
+        w.paths = new Set(states.keys());
+        w.states = states;
+      }
+      out.push(w);
+    });
   }
   return out;
 }

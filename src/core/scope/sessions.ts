@@ -1,3 +1,4 @@
+import type { Interleaved } from "../types.js";
 import { basename } from "node:path";
 import { UnwindError } from "../../errors.js";
 import type { Context } from "../../store/context.js";
@@ -5,15 +6,20 @@ import { readJournal, sessionFile, type JournalRecord } from "../../store/journa
 import { listSnapshots, writeWorkTree } from "../../capture/snapshot.js";
 import { pathMatcher } from "../glob.js";
 import { stateNow } from "../observe.js";
-import type { ChangeSet, LaterWrite, RepoPath, Scope } from "../types.js";
+import type { ChangeSet, LaterWrite, RepoPath, Scope, State } from "../types.js";
 import { join } from "node:path";
 import { Cas } from "../../store/cas.js";
 import { excludeTexts, loadExcludes } from "../../capture/excludes.js";
 import type { DiffEntry } from "./visibility.js";
 import { correctDiff, type Side } from "./diff.js";
 import { callWindows, filePoints } from "./journal.js";
-import { attribute, changeEvents, OPEN, snapshotPoints, type CallWindow, type ChangeEvent, type Point } from "./timeline.js";
-import { diffPairs, treeChangeSet } from "./tree.js";
+import { attribute, changeEvents, OPEN, snapshotPoints, UNWIND_SESSION, type CallWindow, type ChangeEvent, type Point } from "./timeline.js";
+import { existsSync } from "node:fs";
+import { Receipts } from "../../store/receipts.js";
+import { acts } from "../apply/apply.js";
+import { tooLargeState } from "../../capture/toolarge.js";
+import { ignoredUnder } from "./visibility.js";
+import { diffPairs, treeChangeSet, treeStates } from "./tree.js";
 
 export interface JournalScope {
   kind: "session" | "call" | "task";
@@ -75,11 +81,15 @@ export interface Timeline {
  * this one. A tree call still open is closed by the work tree as it is now
  * (a scratch snapshot, nothing written), a file call by its paths as they are.
  */
-export async function journalTimeline(ctx: Context, records: readonly JournalRecord[], wanted: (c: CallWindow) => boolean): Promise<Timeline> {
+export async function journalTimeline(ctx: Context, allRecords: readonly JournalRecord[], wanted: (c: CallWindow) => boolean): Promise<Timeline> {
+  // Records of other work trees say nothing about this one (older records carry no root: they count).
+  const records = allRecords.filter((r) => r.root === undefined || r.root === ctx.root);
   const snaps = (await listSnapshots(ctx)).filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const calls = callWindows(records, snaps.map((s) => s.at));
   // Only what happened from the first wanted call's start on can bear on it.
   const from = calls.filter(wanted).reduce((m, c) => (c.start < m ? c.start : m), OPEN);
+  const written = receiptCalls(ctx, from);
+  calls.push(...written.calls);
   let first = 0;
   for (let i = 0; i < snaps.length; i++) if (snaps[i]!.at <= from) first = i;
   const cas = new Cas(join(ctx.store, "cas"));
@@ -93,15 +103,73 @@ export async function journalTimeline(ctx: Context, records: readonly JournalRec
     for (const d of diffs) {
       d.entries = await correctDiff(ctx, d.entries, seq[d.index]!, seq[d.index + 1]!);
     }
-    const points: Point[] = [...snapshotPoints(seq.map((s) => s.at), diffs), ...filePoints(records)];
+    const filePts = [...filePoints(records), ...written.points];
     for (const c of open) {
       if (c.kind !== "file") continue;
-      for (const p of c.paths ?? []) points.push({ at: now, path: p as RepoPath, state: stateNow(ctx.root, p, ctx.objectFormat) });
+      for (const p of c.paths ?? []) filePts.push({ at: now, path: p as RepoPath, state: stateNow(ctx.root, p, ctx.objectFormat) });
     }
+    const captured = new Map<RepoPath, string[]>();
+    for (const pt of filePts) captured.set(pt.path, [...(captured.get(pt.path) ?? []), pt.at]);
+    const constant = await unchangedStates(ctx, seq[0], diffs, [...captured.keys()]);
+    const points: Point[] = [...snapshotPoints(seq.map((s) => s.at), diffs, captured, constant), ...filePts];
     return { calls, events: changeEvents(points, calls) };
   } finally {
     scratch?.dispose();
   }
+}
+
+/**
+ * The state, in every snapshot of the sequence, of captured paths no diff
+ * shows (so the same in all): from the first snapshot's tree where it holds
+ * them, over the cap where it lists them, absent where it lacks them and
+ * they were not ignored then. An ignored path gets none: the snapshots
+ * cannot see it, and "absent" would be a lie.
+ */
+async function unchangedStates(ctx: Context, first: Step | undefined, diffs: readonly Diff[], paths: readonly RepoPath[]): Promise<Map<RepoPath, State | null>> {
+  const out = new Map<RepoPath, State | null>();
+  if (!first) return out;
+  const inDiffs = new Set<string>();
+  for (const d of diffs) for (const e of d.entries) inDiffs.add(e.path);
+  const quiet = paths.filter((p) => !inDiffs.has(p));
+  const absent: RepoPath[] = [];
+  for (let i = 0; i < quiet.length; i += 1000) {
+    const chunk = quiet.slice(i, i + 1000);
+    const held = await treeStates(ctx, first.tree, chunk);
+    for (const p of chunk) {
+      const big = first.toolarge?.[p];
+      if (big) out.set(p, tooLargeState(big));
+      else if (held.has(p)) out.set(p, held.get(p)!);
+      else absent.push(p);
+    }
+  }
+  const ignored = new Set(await ignoredUnder(ctx, first, absent));
+  for (const p of absent) if (!ignored.has(p)) out.set(p, null);
+  return out;
+}
+
+/**
+ * unwind's own writes from `from` on: each applied receipt as a call of
+ * UNWIND_SESSION whose captures are what each path held just before and
+ * what the apply left, so a tree call open meanwhile is not charged with
+ * them, and they are no one's later write.
+ */
+function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points: Point[] } {
+  const calls: CallWindow[] = [];
+  const points: Point[] = [];
+  if (!existsSync(join(ctx.store, "receipts"))) return { calls, points };
+  for (const r of new Receipts(ctx.store).list()) {
+    const end = r.doneAt ?? r.at;
+    if (end < from || (r.root !== undefined && r.root !== ctx.root)) continue;
+    const states = new Map<string, { pre: State | null; post: State | null }>();
+    for (const i of r.items) {
+      if (!acts(i.action)) continue;
+      states.set(i.path, { pre: i.before, post: i.after });
+      points.push({ at: r.at, path: i.path, state: i.before, call: { session: UNWIND_SESSION, call: r.id, phase: "pre" } });
+      points.push({ at: end, path: i.path, state: i.after, call: { session: UNWIND_SESSION, call: r.id, phase: "post" } });
+    }
+    if (states.size > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths: new Set(states.keys()), states });
+  }
+  return { calls, points };
 }
 
 type Diff = { index: number; entries: DiffEntry[] };
@@ -133,7 +201,7 @@ async function consecutiveDiffs(ctx: Context, seq: readonly Step[]): Promise<Dif
 export interface JournalChangeSet {
   cs: ChangeSet;
   laterWrites: Map<RepoPath, LaterWrite>;
-  interleaved: Map<RepoPath, { by: string | null; at: string }>;
+  interleaved: Map<RepoPath, Interleaved>;
 }
 
 /**
@@ -173,6 +241,13 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
   if (bad.length > 0) {
     throw new UnwindError("E_STORE_DAMAGED", `journal record ${bad[0]!.file}:${bad[0]!.line} is damaged (${bad[0]!.why}); refusing to guess what the scope changed`, {
       hint: "run unwind verify",
+    });
+  }
+  const mine = records.filter((r) => keep(r));
+  if (mine.length > 0 && mine.every((r) => r.root !== undefined && r.root !== ctx.root)) {
+    const roots = [...new Set(mine.map((r) => r.root))].join(", ");
+    throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `${scope.kind} ${id} ran in another work tree (${roots}), not in ${ctx.root}`, {
+      hint: "run unwind from that work tree, where its changes are",
     });
   }
   const { events } = await journalTimeline(ctx, records, keep);

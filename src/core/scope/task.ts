@@ -1,3 +1,4 @@
+import type { Interleaved } from "../types.js";
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { writeWorkTree } from "../../capture/snapshot.js";
@@ -302,7 +303,7 @@ async function branchSteps(ctx: Context, b: TaskBinding, fork: string, tip: stri
  * current state, uncommitted work included. It stays the same after the
  * branch is merged, however often.
  */
-export async function branchChangeSet(ctx: Context, b: TaskBinding): Promise<{ cs: ChangeSet; interleaved: Map<RepoPath, { by: string | null; at: string }> }> {
+export async function branchChangeSet(ctx: Context, b: TaskBinding): Promise<{ cs: ChangeSet; interleaved: Map<RepoPath, Interleaved> }> {
   try {
     const tip = await commitOf(ctx, `refs/heads/${b.branch}`);
     if (!tip) {

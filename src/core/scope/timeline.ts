@@ -1,3 +1,4 @@
+import type { Interleaved } from "../types.js";
 import { sortByPath } from "../paths.js";
 import { changeKind, sameState } from "../plan/equal.js";
 import type { CallRef, ChangeEntry, LaterWrite, RepoPath, State } from "../types.js";
@@ -20,13 +21,25 @@ import type { CallRef, ChangeEntry, LaterWrite, RepoPath, State } from "../types
  * No fs, no git, no clock: the edge gathers the points.
  */
 
+/**
+ * The session name of unwind's own writes: each applied receipt is a call
+ * of it, pinning what it wrote. Its writes are nobody's work: they are not
+ * another writer between or after a scope's changes.
+ */
+export const UNWIND_SESSION = "unwind";
+const ours = (c: CallWindow) => c.session === UNWIND_SESSION;
+
 /** One tool call's window: from its pre capture to its last post capture. */
 export interface CallWindow {
   session: string;
   call: string;
+  /** Which time this call id ran, from 0: ids repeat where the harness derives them (Gemini, `record`). */
+  seq: number;
   kind: "tree" | "file";
   /** File calls: the paths they captured (a file tool writes only its targets). */
   paths?: ReadonlySet<string>;
+  /** File calls: each path's state at its first pre and last post capture. */
+  states?: ReadonlyMap<string, { pre: State | null; post: State | null }>;
   start: string;
   /** The last post capture; OPEN while none has come. */
   end: string;
@@ -51,6 +64,8 @@ export interface ChangeEvent {
   from: Point;
   to: Point;
   candidates: CallWindow[];
+  /** Part of the interval lies outside every candidate's window: someone unrecorded may have made it. */
+  uncovered?: true;
 }
 
 /** What the record cannot tell: never recorded, so never equal to anything. */
@@ -65,11 +80,20 @@ const key = (c: { session: string; call: string }) => `${c.session}\0${c.call}`;
 
 /**
  * Known points of paths from a sequence of tree snapshots (times in order)
- * and the diffs between consecutive ones: a path a diff shows is known at
- * every snapshot of the sequence (unchanged where no diff shows it). Paths
- * no diff shows tell nothing (invisible to snapshots, or never changed).
+ * and the diffs between consecutive ones (diff `index` runs from snapshot
+ * index to index + 1). A path is unchanged where no diff shows it, so only
+ * the snapshots around its changes are points of it, and, for a path file
+ * captures know (`captured`: their times), the snapshots around each
+ * capture. `constant` gives the state of a captured path no diff shows,
+ * where the snapshots hold it; one they do not hold (ignored, or absent)
+ * gets no snapshot points, which says nothing rather than "absent".
  */
-export function snapshotPoints(times: readonly string[], diffs: readonly { index: number; entries: readonly { path: RepoPath; pre: State | null; post: State | null }[] }[]): Point[] {
+export function snapshotPoints(
+  times: readonly string[],
+  diffs: readonly { index: number; entries: readonly { path: RepoPath; pre: State | null; post: State | null }[] }[],
+  captured: ReadonlyMap<RepoPath, readonly string[]> = new Map(),
+  constant: ReadonlyMap<RepoPath, State | null> = new Map(),
+): Point[] {
   const byPath = new Map<RepoPath, { index: number; pre: State | null; post: State | null }[]>();
   for (const d of diffs) {
     for (const e of d.entries) {
@@ -78,13 +102,31 @@ export function snapshotPoints(times: readonly string[], diffs: readonly { index
       list.push({ index: d.index, pre: e.pre, post: e.post });
     }
   }
+  const before = (t: string) => {
+    let lo = 0;
+    let hi = times.length; // the first snapshot at or after t
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (times[mid]! < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
   const out: Point[] = [];
-  for (const [path, changes] of byPath) {
-    changes.sort((a, b) => a.index - b.index);
+  for (const path of new Set([...byPath.keys(), ...captured.keys()])) {
+    const changes = (byPath.get(path) ?? []).sort((a, b) => a.index - b.index);
+    if (changes.length === 0 && !constant.has(path)) continue;
+    const wanted = new Set<number>();
+    for (const c of changes) wanted.add(c.index).add(c.index + 1);
+    for (const t of captured.get(path) ?? []) {
+      const i = before(t);
+      if (i > 0) wanted.add(i - 1);
+      if (i < times.length) wanted.add(i);
+    }
     let c = 0;
-    let state = changes[0]!.pre;
-    for (let i = 0; i < times.length; i++) {
-      // Diff `index` runs from snapshot index to index + 1.
+    let state = changes.length > 0 ? changes[0]!.pre : (constant.get(path) ?? null);
+    for (const i of [...wanted].sort((a, b) => a - b)) {
+      if (i < 0 || i >= times.length) continue;
       while (c < changes.length && changes[c]!.index < i) state = changes[c++]!.post;
       out.push({ at: times[i]!, path, state });
     }
@@ -109,25 +151,42 @@ export function changeEvents(points: readonly Point[], calls: readonly CallWindo
       const from = list[i - 1]!;
       const to = list[i]!;
       if (!differ(from.state, to.state)) continue;
-      let candidates: CallWindow[];
-      if (from.call && to.call && key(from.call) === key(to.call) && from.call.phase === "pre" && to.call.phase === "post") {
-        candidates = calls.filter((c) => key(c) === key(from.call!));
-      } else {
-        candidates = calls.filter((c) => (c.kind === "tree" || c.paths?.has(path)) && c.start < to.at && c.end > from.at);
-      }
-      events.push({ path, from, to, candidates });
+      let candidates = calls.filter((c) => (c.kind === "tree" || c.paths?.has(path)) && c.start < to.at && c.end > from.at);
+      // A file tool's own captures (or an applied receipt's) pin the path: the change is exactly the one it recorded, inside its window.
+      const pins = calls.filter((c) => {
+        const st = c.states?.get(path);
+        return st !== undefined && c.start <= from.at && c.end >= to.at && sameState(from.state, st.pre) === true && sameState(to.state, st.post) === true;
+      });
+      if (pins.length > 0) candidates = pins;
+      const event: ChangeEvent = { path, from, to, candidates };
+      if (pins.length === 0 && candidates.length > 0 && !covers(candidates, from.at, to.at)) event.uncovered = true;
+      events.push(event);
     }
     if (events.length > 0) out.set(path, events);
   }
   return out;
 }
 
+/** Whether the windows together span the whole interval from `a` to `b`. */
+function covers(windows: readonly CallWindow[], a: string, b: string): boolean {
+  let reached = a;
+  for (const w of [...windows].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))) {
+    if (w.start > reached) return false;
+    if (w.end > reached) reached = w.end;
+    if (reached >= b) return true;
+  }
+  return reached >= b;
+}
+
 export interface Attribution {
   entries: ChangeEntry[];
   /** Another call wrote the path after this scope's last change to it. */
   later: Map<RepoPath, LaterWrite>;
-  /** Someone (named, or an unknown writer: by null) changed the path between two of this scope's own changes. */
-  interleaved: Map<RepoPath, { by: string | null; at: string }>;
+  /**
+   * Someone (named, or an unknown writer: by null) changed the path between
+   * two of this scope's own changes, or may have made one of them (`note`).
+   */
+  interleaved: Map<RepoPath, Interleaved>;
 }
 
 const second = (at: string) => at.replace(/\.\d+Z$/, "Z");
@@ -140,22 +199,24 @@ const second = (at: string) => at.replace(/\.\d+Z$/, "Z");
 export function attribute(events: ReadonlyMap<RepoPath, readonly ChangeEvent[]>, inScope: (c: CallWindow) => boolean, path?: (p: string) => boolean): Attribution {
   const entries: ChangeEntry[] = [];
   const later = new Map<RepoPath, LaterWrite>();
-  const interleaved = new Map<RepoPath, { by: string | null; at: string }>();
+  const interleaved = new Map<RepoPath, Interleaved>();
   for (const [p, list] of events) {
     if (path && !path(p)) continue;
-    const ours = list.map((e) => e.candidates.some(inScope));
-    const first = ours.indexOf(true);
+    // unwind's own writes (undo, redo, restore) are neither the scope's nor anyone else's.
+    const events = list.filter((e) => !(e.candidates.length > 0 && e.candidates.every(ours)));
+    const mine = events.map((e) => e.candidates.some(inScope));
+    const first = mine.indexOf(true);
     if (first < 0) continue;
-    const last = ours.lastIndexOf(true);
-    const pre = list[first]!.from.state;
-    const post = list[last]!.to.state;
+    const last = mine.lastIndexOf(true);
+    const pre = events[first]!.from.state;
+    const post = events[last]!.to.state;
     if (sameState(pre, post) === true) continue;
     const by = new Set<string>();
     const shared = new Map<string, CallRef>();
     let unclosed = false;
     for (let i = first; i <= last; i++) {
-      const e = list[i]!;
-      if (!ours[i]) {
+      const e = events[i]!;
+      if (!mine[i]) {
         if (!interleaved.has(p)) interleaved.set(p, { by: e.candidates[0]?.session ?? null, at: second(e.to.at) });
         continue;
       }
@@ -163,11 +224,13 @@ export function attribute(events: ReadonlyMap<RepoPath, readonly ChangeEvent[]>,
         if (inScope(c)) {
           by.add(c.session);
           unclosed ||= c.unclosed;
-        } else shared.set(key(c), { session: c.session, call: c.call });
+        } else if (!ours(c)) shared.set(key(c), { session: c.session, call: c.call });
       }
+      if (e.uncovered && !interleaved.has(p)) interleaved.set(p, { by: null, at: second(e.to.at), note: "partly outside every recorded call's window: someone else may have made it" });
     }
-    const after = list.slice(last + 1).find((e) => e.candidates.length > 0);
-    if (after) later.set(p, { by: after.candidates[0]!.session, at: second(after.to.at) });
+    // Anyone after the scope's last change, a recorded call or not: what is there now is theirs, even where it equals ours.
+    const after = events[last + 1];
+    if (after) later.set(p, { by: after.candidates.find((c) => !ours(c))?.session ?? null, at: second(after.to.at) });
     const entry: ChangeEntry = { path: p, change: changeKind(pre, post), pre, post, by: [...by].sort() };
     if (shared.size > 0) entry.shared = [...shared.values()].sort((a, b) => (key(a) < key(b) ? -1 : 1));
     if (unclosed) entry.unclosed = true;

@@ -86,7 +86,7 @@ export async function correctVisibility(ctx: Context, entries: DiffEntry[], from
  * path counts as ignored, so it goes to the ctime test rather than being
  * taken for a real change.
  */
-async function ignoredUnder(ctx: Context, rules: Rules, paths: readonly string[]): Promise<string[]> {
+export async function ignoredUnder(ctx: Context, rules: Rules, paths: readonly string[]): Promise<string[]> {
   if (paths.length === 0) return [];
   if (!rules.excludes) return [...paths];
   const wanted = new Set<string>();
