@@ -639,3 +639,52 @@ describe("found by review: the record never charges a call with what happened ou
     expect(existsSync(join(root, "f.txt"))).toBe(false);
   });
 });
+
+describe("a reading command closes an open call for good (review finding 2)", () => {
+  it("after `changes` read it, a person's later files are not the killed call's; undo leaves them", () => {
+    const root = makeRepo({ "notes.txt": "human v1\n" });
+    ev(root, A, "PreToolUse", "Bash", { command: "make" }, "toolu_killed2");
+    write(root, "x.out", "x\n"); // then the agent is killed: no post, no next event
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => [e.path, e.unclosed])).toEqual([["x.out", true]]);
+    write(root, "notes.txt", "human v2\n");
+    write(root, "human.txt", "mine\n");
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.json.items).toEqual([{ path: "x.out", action: "delete", reason: null }]);
+    expect(read(root, "notes.txt")).toBe("human v2\n");
+    expect(read(root, "human.txt")).toBe("mine\n");
+    // Another session's later work is no longer shared with the dead call.
+    claudeCall(root, B, "Bash", { command: "gen" }, () => write(root, "y.out", "y\n"));
+    expect(unwind(root, ["undo", "--session", B, "--json"]).json.items).toEqual([{ path: "y.out", action: "delete", reason: null }]);
+  });
+  it("negative control: a dry run writes nothing, so the call stays open and the person's file is still in its window", () => {
+    const root = makeRepo({ "notes.txt": "human v1\n" });
+    ev(root, A, "PreToolUse", "Bash", { command: "make" }, "toolu_killed3");
+    write(root, "x.out", "x\n");
+    const before = readdirSync(join(root, ".git", "unwind", "journal")).map((f) => readFileSync(join(root, ".git", "unwind", "journal", f), "utf8")).join("");
+    unwind(root, ["undo", "--session", A, "--dry-run"]);
+    const after = readdirSync(join(root, ".git", "unwind", "journal")).map((f) => readFileSync(join(root, ".git", "unwind", "journal", f), "utf8")).join("");
+    expect(after).toBe(before);
+    write(root, "human.txt", "mine\n");
+    expect(unwind(root, ["undo", "--session", A, "--dry-run", "--json"]).json.items.map((i: any) => i.path)).toEqual(["human.txt", "x.out"]);
+  });
+});
+
+describe("gc keeps what a kept call's attribution needs (review finding 3)", () => {
+  const far = { UNWIND_NOW: "2100-01-01T00:00:00Z" };
+  it("a call overlapping a kept (still open) call is kept: its output stays a concurrent-call conflict, never a delete", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    ev(root, A, "PreToolUse", "Bash", { command: "long build" }, "toolu_lx");
+    claudeCall(root, B, "Bash", { command: "gen" }, () => write(root, "y.out", "y\n"));
+    const gc = unwind(root, ["gc", "--ttl", "1d", "--json"], { env: far });
+    expect(gc.json.records).toBe(0);
+    const r = unwind(root, ["undo", "--session", A, "--dry-run", "--json"]);
+    expect(r.json.items).toMatchObject([{ path: "y.out", action: "conflict", reason: "concurrent-call" }]);
+  });
+  it("negative control: the same old call with no kept call overlapping it is dropped", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    claudeCall(root, B, "Bash", { command: "gen" }, () => write(root, "y.out", "y\n"));
+    ev(root, A, "PreToolUse", "Bash", { command: "long build" }, "toolu_ly");
+    const gc = unwind(root, ["gc", "--ttl", "1d", "--json"], { env: far });
+    expect(gc.json.records).toBe(2);
+  });
+});

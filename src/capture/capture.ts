@@ -13,6 +13,7 @@ import { acquire } from "../store/lock.js";
 import { readOpenCalls, writeOpenCalls } from "../store/open-calls.js";
 import type { CaptureEvent } from "./event.js";
 import type { Located } from "./locate.js";
+import type { Context } from "../store/context.js";
 
 export interface CaptureLabels {
   task?: string;
@@ -147,7 +148,7 @@ interface RecordAs {
   call?: string;
   tool?: string;
   phase?: "pre" | "post";
-  closedBy?: "next-event" | "background";
+  closedBy?: "next-event" | "background" | "read";
 }
 
 export function base(ev: CaptureEvent, at: string, labels: CaptureLabels, as: RecordAs = {}, root?: string) {
@@ -219,6 +220,51 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
       next.push({ call: ev.call, tool: ev.tool, kind: "tree", background: true });
     }
     if (next.length > 0 || open.length > 0) writeOpenCalls(loc.store, ev.session, next);
+    return records;
+  } finally {
+    release();
+  }
+}
+
+/** A call still open when a command reads the record, as its pre record names it. */
+export interface StaleCall {
+  session: string;
+  harness: string;
+  call: string;
+  tool: string;
+  kind: "tree" | "file";
+  paths: string[];
+  task?: string;
+  background: boolean;
+}
+
+/**
+ * Closes calls still open when a command reads the record (SPEC section 2:
+ * "at the latest by the next command that reads the record"), with a
+ * capture taken now and kept, so what happens later is never theirs. A
+ * real post that comes after still extends the window. Takes the store
+ * lock unless `locked` says the caller holds it.
+ */
+export async function closeStaleCalls(ctx: Context, stale: readonly StaleCall[], locked: boolean): Promise<JournalRecord[]> {
+  if (stale.length === 0) return [];
+  const release = locked ? () => undefined : await acquire(ctx.store, "close open calls", 30_000);
+  try {
+    const loc: Located = { mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx };
+    const { takeSnapshot } = await import("./snapshot.js");
+    const snap = stale.some((c) => c.kind === "tree") ? await takeSnapshot(ctx, { label: "closing open calls" }) : null;
+    const records: JournalRecord[] = [];
+    for (const c of stale) {
+      const ev: CaptureEvent = { harness: c.harness, session: c.session, phase: "post", tool: c.tool, call: c.call, cwd: ctx.root, target: { kind: "tree" } };
+      const labels = c.task ? { task: c.task } : {};
+      const as: RecordAs = { closedBy: c.background ? "background" : "read" };
+      const mine =
+        c.kind === "tree"
+          ? [{ ...base(ev, snap!.at, labels, as, ctx.root), kind: "tree" as const, snapshot: snap!.id, tree: snap!.tree }]
+          : captureFiles(loc, ev, c.paths.map((p) => join(ctx.root, p)), labels, as);
+      append(ctx.store, mine);
+      records.push(...mine);
+      writeOpenCalls(ctx.store, c.session, readOpenCalls(ctx.store, c.session).filter((o) => o.call !== c.call));
+    }
     return records;
   } finally {
     release();

@@ -20,10 +20,11 @@ interface RecordBase {
   /**
    * A post written for the call by something other than its own post event,
    * at the session's next event: "next-event" when its own post never came
-   * (interrupted, killed), "background" when it came but the command ran on.
+   * (interrupted, killed), "background" when it came but the command ran on;
+   * "read" when a command that read the record closed it, its post not come.
    * Its window ends here unless a later post comes.
    */
-  closedBy?: "next-event" | "background";
+  closedBy?: "next-event" | "background" | "read";
   /** On a shell call's own post: it runs on in the background, its window open until the session's next call. */
   background?: true;
 }
@@ -149,50 +150,82 @@ export function readJournal(store: string): JournalRead {
  * gc: rewrites each session's journal without records older than `cutoff`
  * (damaged lines are kept: evidence is never dropped silently). The caller
  * holds the store lock, so no hook appends meanwhile.
+ *
+ * A call is kept or dropped whole, by its newest record: a pre without its
+ * post (or the reverse) would lose the call's changes. A call that has not
+ * closed lives as long as its session does (SPEC section 7): its post may
+ * still come, and its pre is all that can bring back what it deleted; the
+ * session's newest call, if open, may still be running (a long build) and is
+ * kept whatever its age. And a call whose window overlaps a kept call's is
+ * kept too: without it, a change both may have made would become the kept
+ * call's alone (docs/attribution.md).
  */
 export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { dropped: number; live: JournalRecord[] } {
   const dir = journalDir(store);
   const live: JournalRecord[] = [];
   let dropped = 0;
   if (!existsSync(dir)) return { dropped, live };
-  for (const f of readdirSync(dir).sort()) {
-    if (!f.endsWith(".jsonl")) continue;
-    const path = join(dir, f);
-    const lines = readFileSync(path, "utf8").split("\n").filter((l) => l !== "");
-    const decoded = lines.map(decodeLine);
-    // A call is kept or dropped whole, by its newest record: a pre without its
-    // post (or the reverse) would lose the call's changes. A call that has not
-    // closed lives as long as its session does (SPEC section 7): its post may
-    // still come, and its pre is all that can bring back what it deleted. The
-    // session's newest call, if open, may still be running (a long build): it
-    // is kept whatever its age, as nothing else can ever close it.
-    const newest = new Map<string, string>();
-    const sessionLast = new Map<string, { at: string; key: string }>();
-    const closed = new Set<string>();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".jsonl"))
+    .sort()
+    .map((f) => {
+      const path = join(dir, f);
+      const lines = readFileSync(path, "utf8").split("\n").filter((l) => l !== "");
+      return { path, lines, decoded: lines.map(decodeLine) };
+    });
+  const windows = new Map<string, { start: string; end: string }>();
+  const newest = new Map<string, string>();
+  const sessionLast = new Map<string, { at: string; key: string }>();
+  const closed = new Set<string>();
+  for (const { decoded } of files) {
     for (const r of decoded) {
       if (typeof r === "string") continue;
       const key = `${r.session}\0${r.call}`;
       if ((newest.get(key) ?? "") < r.at) newest.set(key, r.at);
+      const w = windows.get(key);
+      windows.set(key, { start: w && w.start < r.at ? w.start : r.at, end: w && w.end > r.at ? w.end : r.at });
       if ((sessionLast.get(r.session)?.at ?? "") <= r.at) sessionLast.set(r.session, { at: r.at, key });
-      if (r.phase === "post") closed.add(key);
+      if (r.phase === "post" && !r.background) closed.add(key);
     }
-    for (const [key, at] of newest) {
-      if (closed.has(key)) continue;
-      const last = sessionLast.get(key.slice(0, key.indexOf("\0")))!;
-      newest.set(key, last.key === key ? "~" : last.at > at ? last.at : at);
+  }
+  for (const [key, at] of newest) {
+    if (closed.has(key)) continue;
+    const last = sessionLast.get(key.slice(0, key.indexOf("\0")))!;
+    newest.set(key, last.key === key ? "~" : last.at > at ? last.at : at);
+    windows.get(key)!.end = "~"; // still open
+  }
+  const kept = new Set([...newest].filter(([, at]) => at >= cutoff).map(([k]) => k));
+  // The union of the kept windows, as disjoint intervals in order.
+  const union: { start: string; end: string }[] = [];
+  for (const w of [...kept].map((k) => windows.get(k)!).sort((a, b) => (a.start < b.start ? -1 : 1))) {
+    const last = union[union.length - 1];
+    if (last && w.start <= last.end) last.end = w.end > last.end ? w.end : last.end;
+    else union.push({ ...w });
+  }
+  const overlapsKept = (w: { start: string; end: string }) => {
+    let lo = 0;
+    let hi = union.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (union[mid]!.end < w.start) lo = mid + 1;
+      else hi = mid;
     }
-    const kept: string[] = [];
+    return lo < union.length && union[lo]!.start <= w.end;
+  };
+  for (const [k, w] of windows) if (!kept.has(k) && overlapsKept(w)) kept.add(k);
+  for (const { path, lines, decoded } of files) {
+    const keptLines: string[] = [];
     decoded.forEach((r, i) => {
-      if (typeof r !== "string" && newest.get(`${r.session}\0${r.call}`)! < cutoff) {
+      if (typeof r !== "string" && !kept.has(`${r.session}\0${r.call}`)) {
         dropped++;
         return;
       }
       if (typeof r !== "string") live.push(r);
-      kept.push(lines[i]!);
+      keptLines.push(lines[i]!);
     });
-    if (dryRun || kept.length === lines.length) continue;
-    if (kept.length === 0) unlinkSync(path);
-    else writeFileAtomic(path, kept.join("\n") + "\n");
+    if (dryRun || keptLines.length === lines.length) continue;
+    if (keptLines.length === 0) unlinkSync(path);
+    else writeFileAtomic(path, keptLines.join("\n") + "\n");
   }
   return { dropped, live };
 }

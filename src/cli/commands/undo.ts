@@ -112,7 +112,15 @@ function onlyPaths(cs: ChangeSet, globs: readonly string[], typed: readonly stri
 }
 
 /** Resolves the scope (`kind`, as `pickScope` chose it) to a change set and hands it to `fn`; scratch trees live only as long as `fn`. */
-async function withScope(ctx: Context, kind: ScopeKind, opts: ScopeOpts, scratch: boolean, fn: (r: Resolved) => Promise<Output>): Promise<Output> {
+/**
+ * How a command reads a scope: "apply" (the store lock held, the work tree
+ * captured for real), "dry" (nothing written anywhere) or "read" (`changes`:
+ * scratch trees, but calls still open are closed for good, under the lock).
+ */
+type Reading = "apply" | "dry" | "read";
+
+async function withScope(ctx: Context, kind: ScopeKind, opts: ScopeOpts, reading: Reading, fn: (r: Resolved) => Promise<Output>): Promise<Output> {
+  const scratch = reading !== "apply";
   const globs = cwdGlobs(ctx, opts.path);
   const typed = opts.path ?? [];
   if (kind === "task") {
@@ -126,7 +134,9 @@ async function withScope(ctx: Context, kind: ScopeKind, opts: ScopeOpts, scratch
   if (kind !== "snapshot") {
     const since = opts.since ? new Date(opts.since).toISOString() : undefined;
     const narrow = kind === "call" && opts.session !== undefined ? { session: opts.session } : {};
-    const r = await journalChangeSet(ctx, { kind: kind as "session" | "call" | "task", id: opts[kind]!, ...narrow }, { ...(since ? { since } : {}), paths: globs });
+    // A dry run writes nothing; a real undo holds the lock already; `changes` takes it to close open calls.
+    const close = reading === "apply" ? "locked" : reading === "read" ? "lock" : undefined;
+    const r = await journalChangeSet(ctx, { kind: kind as "session" | "call" | "task", id: opts[kind]!, ...narrow }, { ...(since ? { since } : {}), paths: globs, ...(close ? { close } : {}) });
     onlyPaths(r.cs, globs, typed);
     return fn(r);
   }
@@ -148,7 +158,7 @@ export async function undo(globals: Globals, opts: ScopeOpts & { dryRun?: boolea
   const dryRun = Boolean(opts.dryRun);
   const done = progress("undoing");
   return guarded(ctx, dryRun, "undo", () =>
-    withScope(ctx, kind, opts, dryRun, async ({ cs, laterWrites, interleaved }) =>
+    withScope(ctx, kind, opts, dryRun ? "dry" : "apply", async ({ cs, laterWrites, interleaved }) =>
       renderReport(
         await runUndo(ctx, cs, {
           dryRun,
@@ -166,7 +176,7 @@ export async function undo(globals: Globals, opts: ScopeOpts & { dryRun?: boolea
 export async function changes(globals: Globals, opts: ScopeOpts): Promise<Output> {
   const kind = pickScope(opts); // usage errors before the store is touched
   const ctx = await open(globals);
-  return withScope(ctx, kind, opts, true, async ({ cs }) => {
+  return withScope(ctx, kind, opts, "read", async ({ cs }) => {
     const rows = cs.entries.map((e) => [
       e.change,
       showPath(e.path),

@@ -1,4 +1,5 @@
 import type { JournalRecord } from "../../store/journal.js";
+import type { StaleCall } from "../../capture/capture.js";
 import type { State } from "../types.js";
 import { NOT_CAPTURED, OPEN, type CallWindow, type Point } from "./timeline.js";
 
@@ -45,7 +46,7 @@ export function callWindows(records: readonly JournalRecord[], snapshotTimes: re
         kind: tree ? "tree" : "file",
         start,
         end: lastPost && !runsOn ? lastPost.at : OPEN,
-        unclosed: !lastPost || lastPost.closedBy === "next-event",
+        unclosed: !lastPost || lastPost.closedBy === "next-event" || lastPost.closedBy === "read",
       };
       if (!tree) {
         const states = new Map<string, { pre: State | null; post: State | null }>();
@@ -71,4 +72,23 @@ export function filePoints(records: readonly JournalRecord[]): Point[] {
     if (r.kind === "file") out.push({ at: r.at, path: r.path, state: r.state, call: { session: r.session, call: r.call, phase: r.phase } });
   }
   return out;
+}
+
+/** The calls still open, as their records name them: what a reading command closes. */
+export function openCalls(records: readonly JournalRecord[]): StaleCall[] {
+  const windows = callWindows(records, []).filter((w) => w.end === OPEN);
+  return windows.map((w) => {
+    const mine = records.filter((r) => r.session === w.session && r.call === w.call);
+    const r0 = mine[0]!;
+    return {
+      session: w.session,
+      harness: r0.harness,
+      call: w.call,
+      tool: r0.tool,
+      kind: w.kind,
+      paths: [...(w.paths ?? [])],
+      ...(r0.task ? { task: r0.task } : {}),
+      background: mine.some((r) => r.background === true),
+    };
+  });
 }

@@ -12,7 +12,8 @@ import { Cas } from "../../store/cas.js";
 import { excludeTexts, loadExcludes } from "../../capture/excludes.js";
 import type { DiffEntry } from "./visibility.js";
 import { correctDiff, type Side } from "./diff.js";
-import { callWindows, filePoints } from "./journal.js";
+import { callWindows, filePoints, openCalls } from "./journal.js";
+import { closeStaleCalls } from "../../capture/capture.js";
 import { attribute, changeEvents, OPEN, snapshotPoints, UNWIND_SESSION, type CallWindow, type ChangeEvent, type Point } from "./timeline.js";
 import { existsSync } from "node:fs";
 import { Receipts } from "../../store/receipts.js";
@@ -211,8 +212,15 @@ export interface JournalChangeSet {
  * (exit 4): a change set built around a record we cannot read could undo
  * too little or the wrong thing.
  */
-export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: { since?: string; paths?: string[] }): Promise<JournalChangeSet> {
-  const { records, damaged } = readJournal(ctx.store);
+export async function journalChangeSet(
+  ctx: Context,
+  scope: JournalScope,
+  opts: { since?: string; paths?: string[]; close?: "lock" | "locked" },
+): Promise<JournalChangeSet> {
+  const read = readJournal(ctx.store);
+  const damaged = read.damaged;
+  // Calls still open are closed now, for good (a dry run closes them in memory only: it writes nothing).
+  const records = opts.close ? [...read.records, ...(await closeStaleCalls(ctx, openCalls(read.records), opts.close === "locked"))] : read.records;
   let keep: (r: { session: string; call: string }) => boolean;
   let sessions: string[];
   let id = scope.id;
@@ -259,7 +267,8 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
 }
 
 /** The paths each tree-captured call may have changed (shared ones included), for `unwind log`. */
-export async function treeCallPaths(ctx: Context, records: readonly JournalRecord[], wanted: ReadonlySet<string>): Promise<Map<string, string[]>> {
+export async function treeCallPaths(ctx: Context, read: readonly JournalRecord[], wanted: ReadonlySet<string>): Promise<Map<string, string[]>> {
+  const records = [...read, ...(await closeStaleCalls(ctx, openCalls(read), false))];
   const out = new Map<string, string[]>();
   if (wanted.size === 0) return out;
   const { events } = await journalTimeline(ctx, records, (c) => wanted.has(`${c.session}\0${c.call}`));
