@@ -688,3 +688,46 @@ describe("gc keeps what a kept call's attribution needs (review finding 3)", () 
     expect(gc.json.records).toBe(2);
   });
 });
+
+describe("more from review: guards and gaps", () => {
+  it("undo --snapshot of another worktree's snapshot is refused (exit 3) like restore; --any-worktree allows it; changes may read it", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const wt = join(tempDir(), "wt2");
+    git(root, "worktree", "add", "-q", "-b", "wt2", wt);
+    write(wt, "w.txt", "w\n");
+    const s = snapshotId(wt);
+    write(root, "m.txt", "m\n");
+    const r = unwind(root, ["undo", "--snapshot", s, "--dry-run"]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/another work tree/);
+    expect(unwind(root, ["changes", "--snapshot", s]).code).toBe(0);
+    expect(unwind(root, ["undo", "--snapshot", s, "--any-worktree", "--dry-run"]).code).not.toBe(3);
+  });
+  it("--since takes a duration back from now (2h), and a bad one is exit 2", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    claudeCall(root, A, "Write", { file_path: "n.txt" }, () => write(root, "n.txt", "n\n"));
+    expect(unwind(root, ["changes", "--session", A, "--since", "2h", "--json"]).json.entries.map((e: any) => e.path)).toEqual(["n.txt"]);
+    expect(unwind(root, ["changes", "--session", A, "--since", "2x"]).code).toBe(2);
+    // Negative control: a time after the call selects nothing.
+    expect(unwind(root, ["changes", "--session", A, "--since", "2100-01-01T00:00:00Z", "--json"]).json.entries).toEqual([]);
+  });
+  it("an Edit through a symlinked directory inside the root is captured at the real path", () => {
+    const root = makeRepo({ "realdir/f.txt": "v1\n" });
+    symlinkSync("realdir", join(root, "link"));
+    claudeCall(root, A, "Edit", { file_path: join(root, "link/f.txt") }, () => writeFileSync(join(root, "link/f.txt"), "v2\n"));
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => e.path)).toEqual(["realdir/f.txt"]);
+    expect(unwind(root, ["undo", "--session", A]).code).toBe(0);
+    expect(read(root, "realdir/f.txt")).toBe("v1\n");
+  });
+  it("a damaged open-calls file does not fail the session's later captures", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    ev(root, A, "PreToolUse", "Write", { file_path: "n.txt" }, "toolu_o1");
+    const dir = join(root, ".git", "unwind", "journal");
+    const open = readdirSync(dir).find((f) => f.endsWith(".open"))!;
+    writeFileSync(join(dir, open), JSON.stringify([{ call: "x", tool: "Edit", kind: "files", paths: 7 }]));
+    write(root, "n.txt", "n\n");
+    ev(root, A, "PostToolUse", "Write", { file_path: "n.txt" }, "toolu_o1");
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => e.path)).toEqual(["n.txt"]);
+    expect(existsSync(join(root, ".git", "unwind", "errors.jsonl"))).toBe(false);
+  });
+});

@@ -804,3 +804,19 @@ describe("the task's own commits, and only those (issue 9, case 11)", () => {
     expect(read(root, "a.txt")).toBe("a1 by the task\nplus main's line\n");
   });
 });
+
+describe("a branch task's worktree file over the size cap (review finding 9)", () => {
+  it("is listed as toolarge, and undo refuses it (never a delete); a small file beside it is taken back", () => {
+    const root = repo();
+    const wt = join(tempDir(), "t-big");
+    start(root, "T-big", "task/big", wt);
+    write(wt, "big.bin", "x".repeat(2000));
+    write(wt, "small.txt", "s\n");
+    const env = { UNWIND_SIZE_CAP: "1000" };
+    const cs = unwind(root, ["changes", "--task", "T-big", "--json"], { env });
+    expect(cs.json.entries.map((e: any) => [e.path, e.post?.kind])).toEqual([["big.bin", "toolarge"], ["small.txt", "file"]]);
+    const r = unwind(wt, ["undo", "--task", "T-big", "--json"], { env });
+    expect(items(r)).toEqual([["big.bin", "conflict", "toolarge"], ["small.txt", "delete", null]]);
+    expect(read(wt, "big.bin")).toHaveLength(2000);
+  });
+});

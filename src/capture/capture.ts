@@ -20,7 +20,16 @@ export interface CaptureLabels {
 }
 
 /** Repo-relative path of a payload path, or why it is not ours to capture. */
-export function payloadPath(root: string, store: string, cwd: string, p: string): { rel: RepoPath } | { skip: string } {
+/** The path with its parent directory's symlinks resolved; null when the parent does not exist. */
+function realParent(abs: string): string | null {
+  try {
+    return join(realpathSync(dirname(abs)), basename(abs));
+  } catch {
+    return null;
+  }
+}
+
+export function payloadPath(root: string, store: string, cwd: string, p: string): { rel: RepoPath } | { skip: string; beyondLink?: true; lexical?: RepoPath } {
   const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
   let rel = insideRoot(root, abs);
   if (rel === null) {
@@ -40,7 +49,7 @@ export function payloadPath(root: string, store: string, cwd: string, p: string)
   const parts = repoRel.split("/");
   for (let i = 1; i < parts.length; i++) {
     try {
-      if (lstatSync(join(root, ...parts.slice(0, i))).isSymbolicLink()) return { skip: `${p} lies beyond a symlink` };
+      if (lstatSync(join(root, ...parts.slice(0, i))).isSymbolicLink()) return { skip: `${p} lies beyond a symlink`, beyondLink: true, lexical: repoRel as RepoPath };
     } catch {
       break;
     }
@@ -106,7 +115,16 @@ export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly str
     records.push({ ...base(ev, at, labels, as, loc.root), kind: "file", path: rel, state, ...(via ? { via } : {}) });
   };
   for (const p of paths) {
-    const where = payloadPath(loc.root, loc.store, ev.cwd, p);
+    let where = payloadPath(loc.root, loc.store, ev.cwd, p);
+    if ("skip" in where && where.beyondLink) {
+      // Through a symlinked directory: the tool writes where it leads, which may be ours to capture.
+      const real = realParent(isAbsolute(p) ? p : resolve(ev.cwd, p));
+      const there = real ? payloadPath(loc.root, loc.store, ev.cwd, real) : null;
+      if (there && "rel" in there) {
+        capture(there.rel, where.lexical);
+        continue;
+      }
+    }
     if ("skip" in where) {
       skip(where.skip);
       continue;

@@ -47,7 +47,14 @@ function globalExcludesFile(ctx: Context): string | null {
     } catch {
       continue;
     }
-    for (const m of text.matchAll(/^\s*excludesfile\s*=\s*("?)(.*?)\1\s*$/gim)) named = m[2]!;
+    // Only in [core]: a section header on a line of its own sets where the lines below belong.
+    let core = false;
+    for (const line of text.split(/\r?\n/)) {
+      const header = /^\s*\[\s*([A-Za-z0-9.-]+)/.exec(line);
+      if (header) core = header[1]!.toLowerCase() === "core";
+      const m = core ? /^\s*excludesfile\s*=\s*("?)(.*?)\1\s*$/i.exec(line) : null;
+      if (m) named = m[2]!;
+    }
   }
   if (named) return named.startsWith("~/") ? join(homedir(), named.slice(2)) : resolve(ctx.root, named);
   const xdg = process.env.XDG_CONFIG_HOME || (process.env.HOME ? join(process.env.HOME, ".config") : null);

@@ -93,7 +93,8 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void): Comma
       .option("--dry-run", "compute the plan, change nothing")
       .option("--force", "restore regardless of later changes (the receipt keeps them)")
       .option("--merge", "three-way merge text files changed since, taking back only this scope's hunks")
-      .option("--since <iso>", "only changes at or after this time")
+      .option("--any-worktree", "with --snapshot: allow a snapshot taken in another worktree")
+      .option("--since <when>", "only calls that started at or after this ISO time, or this long ago (2h, 3d)")
       .option("--path <glob>", "only paths matching (repeatable)", collect),
   ).action(function (opts) {
     run(g(this), async () => (await import("./commands/undo.js")).undo(g(this), opts));
@@ -103,7 +104,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void): Comma
     program
       .command("changes")
       .description("the change set of a scope")
-      .option("--since <iso>", "only changes at or after this time")
+      .option("--since <when>", "only calls that started at or after this ISO time, or this long ago (2h, 3d)")
       .option("--path <glob>", "only paths matching (repeatable)", collect),
   ).action(function (opts) {
     run(g(this), async () => (await import("./commands/undo.js")).changes(g(this), opts));

@@ -26,7 +26,8 @@ const openFile = (store: string, session: string) => sessionFile(store, session)
 export function readOpenCalls(store: string, session: string): OpenCall[] {
   try {
     const parsed = JSON.parse(readFileSync(openFile(store, session), "utf8")) as unknown;
-    return Array.isArray(parsed) ? (parsed as OpenCall[]) : [];
+    // Damaged entries are dropped, not trusted: one must not fail every later capture of the session.
+    return Array.isArray(parsed) ? parsed.filter(wellFormed) : [];
   } catch {
     return [];
   }
@@ -39,4 +40,12 @@ export function writeOpenCalls(store: string, session: string, calls: readonly O
     mkdirSync(dirname(f), { recursive: true });
     writeFileAtomic(f, JSON.stringify(calls), { sync: false });
   }
+}
+
+function wellFormed(o: unknown): o is OpenCall {
+  if (typeof o !== "object" || o === null) return false;
+  const c = o as Record<string, unknown>;
+  if (typeof c.call !== "string" || typeof c.tool !== "string") return false;
+  if (c.kind === "tree") return true;
+  return c.kind === "files" && Array.isArray(c.paths) && c.paths.every((p) => typeof p === "string");
 }

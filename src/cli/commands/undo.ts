@@ -7,6 +7,8 @@ import { journalChangeSet } from "../../core/scope/sessions.js";
 import { branchChangeSet, taskEvidence } from "../../core/scope/task.js";
 import { pathMatcher } from "../../core/glob.js";
 import { Exit, UnwindError, usage } from "../../errors.js";
+import { parseDuration } from "../../store/config.js";
+import { now } from "../../clock.js";
 import type { Context } from "../../store/context.js";
 import { withLock } from "../../store/lock.js";
 import { recoverPending } from "../../core/apply/recover.js";
@@ -22,6 +24,7 @@ import { Cas } from "../../store/cas.js";
 import { join } from "node:path";
 
 interface ScopeOpts {
+  anyWorktree?: boolean;
   session?: string;
   call?: string;
   task?: string;
@@ -71,6 +74,13 @@ export async function restore(globals: Globals, id: string, rawPaths: string[], 
 
 type ScopeKind = "session" | "call" | "task" | "run" | "snapshot";
 
+/** `--since`: an ISO time, or a duration back from now (`2h`, `3d`: SPEC section 4). */
+function sinceTime(text: string): string {
+  if (/^\d+[smhdw]$/.test(text)) return new Date(now().getTime() - parseDuration(text)).toISOString();
+  if (Number.isNaN(Date.parse(text))) throw usage(`--since ${text}: not an ISO time or a duration`, "e.g. 2026-11-30T10:00:00Z, or 2h, 3d");
+  return new Date(text).toISOString();
+}
+
 /** Exactly one scope, validated before anything is read. */
 function pickScope(opts: ScopeOpts): ScopeKind {
   // --session beside --call narrows the call (SPEC section 4), it is not a second scope.
@@ -82,7 +92,7 @@ function pickScope(opts: ScopeOpts): ScopeKind {
   if (kind === "run") throw new UnwindError("E_NOT_BUILT", "--run scopes are not built yet", { hint: "run capsules are planned (SPEC section 9)" });
   if (opts.since !== undefined) {
     if (kind === "snapshot") throw usage("--since needs a journal scope (--session, --call, --task)");
-    if (Number.isNaN(Date.parse(opts.since))) throw usage(`--since ${opts.since}: not an ISO time`, "e.g. 2026-11-30T10:00:00Z");
+    sinceTime(opts.since); // checked before anything is read
   }
   return kind;
 }
@@ -132,7 +142,7 @@ async function withScope(ctx: Context, kind: ScopeKind, opts: ScopeOpts, reading
     }
   }
   if (kind !== "snapshot") {
-    const since = opts.since ? new Date(opts.since).toISOString() : undefined;
+    const since = opts.since !== undefined ? sinceTime(opts.since) : undefined;
     const narrow = kind === "call" && opts.session !== undefined ? { session: opts.session } : {};
     // A dry run writes nothing; a real undo holds the lock already; `changes` takes it to close open calls.
     const close = reading === "apply" ? "locked" : reading === "read" ? "lock" : undefined;
@@ -142,6 +152,13 @@ async function withScope(ctx: Context, kind: ScopeKind, opts: ScopeOpts, reading
   }
   const from = await resolveSnapshot(ctx, opts.snapshot!);
   const to = opts.to ? await resolveSnapshot(ctx, opts.to) : null;
+  // Taking back another worktree's snapshot would write its files here (SPEC 4, as for restore); reading it is harmless.
+  const foreign = [from, to].find((x) => x && x.root !== ctx.root);
+  if (foreign && reading !== "read" && !opts.anyWorktree) {
+    throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `snapshot ${foreign.id} was taken in another work tree (${foreign.root}), not in ${ctx.root}`, {
+      hint: "undo it from that work tree, or pass --any-worktree to write it here",
+    });
+  }
   const now = to ? null : await writeWorkTree(ctx, { scratch });
   try {
     const cas = new Cas(join(ctx.store, "cas"));

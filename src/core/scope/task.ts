@@ -9,6 +9,7 @@ import { resolveContext, type Context } from "../../store/context.js";
 import type { ChangeSet, RepoPath } from "../types.js";
 import { diffPairs, treeChangeSet } from "./tree.js";
 import { branchEntries, type BranchStep } from "./branch.js";
+import { withTooLarge } from "./diff.js";
 import { checkName } from "../paths.js";
 import { mkdirSync } from "node:fs";
 
@@ -319,7 +320,8 @@ export async function branchChangeSet(ctx: Context, b: TaskBinding): Promise<{ c
       const now = await writeWorkTree(wctx, { scratch: true });
       try {
         const cs = await treeChangeSet(ctx, scope, tip, now.tree, [], by, now.env);
-        steps.push({ id: "worktree", own: true, entries: cs.entries });
+        // Files over the cap are absent from the scratch tree, not from the worktree (SPEC 2).
+        steps.push({ id: "worktree", own: true, entries: withTooLarge(cs.entries, undefined, now.toolargeFiles) });
       } finally {
         now.dispose();
       }
