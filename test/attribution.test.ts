@@ -731,3 +731,30 @@ describe("more from review: guards and gaps", () => {
     expect(existsSync(join(root, ".git", "unwind", "errors.jsonl"))).toBe(false);
   });
 });
+
+describe("where git converts bytes (autocrlf), snapshot and capture states are compared coarsely", () => {
+  function crlfRepo() {
+    const root = makeRepo({});
+    git(root, "config", "core.autocrlf", "true");
+    writeFileSync(join(root, "f.txt"), "one\r\ntwo\r\n");
+    git(root, "add", "-A");
+    git(root, "commit", "-q", "-m", "crlf");
+    return root;
+  }
+  it("an Edit followed by another session's shell call is no later write: undo restores", () => {
+    const root = crlfRepo();
+    claudeCall(root, A, "Edit", { file_path: join(root, "f.txt") }, () => writeFileSync(join(root, "f.txt"), "one\r\nTWO\r\n"));
+    claudeCall(root, B, "Bash", { command: "ls" }, () => undefined);
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.json.items).toEqual([{ path: "f.txt", action: "restore", reason: null }]);
+    expect(readFileSync(join(root, "f.txt"), "utf8")).toBe("one\r\ntwo\r\n");
+  });
+  it("negative control: a person's edit after the Edit is still a conflict", () => {
+    const root = crlfRepo();
+    claudeCall(root, A, "Edit", { file_path: join(root, "f.txt") }, () => writeFileSync(join(root, "f.txt"), "one\r\nTWO\r\n"));
+    writeFileSync(join(root, "f.txt"), "one\r\nTWO\r\nperson\r\n");
+    claudeCall(root, B, "Bash", { command: "ls" }, () => undefined);
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.json.items).toMatchObject([{ path: "f.txt", action: "conflict" }]);
+  });
+});

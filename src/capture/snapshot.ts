@@ -281,7 +281,15 @@ async function editedTree(
  * unreadable takes the index path, which is always right.
  */
 function canEditTree(ctx: Context, add: readonly string[], remove: readonly string[]): boolean {
-  if (![...add, ...remove].every(lineSafe)) return false;
+  return [...add, ...remove].every(lineSafe) && keepsExecBits(ctx);
+}
+
+/**
+ * Whether the repository keeps exec bits as the file system has them (`git
+ * init` writes core.fileMode into the repository's config; a worktree's own
+ * config may override it). Anything unreadable counts as no.
+ */
+export function keepsExecBits(ctx: Context): boolean {
   const off = /^\s*filemode\s*=\s*(false|no|off|0)\s*$/im;
   try {
     if (off.test(readFileSync(join(ctx.commonDir, "config"), "utf8"))) return false;

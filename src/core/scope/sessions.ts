@@ -3,7 +3,8 @@ import { basename } from "node:path";
 import { UnwindError } from "../../errors.js";
 import type { Context } from "../../store/context.js";
 import { readJournal, sessionFile, type JournalRecord } from "../../store/journal.js";
-import { listSnapshots, writeWorkTree } from "../../capture/snapshot.js";
+import { keepsExecBits, listSnapshots, writeWorkTree } from "../../capture/snapshot.js";
+import { storedAsIs } from "../../capture/conversion.js";
 import { pathMatcher } from "../glob.js";
 import { stateNow } from "../observe.js";
 import type { ChangeSet, LaterWrite, RepoPath, Scope, State } from "../types.js";
@@ -113,7 +114,9 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
     for (const pt of filePts) captured.set(pt.path, [...(captured.get(pt.path) ?? []), pt.at]);
     const constant = await unchangedStates(ctx, seq[0], diffs, [...captured.keys()]);
     const points: Point[] = [...snapshotPoints(seq.map((s) => s.at), diffs, captured, constant), ...filePts];
-    return { calls, events: changeEvents(points, calls) };
+    // Where git converts bytes or ignores exec bits, snapshot and capture states compare only coarsely.
+    const coarse = !keepsExecBits(ctx) || !storedAsIs(ctx, [...captured.keys()]);
+    return { calls, events: changeEvents(points, calls, coarse) };
   } finally {
     scratch?.dispose();
   }

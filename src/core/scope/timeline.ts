@@ -76,6 +76,22 @@ function differ(a: State | null, b: State | null): boolean {
   return sameState(a, b) !== true;
 }
 
+/**
+ * Whether two known points of a path differ. A snapshot's state is git's
+ * (its blob id after clean filters, its recorded mode); a file capture's is
+ * the file's own bytes and mode. Where git converts files (attributes,
+ * autocrlf) or ignores exec bits, the two cannot be compared beyond
+ * existence and kind (`coarse`): such a pair differs only there. The
+ * planner still compares what is on disk with the record exactly.
+ */
+function pointsDiffer(from: Point, to: Point, coarse: boolean): boolean {
+  if (coarse && Boolean(from.call) !== Boolean(to.call)) {
+    if (from.state === null || to.state === null) return from.state !== to.state;
+    return from.state.kind !== to.state.kind;
+  }
+  return differ(from.state, to.state);
+}
+
 const key = (c: { session: string; call: string }) => `${c.session}\0${c.call}`;
 
 /**
@@ -135,7 +151,7 @@ export function snapshotPoints(
 }
 
 /** Every change of every path between its consecutive known points, with the calls that may have made it. */
-export function changeEvents(points: readonly Point[], calls: readonly CallWindow[]): Map<RepoPath, ChangeEvent[]> {
+export function changeEvents(points: readonly Point[], calls: readonly CallWindow[], coarse = false): Map<RepoPath, ChangeEvent[]> {
   const byPath = new Map<RepoPath, Point[]>();
   for (const p of points) {
     let list = byPath.get(p.path);
@@ -150,7 +166,7 @@ export function changeEvents(points: readonly Point[], calls: readonly CallWindo
     for (let i = 1; i < list.length; i++) {
       const from = list[i - 1]!;
       const to = list[i]!;
-      if (!differ(from.state, to.state)) continue;
+      if (!pointsDiffer(from, to, coarse)) continue;
       let candidates = calls.filter((c) => (c.kind === "tree" || c.paths?.has(path)) && c.start < to.at && c.end > from.at);
       // A file tool's own captures (or an applied receipt's) pin the path: the change is exactly the one it recorded, inside its window.
       const pins = calls.filter((c) => {
