@@ -27,7 +27,8 @@ export async function bench() {
     return readdirSync(dir)
       .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean))
       .map((l) => JSON.parse(l))
-      .filter((x) => x.kind === "tree" && x.session === `claude:${session}`);
+      // Each pre also closes the previous call (no post is sent here): with the same snapshot, so only the pres count.
+      .filter((x) => x.kind === "tree" && x.session === `claude:${session}` && x.phase === "pre");
   };
   const errorsBefore = existsSync(join(store, "errors.jsonl")) ? readFileSync(join(store, "errors.jsonl"), "utf8") : "";
   const recordsBefore = treeRecords().length;

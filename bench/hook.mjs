@@ -77,6 +77,9 @@ export async function bench() {
     edit: {
       label: "unwind hook claude, Edit PreToolUse",
       prepare() {
+        // The previous call's post, unmeasured, as the harness sends it: it closes that call, so
+        // each measured pre is a call's first event, as in a real session.
+        if (editInput) run("node", [UNWIND, "hook", "claude"], { cwd: repo, input: editInput.replace('"PreToolUse"', '"PostToolUse"') });
         // New content every run: the capture always stores a blob it has not seen.
         lastContent = `${original}// rev ${String(++rev).padStart(6, "0")}\n`;
         writeFileSync(target, lastContent);
@@ -105,8 +108,9 @@ export async function bench() {
   if (existsSync(errors)) throw new Error(`the hook logged capture errors:\n${readFileSync(errors, "utf8")}`);
   const journal = readdirSync(join(store, "journal")).map((f) => readFileSync(join(store, "journal", f), "utf8")).join("");
   const records = journal.split("\n").filter(Boolean).map((l) => JSON.parse(l));
-  const edits = records.filter((x) => x.tool === "Edit" && x.kind === "file");
-  if (edits.length !== HOOK_REPS + 1) throw new Error(`expected ${HOOK_REPS + 1} Edit captures in the journal, found ${edits.length}`);
+  const edits = records.filter((x) => x.tool === "Edit" && x.kind === "file" && x.phase === "pre");
+  if (edits.length !== HOOK_REPS + 1) throw new Error(`expected ${HOOK_REPS + 1} Edit pre captures in the journal, found ${edits.length}`);
+  if (records.some((x) => x.closedBy)) throw new Error("a call was closed by another event: a post went missing");
   if (records.some((x) => x.tool === "Read")) throw new Error("a Read call was captured; it should be ignored");
   const sha = createHash("sha256").update(lastContent).digest("hex");
   if (edits.at(-1).state.sha256 !== sha || !existsSync(join(store, "cas", "sha256", sha.slice(0, 2), sha.slice(2)))) {

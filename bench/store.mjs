@@ -86,10 +86,10 @@ export async function bench() {
   const fixture = JSON.parse(readFileSync(join(ROOT, "test", "fixtures", "hooks", "claude", "write.pre.json"), "utf8"));
   const session = "bench-store-0000-0000-000000000000";
   const transcript = join(tempDir("store-home"), `${session}.jsonl`);
-  const payload = (rel, k) =>
+  const payload = (rel, k, worker) =>
     JSON.stringify({
       ...fixture,
-      session_id: session,
+      session_id: `${session}-${worker}`,
       transcript_path: transcript,
       cwd: repo,
       tool_input: { file_path: join(repo, rel), content: `${readFileSync(join(repo, rel), "utf8")}// edited\n` },
@@ -100,16 +100,20 @@ export async function bench() {
   const parallel = Math.max(1, os.cpus().length);
   const t0 = performance.now();
   let next = 0;
+  // Each call's pre, then its post, as the harness sends them (the file is left as it was, so the
+  // post stores no new blob); one session per worker, so no call is left open for another to close.
   await Promise.all(
-    Array.from({ length: parallel }, async () => {
+    Array.from({ length: parallel }, async (_, worker) => {
       while (next < files.length) {
         const k = next++;
-        await hook(repo, payload(files[k], k));
+        const pre = payload(files[k], k, worker);
+        await hook(repo, pre);
+        await hook(repo, pre.replace('"PreToolUse"', '"PostToolUse"'));
       }
     }),
   );
   const secs = (performance.now() - t0) / 1000;
-  console.log(`  captured  ${COUNT} hook runs (Write PreToolUse), ${parallel} at a time, in ${secs.toFixed(1)} s\n`);
+  console.log(`  captured  ${COUNT} calls (Write PreToolUse and PostToolUse), ${parallel} at a time, in ${secs.toFixed(1)} s\n`);
 
   const store = join(repo, ".git", "unwind");
   if (existsSync(join(store, "errors.jsonl"))) throw new Error(`the hook logged capture errors:\n${readFileSync(join(store, "errors.jsonl"), "utf8")}`);
@@ -117,14 +121,14 @@ export async function bench() {
   const journal = dirBytes(join(store, "journal"));
   const all = dirBytes(store);
   const lines = readdirSync(join(store, "journal")).flatMap((f) => readFileSync(join(store, "journal", f), "utf8").split("\n").filter(Boolean));
-  if (lines.length !== COUNT) throw new Error(`expected ${COUNT} journal records, found ${lines.length}`);
+  if (lines.length !== 2 * COUNT) throw new Error(`expected ${2 * COUNT} journal records (a pre and a post a call), found ${lines.length}`);
   if (cas.files !== COUNT) throw new Error(`expected ${COUNT} blobs in the CAS, found ${cas.files}`);
 
   const row = (label, b, extra = "") => console.log(`  ${label.padEnd(34)} ${fmtBytes(b.bytes).padStart(11)}  ${(b.bytes / raw).toFixed(3)}x raw   (on disk ${fmtBytes(b.allocated)}, ${b.files} files)${extra}`);
   console.log(`  ${"".padEnd(34)} ${"bytes".padStart(11)}`);
   console.log(`  ${`raw source (the ${COUNT} files)`.padEnd(34)} ${fmtBytes(raw).padStart(11)}`);
   row("store cas/", cas);
-  row("store journal/", journal, `, ${Math.round(journal.bytes / COUNT)} B a record`);
+  row("store journal/", journal, `, ${Math.round(journal.bytes / lines.length)} B a record`);
   row("whole store (.git/unwind)", all);
   const ratio = (cas.bytes + journal.bytes) / raw;
   console.log("\n  target");
