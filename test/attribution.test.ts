@@ -758,3 +758,20 @@ describe("where git converts bytes (autocrlf), snapshot and capture states are c
     expect(r.json.items).toMatchObject([{ path: "f.txt", action: "conflict" }]);
   });
 });
+
+import { chmodSync, statSync } from "node:fs";
+
+describe("--merge takes back the scope's mode change too (issue 9, case 12)", () => {
+  it("a shell call that edited a line and set the exec bit; a person edited another line: --merge keeps the person's line and clears the bit", () => {
+    const root = makeRepo({ "run.sh": "line1\nline2\nline3\nline4\nline5\n" });
+    claudeCall(root, A, "Bash", { command: "sed -i s/line1/LINE1/ run.sh && chmod +x run.sh" }, () => {
+      write(root, "run.sh", "LINE1\nline2\nline3\nline4\nline5\n");
+      chmodSync(join(root, "run.sh"), 0o755);
+    });
+    write(root, "run.sh", "LINE1\nline2\nline3\nline4\nline5 by a person\n");
+    const r = unwind(root, ["undo", "--session", A, "--merge", "--json"]);
+    expect(r.json.items).toEqual([{ path: "run.sh", action: "merge", reason: null }]);
+    expect(read(root, "run.sh")).toBe("line1\nline2\nline3\nline4\nline5 by a person\n");
+    expect(statSync(join(root, "run.sh")).mode & 0o111).toBe(0);
+  });
+});

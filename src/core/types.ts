@@ -141,6 +141,8 @@ export interface PlanItem {
   /** The state the applier must still find right before it writes. */
   expect: Observed;
   merged?: Sha256;
+  /** The mode a merge writes: the scope's earlier one where the mode is still the one it left. */
+  mergedMode?: string;
 }
 
 export interface Plan {

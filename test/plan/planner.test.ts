@@ -390,6 +390,19 @@ describe("refusal: toolarge", () => {
   });
 });
 
+describe("--merge and the scope's mode change (issue 9, case 12)", () => {
+  const clean = { clean: true, sha256: sha("merged") };
+  it("a merge writes the scope's earlier mode where the mode is still the one it left", () => {
+    const e = entry("run.sh", file("A", "100644"), file("B", "100755"));
+    const item = planFor({ ...input(e, obs.file("C", { mode: "100755" })), merge: clean }, { merge: true });
+    expect([item.action, item.mergedMode]).toEqual(["merge", "100644"]);
+  });
+  it("negative control: where the scope changed no mode, the mode on disk is kept", () => {
+    const kept = planFor({ ...input(entry("x.sh", file("A", "100755"), file("B", "100755")), obs.file("C", { mode: "100644" })), merge: clean }, { merge: true });
+    expect(kept.mergedMode).toBe("100644");
+  });
+});
+
 describe("concurrent-call and not-captured (SPEC 2, attribution)", () => {
   const shared: ChangeEntry = { ...modified(), shared: [{ session: "claude:other", call: "toolu_9" }] };
   it("a path another call may have changed is a conflict naming it", () => {

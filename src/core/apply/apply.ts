@@ -117,7 +117,7 @@ export async function applyPlan(ctx: Context, reader: ContentReader, plan: Plan,
         payload.set(it.path, data);
       } else if (it.action === "merge") {
         const data = merged.get(it.merged!)!;
-        item.after = withHashes(reader, { kind: "file", mode: it.expect.kind === "file" ? it.expect.mode : "100644" }, data, true);
+        item.after = withHashes(reader, { kind: "file", mode: it.mergedMode ?? (it.expect.kind === "file" ? it.expect.mode : "100644") }, data, true);
         payload.set(it.path, data);
       }
     } catch (e) {

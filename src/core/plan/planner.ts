@@ -67,7 +67,9 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   }
 
   if (opts.merge && current.kind === "file" && current.text && input.merge?.clean && input.merge.sha256 !== undefined) {
-    return { ...base, action: "merge", reason: null, merged: input.merge.sha256 };
+    // The scope's mode change goes back too, where the mode is still the one it left (SPEC 3).
+    const modeBack = entry.pre?.mode !== undefined && entry.post?.mode !== undefined && current.mode === entry.post.mode ? entry.pre.mode : current.mode;
+    return { ...base, action: "merge", reason: null, merged: input.merge.sha256, mergedMode: modeBack };
   }
   if (input.laterWrite) return laterRefusal(input.laterWrite);
   if (opts.merge && input.merge && !input.merge.clean) return refuse("changed-since", "the three-way merge conflicts");
