@@ -775,3 +775,21 @@ describe("--merge takes back the scope's mode change too (issue 9, case 12)", ()
     expect(statSync(join(root, "run.sh")).mode & 0o111).toBe(0);
   });
 });
+
+describe("a reading command closes only its own work tree's open calls", () => {
+  it("reading from the main worktree leaves a linked worktree's open call open; reading there closes it", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const wt = join(tempDir(), "wt3");
+    git(root, "worktree", "add", "-q", "-b", "wt3", wt);
+    ev(wt, B, "PreToolUse", "Bash", { command: "make" }, "toolu_w1");
+    const closings = () =>
+      readdirSync(join(root, ".git", "unwind", "journal"))
+        .filter((f) => f.endsWith(".jsonl"))
+        .flatMap((f) => readFileSync(join(root, ".git", "unwind", "journal", f), "utf8").split("\n"))
+        .filter((l) => l.includes('"closedBy"')).length;
+    expect(unwind(root, ["log"]).code).toBe(0);
+    expect(closings()).toBe(0);
+    expect(unwind(wt, ["log"]).code).toBe(0);
+    expect(closings()).toBe(1);
+  });
+});

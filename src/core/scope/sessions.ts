@@ -202,6 +202,11 @@ async function consecutiveDiffs(ctx: Context, seq: readonly Step[]): Promise<Dif
   return out;
 }
 
+/** The open calls of this work tree: another's can only be closed by a capture of that one. */
+function openHere(ctx: Context, records: readonly JournalRecord[]) {
+  return openCalls(records.filter((r) => r.root === ctx.root));
+}
+
 export interface JournalChangeSet {
   cs: ChangeSet;
   laterWrites: Map<RepoPath, LaterWrite>;
@@ -223,7 +228,7 @@ export async function journalChangeSet(
   const read = readJournal(ctx.store);
   const damaged = read.damaged;
   // Calls still open are closed now, for good (a dry run closes them in memory only: it writes nothing).
-  const records = opts.close ? [...read.records, ...(await closeStaleCalls(ctx, openCalls(read.records), opts.close === "locked"))] : read.records;
+  const records = opts.close ? [...read.records, ...(await closeStaleCalls(ctx, openHere(ctx, read.records), opts.close === "locked"))] : read.records;
   let keep: (r: { session: string; call: string }) => boolean;
   let sessions: string[];
   let id = scope.id;
@@ -271,7 +276,7 @@ export async function journalChangeSet(
 
 /** The paths each tree-captured call may have changed (shared ones included), for `unwind log`. */
 export async function treeCallPaths(ctx: Context, read: readonly JournalRecord[], wanted: ReadonlySet<string>): Promise<Map<string, string[]>> {
-  const records = [...read, ...(await closeStaleCalls(ctx, openCalls(read), false))];
+  const records = [...read, ...(await closeStaleCalls(ctx, openHere(ctx, read), false))];
   const out = new Map<string, string[]>();
   if (wanted.size === 0) return out;
   const { events } = await journalTimeline(ctx, records, (c) => wanted.has(`${c.session}\0${c.call}`));
