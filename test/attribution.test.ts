@@ -793,3 +793,72 @@ describe("a reading command closes only its own work tree's open calls", () => {
     expect(closings()).toBe(1);
   });
 });
+
+import { spawn } from "node:child_process";
+import { hostname } from "node:os";
+
+describe("from the second review", () => {
+  it("a failed Edit whose window holds another session's shell call does not take over its change: shared", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    ev(root, B, "PreToolUse", "Edit", { file_path: join(root, "a.txt") }, "toolu_b1");
+    claudeCall(root, A, "Bash", { command: "sed" }, () => write(root, "a.txt", "AGENT_A\n"));
+    const fail = JSON.parse(claudePayload(root, B, "PreToolUse", "Edit", { file_path: join(root, "a.txt") }, "toolu_b1"));
+    expect(hook(root, "claude", JSON.stringify({ ...fail, hook_event_name: "PostToolUseFailure", error: "old_string not found", is_interrupt: false })).code).toBe(0);
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => e.path)).toEqual(["a.txt"]);
+    const r = unwind(root, ["undo", "--session", B, "--json"]);
+    expect(r.json.items).toMatchObject([{ path: "a.txt", action: "conflict", reason: "concurrent-call" }]);
+    expect(read(root, "a.txt")).toBe("AGENT_A\n");
+  });
+  it("undo in reverse order: a later write already taken back by undo no longer blocks", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "A\n"));
+    claudeCall(root, B, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "B\n"));
+    // Negative control first: with B's write in place, undo of A is a later-write conflict.
+    expect(unwind(root, ["undo", "--session", A, "--dry-run", "--json"]).json.items).toMatchObject([{ reason: "later-write" }]);
+    expect(unwind(root, ["undo", "--session", B]).code).toBe(0);
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.json.items).toEqual([{ path: "a.txt", action: "restore", reason: null }]);
+    expect(read(root, "a.txt")).toBe("a\n");
+  });
+  it("undo of the session after undo of its last call restores the rest", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "a1\n"));
+    const c2 = claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "a2\n"));
+    expect(unwind(root, ["undo", "--call", c2]).code).toBe(0);
+    expect(read(root, "a.txt")).toBe("a1\n");
+    expect(unwind(root, ["undo", "--session", A, "--json"]).json.items).toEqual([{ path: "a.txt", action: "restore", reason: null }]);
+    expect(read(root, "a.txt")).toBe("a\n");
+  });
+  it("with a .gitattributes, a person's edit between a shell call and an Edit is still seen (no lost line)", () => {
+    const root = makeRepo({ ".gitattributes": "*.png binary\n", "x.txt": "l1\nl2\nl3\nl4\nl5\n" });
+    claudeCall(root, A, "Bash", { command: "sed l2" }, () => write(root, "x.txt", "l1\nL2\nl3\nl4\nl5\n"));
+    write(root, "x.txt", "l1\nL2\nl3\nl4\nL5 person\n");
+    claudeCall(root, A, "Edit", { file_path: join(root, "x.txt") }, () => write(root, "x.txt", "L1\nL2\nl3\nl4\nL5 person\n"));
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.json.items).toMatchObject([{ path: "x.txt", action: "conflict", reason: "changed-since" }]);
+    expect(read(root, "x.txt")).toContain("L5 person");
+  });
+  it("with a .gitattributes, an Edit spanning another session's shell call is still listed", () => {
+    const root = makeRepo({ ".gitattributes": "*.png binary\n", "a.txt": "a\n" });
+    ev(root, A, "PreToolUse", "Edit", { file_path: join(root, "a.txt") }, "toolu_e1");
+    claudeCall(root, B, "Bash", { command: "ls" }, () => undefined);
+    write(root, "a.txt", "AGENT\n");
+    ev(root, A, "PostToolUse", "Edit", { file_path: join(root, "a.txt") }, "toolu_e1");
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => e.path)).toEqual(["a.txt"]);
+  });
+  it("a reading command does not wait on a busy store to close open calls: it answers at once", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    ev(root, A, "PreToolUse", "Bash", { command: "running" }, "toolu_busy");
+    const holder = spawn("sleep", ["30"]);
+    try {
+      writeFileSync(join(root, ".git", "unwind", "lock"), JSON.stringify({ pid: holder.pid, host: hostname(), at: new Date().toISOString(), what: "test" }));
+      const t0 = Date.now();
+      const r = unwind(root, ["log"]);
+      expect(r.code).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(15_000);
+    } finally {
+      holder.kill();
+      unlinkSync(join(root, ".git", "unwind", "lock"));
+    }
+  });
+});

@@ -6,6 +6,7 @@ import { checkRepoPath, insideRoot, inStore } from "../core/paths.js";
 import { blobOid, modeOf } from "../core/observe.js";
 import type { RepoPath, Sha256, State } from "../core/types.js";
 import { Cas } from "../store/cas.js";
+import { UnwindError } from "../errors.js";
 import { loadConfig } from "../store/config.js";
 import { logError } from "../store/error-log.js";
 import { append, type FileRecord, type JournalRecord } from "../store/journal.js";
@@ -263,10 +264,23 @@ export interface StaleCall {
  * real post that comes after still extends the window. Takes the store
  * lock unless `locked` says the caller holds it.
  */
-export async function closeStaleCalls(ctx: Context, stale: readonly StaleCall[], locked: boolean): Promise<JournalRecord[]> {
-  if (stale.length === 0) return [];
-  const release = locked ? () => undefined : await acquire(ctx.store, "close open calls", 30_000);
+export async function closeStaleCalls(ctx: Context, candidates: readonly StaleCall[], locked: boolean, stillOpen: () => readonly StaleCall[]): Promise<JournalRecord[]> {
+  if (candidates.length === 0) return [];
+  let release: () => void = () => undefined;
+  if (!locked) {
+    try {
+      // A reader must not wait on a busy store: the calls then stay open, closed in memory for this read only.
+      release = await acquire(ctx.store, "close open calls", 1000);
+    } catch (e) {
+      if (e instanceof UnwindError && e.code === "E_LOCKED") return [];
+      throw e;
+    }
+  }
   try {
+    // Asked again under the lock: a post may have come since the caller looked.
+    const now = new Set(stillOpen().map((c) => `${c.session}\0${c.call}`));
+    const stale = candidates.filter((c) => now.has(`${c.session}\0${c.call}`));
+    if (stale.length === 0) return [];
     const loc: Located = { mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx };
     const { takeSnapshot } = await import("./snapshot.js");
     const snap = stale.some((c) => c.kind === "tree") ? await takeSnapshot(ctx, { label: "closing open calls" }) : null;

@@ -177,10 +177,18 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
   const newest = new Map<string, string>();
   const sessionLast = new Map<string, { at: string; key: string }>();
   const closed = new Set<string>();
+  // A call taken in a work tree that is gone (or before records named theirs) can never close: it is not kept open.
+  const rootGone = new Map<string, boolean>();
+  const gone = (root: string | undefined) => {
+    if (root === undefined) return true;
+    if (!rootGone.has(root)) rootGone.set(root, !existsSync(root));
+    return rootGone.get(root)!;
+  };
   for (const { decoded } of files) {
     for (const r of decoded) {
       if (typeof r === "string") continue;
       const key = `${r.session}\0${r.call}`;
+      if (gone(r.root)) closed.add(key);
       if ((newest.get(key) ?? "") < r.at) newest.set(key, r.at);
       const w = windows.get(key);
       windows.set(key, { start: w && w.start < r.at ? w.start : r.at, end: w && w.end > r.at ? w.end : r.at });
@@ -192,7 +200,9 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
     if (closed.has(key)) continue;
     const last = sessionLast.get(key.slice(0, key.indexOf("\0")))!;
     newest.set(key, last.key === key ? "~" : last.at > at ? last.at : at);
-    windows.get(key)!.end = "~"; // still open
+    // Still open: its window reaches to now, and keeps what it meets, until a reading command
+    // closes it (docs/attribution.md); dropping what it meets could charge it with their work.
+    windows.get(key)!.end = "~";
   }
   const kept = new Set([...newest].filter(([, at]) => at >= cutoff).map(([k]) => k));
   // The union of the kept windows, as disjoint intervals in order.

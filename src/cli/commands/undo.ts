@@ -77,7 +77,7 @@ type ScopeKind = "session" | "call" | "task" | "run" | "snapshot";
 /** `--since`: an ISO time, or a duration back from now (`2h`, `3d`: SPEC section 4). */
 function sinceTime(text: string): string {
   if (/^\d+[smhdw]$/.test(text)) return new Date(now().getTime() - parseDuration(text)).toISOString();
-  if (Number.isNaN(Date.parse(text))) throw usage(`--since ${text}: not an ISO time or a duration`, "e.g. 2026-11-30T10:00:00Z, or 2h, 3d");
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(Date.parse(text))) throw usage(`--since ${text}: not an ISO time or a duration`, "e.g. 2026-11-30T10:00:00Z, or 2h, 3d");
   return new Date(text).toISOString();
 }
 

@@ -7,7 +7,7 @@ import { keepsExecBits, listSnapshots, writeWorkTree } from "../../capture/snaps
 import { storedAsIs } from "../../capture/conversion.js";
 import { pathMatcher } from "../glob.js";
 import { stateNow } from "../observe.js";
-import type { ChangeSet, LaterWrite, RepoPath, Scope, State } from "../types.js";
+import type { ChangeSet, GitOid, LaterWrite, RepoPath, Scope, State } from "../types.js";
 import { join } from "node:path";
 import { Cas } from "../../store/cas.js";
 import { excludeTexts, loadExcludes } from "../../capture/excludes.js";
@@ -16,7 +16,8 @@ import { correctDiff, type Side } from "./diff.js";
 import { callWindows, filePoints, openCalls } from "./journal.js";
 import { closeStaleCalls } from "../../capture/capture.js";
 import { attribute, changeEvents, OPEN, snapshotPoints, UNWIND_SESSION, type CallWindow, type ChangeEvent, type Point } from "./timeline.js";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { Receipts } from "../../store/receipts.js";
 import { acts } from "../apply/apply.js";
 import { tooLargeState } from "../../capture/toolarge.js";
@@ -114,11 +115,46 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
     for (const pt of filePts) captured.set(pt.path, [...(captured.get(pt.path) ?? []), pt.at]);
     const constant = await unchangedStates(ctx, seq[0], diffs, [...captured.keys()]);
     const points: Point[] = [...snapshotPoints(seq.map((s) => s.at), diffs, captured, constant), ...filePts];
-    // Where git converts bytes or ignores exec bits, snapshot and capture states compare only coarsely.
-    const coarse = !keepsExecBits(ctx) || !storedAsIs(ctx, [...captured.keys()]);
-    return { calls, events: changeEvents(points, calls, coarse) };
+    // Where git converts bytes on the way in, a capture's raw-bytes id is not the id a snapshot holds.
+    if (!storedAsIs(ctx, [...captured.keys()])) await cleanOids(ctx, filePts);
+    return { calls, events: changeEvents(points, calls, !keepsExecBits(ctx)) };
   } finally {
     scratch?.dispose();
+  }
+}
+
+/**
+ * Gives each file capture's state the blob id git would store for its bytes
+ * at its path (clean filters applied), so it compares with snapshots
+ * exactly; its SHA-256 still compares captures with each other and with
+ * the disk. One `git hash-object --path` per distinct path and content.
+ */
+async function cleanOids(ctx: Context, points: Point[]): Promise<void> {
+  const cas = new Cas(join(ctx.store, "cas"));
+  const done = new Map<string, string>();
+  const dir = mkdtempSync(join(tmpdir(), "unwind-clean-"));
+  try {
+    for (const pt of points) {
+      const st = pt.state;
+      if (!st || st.kind !== "file" || !st.sha256) continue;
+      const k = `${pt.path}\0${st.sha256}`;
+      let oid = done.get(k);
+      if (oid === undefined) {
+        let data: Buffer;
+        try {
+          data = cas.get(st.sha256);
+        } catch {
+          continue; // bytes gone: the raw id stays, and a difference shows as a change (the safe side)
+        }
+        const tmp = join(dir, "blob");
+        writeFileSync(tmp, data);
+        oid = (await ctx.git(["hash-object", `--path=${pt.path}`, tmp])).stdout.toString("utf8").trim();
+        done.set(k, oid);
+      }
+      pt.state = { ...st, oid: oid as GitOid };
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -202,9 +238,17 @@ async function consecutiveDiffs(ctx: Context, seq: readonly Step[]): Promise<Dif
   return out;
 }
 
-/** The open calls of this work tree: another's can only be closed by a capture of that one. */
+/**
+ * The open calls of this work tree (another's can only be closed by a
+ * capture of that one; records from before roots were kept count as ours),
+ * closed for good (SPEC section 2).
+ */
 function openHere(ctx: Context, records: readonly JournalRecord[]) {
-  return openCalls(records.filter((r) => r.root === ctx.root));
+  return openCalls(records.filter((r) => r.root === undefined || r.root === ctx.root));
+}
+
+function closeStale(ctx: Context, records: readonly JournalRecord[], locked: boolean): Promise<JournalRecord[]> {
+  return closeStaleCalls(ctx, openHere(ctx, records), locked, () => openHere(ctx, readJournal(ctx.store).records));
 }
 
 export interface JournalChangeSet {
@@ -228,7 +272,7 @@ export async function journalChangeSet(
   const read = readJournal(ctx.store);
   const damaged = read.damaged;
   // Calls still open are closed now, for good (a dry run closes them in memory only: it writes nothing).
-  const records = opts.close ? [...read.records, ...(await closeStaleCalls(ctx, openHere(ctx, read.records), opts.close === "locked"))] : read.records;
+  const records = opts.close ? [...read.records, ...(await closeStale(ctx, read.records, opts.close === "locked"))] : read.records;
   let keep: (r: { session: string; call: string }) => boolean;
   let sessions: string[];
   let id = scope.id;
@@ -276,7 +320,7 @@ export async function journalChangeSet(
 
 /** The paths each tree-captured call may have changed (shared ones included), for `unwind log`. */
 export async function treeCallPaths(ctx: Context, read: readonly JournalRecord[], wanted: ReadonlySet<string>): Promise<Map<string, string[]>> {
-  const records = [...read, ...(await closeStaleCalls(ctx, openHere(ctx, read), false))];
+  const records = [...read, ...(await closeStale(ctx, read, false))];
   const out = new Map<string, string[]>();
   if (wanted.size === 0) return out;
   const { events } = await journalTimeline(ctx, records, (c) => wanted.has(`${c.session}\0${c.call}`));

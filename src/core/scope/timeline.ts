@@ -77,17 +77,15 @@ function differ(a: State | null, b: State | null): boolean {
 }
 
 /**
- * Whether two known points of a path differ. A snapshot's state is git's
- * (its blob id after clean filters, its recorded mode); a file capture's is
- * the file's own bytes and mode. Where git converts files (attributes,
- * autocrlf) or ignores exec bits, the two cannot be compared beyond
- * existence and kind (`coarse`): such a pair differs only there. The
- * planner still compares what is on disk with the record exactly.
+ * Whether two known points of a path differ. A snapshot's mode is the one
+ * git recorded; where git ignores exec bits (`modeBlind`), a snapshot's and
+ * a file capture's mode cannot be compared, and their content alone counts.
+ * (Content compares by git's blob id: the edge gives file captures the id
+ * git's clean filters would give their bytes.)
  */
-function pointsDiffer(from: Point, to: Point, coarse: boolean): boolean {
-  if (coarse && Boolean(from.call) !== Boolean(to.call)) {
-    if (from.state === null || to.state === null) return from.state !== to.state;
-    return from.state.kind !== to.state.kind;
+function pointsDiffer(from: Point, to: Point, modeBlind: boolean): boolean {
+  if (modeBlind && Boolean(from.call) !== Boolean(to.call) && from.state && to.state) {
+    return differ({ ...from.state, mode: undefined }, { ...to.state, mode: undefined });
   }
   return differ(from.state, to.state);
 }
@@ -151,7 +149,7 @@ export function snapshotPoints(
 }
 
 /** Every change of every path between its consecutive known points, with the calls that may have made it. */
-export function changeEvents(points: readonly Point[], calls: readonly CallWindow[], coarse = false): Map<RepoPath, ChangeEvent[]> {
+export function changeEvents(points: readonly Point[], calls: readonly CallWindow[], modeBlind = false): Map<RepoPath, ChangeEvent[]> {
   const byPath = new Map<RepoPath, Point[]>();
   for (const p of points) {
     let list = byPath.get(p.path);
@@ -166,13 +164,13 @@ export function changeEvents(points: readonly Point[], calls: readonly CallWindo
     for (let i = 1; i < list.length; i++) {
       const from = list[i - 1]!;
       const to = list[i]!;
-      if (!pointsDiffer(from, to, coarse)) continue;
+      if (!pointsDiffer(from, to, modeBlind)) continue;
       let candidates = calls.filter((c) => (c.kind === "tree" || c.paths?.has(path)) && c.start < to.at && c.end > from.at);
-      // A file tool's own captures (or an applied receipt's) pin the path: the change is exactly the one it recorded, inside its window.
-      const pins = calls.filter((c) => {
-        const st = c.states?.get(path);
-        return st !== undefined && c.start <= from.at && c.end >= to.at && sameState(from.state, st.pre) === true && sameState(to.state, st.post) === true;
-      });
+      // A file tool's own captures (or an applied receipt's) pin the path: the change lies between two
+      // captures of that one call and nothing narrower. Where snapshots place it inside another call's
+      // window, the file call's captures prove nothing more: it is shared.
+      const own = from.call && to.call && key(from.call) === key(to.call) ? from.call : null;
+      const pins = own ? candidates.filter((c) => key(c) === key(own) && c.start <= from.at && c.end >= to.at) : [];
       if (pins.length > 0) candidates = pins;
       const event: ChangeEvent = { path, from, to, candidates };
       if (pins.length === 0 && candidates.length > 0 && !covers(candidates, from.at, to.at)) event.uncovered = true;
@@ -218,35 +216,51 @@ export function attribute(events: ReadonlyMap<RepoPath, readonly ChangeEvent[]>,
   const interleaved = new Map<RepoPath, Interleaved>();
   for (const [p, list] of events) {
     if (path && !path(p)) continue;
-    // unwind's own writes (undo, redo, restore) are neither the scope's nor anyone else's.
-    const events = list.filter((e) => !(e.candidates.length > 0 && e.candidates.every(ours)));
-    const mine = events.map((e) => e.candidates.some(inScope));
-    const first = mine.indexOf(true);
+    const kind = (e: ChangeEvent) => (e.candidates.some(inScope) ? "scope" : e.candidates.length > 0 && e.candidates.every(ours) ? "receipt" : "other");
+    const first = list.findIndex((e) => kind(e) === "scope");
     if (first < 0) continue;
-    const last = mine.lastIndexOf(true);
-    const pre = events[first]!.from.state;
-    const post = events[last]!.to.state;
-    if (sameState(pre, post) === true) continue;
+    const pre = list[first]!.from.state;
+    let post: State | null = pre;
+    // Others' writes since the scope's last change, with the state before the first of them: a
+    // receipt that brings the path back to that state took them back, and they no longer count.
+    let pending: { e: ChangeEvent; before: State | null }[] = [];
     const by = new Set<string>();
     const shared = new Map<string, CallRef>();
     let unclosed = false;
-    for (let i = first; i <= last; i++) {
-      const e = events[i]!;
-      if (!mine[i]) {
-        if (!interleaved.has(p)) interleaved.set(p, { by: e.candidates[0]?.session ?? null, at: second(e.to.at) });
-        continue;
-      }
-      for (const c of e.candidates) {
-        if (inScope(c)) {
-          by.add(c.session);
-          unclosed ||= c.unclosed;
-        } else if (!ours(c)) shared.set(key(c), { session: c.session, call: c.call });
-      }
-      if (e.uncovered && !interleaved.has(p)) interleaved.set(p, { by: null, at: second(e.to.at), note: "partly outside every recorded call's window: someone else may have made it" });
+    for (let i = first; i < list.length; i++) {
+      const e = list[i]!;
+      const k = kind(e);
+      if (k === "scope") {
+        if (pending.length > 0 && !interleaved.has(p)) {
+          const w = pending[0]!.e;
+          interleaved.set(p, { by: w.candidates.find((c) => !ours(c))?.session ?? null, at: second(w.to.at) });
+        }
+        pending = [];
+        post = e.to.state;
+        for (const c of e.candidates) {
+          if (inScope(c)) {
+            by.add(c.session);
+            unclosed ||= c.unclosed;
+          } else if (!ours(c)) shared.set(key(c), { session: c.session, call: c.call });
+        }
+        if (e.uncovered && !interleaved.has(p)) interleaved.set(p, { by: null, at: second(e.to.at), note: "partly outside every recorded call's window: someone else may have made it" });
+      } else if (k === "receipt") {
+        // unwind's own write: it takes others' writes back, or moves what the scope left (an undo of part of it).
+        if (pending.length > 0) {
+          if (sameState(e.to.state, pending[0]!.before) === true) pending = [];
+        } else post = e.to.state;
+      } else pending.push({ e, before: e.from.state });
     }
-    // Anyone after the scope's last change, a recorded call or not: what is there now is theirs, even where it equals ours.
-    const after = events[last + 1];
-    if (after) later.set(p, { by: after.candidates.find((c) => !ours(c))?.session ?? null, at: second(after.to.at) });
+    if (pending.length > 0) {
+      const w = pending[0]!.e;
+      // Anyone after the scope's last change, a recorded call or not: what is there now is theirs, even where it equals ours.
+      later.set(p, { by: w.candidates.find((c) => !ours(c))?.session ?? null, at: second(w.to.at) });
+    }
+    if (sameState(pre, post) === true) {
+      interleaved.delete(p);
+      later.delete(p);
+      continue;
+    }
     const entry: ChangeEntry = { path: p, change: changeKind(pre, post), pre, post, by: [...by].sort() };
     if (shared.size > 0) entry.shared = [...shared.values()].sort((a, b) => (key(a) < key(b) ? -1 : 1));
     if (unclosed) entry.unclosed = true;
