@@ -1,4 +1,3 @@
-import type { Interleaved } from "./types.js";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { decodePath, fsPath } from "../git/path-bytes.js";
 import { tmpdir } from "node:os";
@@ -13,7 +12,7 @@ import { ContentReader } from "./content.js";
 import { matches } from "./plan/equal.js";
 import { countActions, plan as makePlan } from "./plan/planner.js";
 import { observe } from "./observe.js";
-import type { ChangeSet, Counts, LaterWrite, Observed, Plan, PlanInput, Reason, RepoPath, Scope, Sha256, State } from "./types.js";
+import type { ChangeSet, Counts, Interleaved, LaterWrite, Observed, Plan, PlanInput, Reason, RepoPath, Scope, Sha256, State } from "./types.js";
 
 export interface UndoOptions {
   dryRun: boolean;

@@ -1,8 +1,7 @@
-import type { Interleaved } from "../../core/types.js";
 import { resolveSnapshot, writeWorkTree } from "../../capture/snapshot.js";
 import { runUndo, type UndoReport } from "../../core/engine.js";
 import { isPartial } from "../../core/plan/planner.js";
-import type { ChangeEntry, ChangeSet, LaterWrite, RepoPath, State } from "../../core/types.js";
+import type { ChangeEntry, ChangeSet, Interleaved, LaterWrite, RepoPath, State } from "../../core/types.js";
 import { journalChangeSet } from "../../core/scope/sessions.js";
 import { branchChangeSet, taskEvidence } from "../../core/scope/task.js";
 import { pathMatcher } from "../../core/glob.js";

@@ -1,7 +1,6 @@
-import type { Interleaved } from "../types.js";
 import { sortByPath } from "../paths.js";
 import { changeKind, sameState } from "../plan/equal.js";
-import type { ChangeEntry, RepoPath, State } from "../types.js";
+import type { ChangeEntry, Interleaved, RepoPath, State } from "../types.js";
 
 /**
  * A branch task's own work (SPEC section 6), as a pure fold over the

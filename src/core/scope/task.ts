@@ -1,4 +1,3 @@
-import type { Interleaved } from "../types.js";
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { writeWorkTree } from "../../capture/snapshot.js";
@@ -6,7 +5,7 @@ import { UnwindError } from "../../errors.js";
 import { GitError, splitZ } from "../../git/git.js";
 import { writeFileAtomic } from "../../store/atomic.js";
 import { resolveContext, type Context } from "../../store/context.js";
-import type { ChangeSet, RepoPath } from "../types.js";
+import type { ChangeSet, Interleaved, RepoPath } from "../types.js";
 import { diffPairs, treeChangeSet } from "./tree.js";
 import { branchEntries, type BranchStep } from "./branch.js";
 import { withTooLarge } from "./diff.js";

@@ -1,7 +1,6 @@
-import type { Interleaved } from "../types.js";
 import { sortByPath } from "../paths.js";
 import { changeKind, sameState } from "../plan/equal.js";
-import type { CallRef, ChangeEntry, LaterWrite, RepoPath, State } from "../types.js";
+import type { CallRef, ChangeEntry, Interleaved, LaterWrite, RepoPath, State } from "../types.js";
 
 /**
  * Attribution (SPEC section 2), as a pure fold over what the record proves.
