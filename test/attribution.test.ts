@@ -862,3 +862,19 @@ describe("from the second review", () => {
     }
   });
 });
+
+describe("a call that can no longer be captured is still closed once", () => {
+  it("a file call whose path became a directory is closed with a state never seen, not retried by every read", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    ev(root, A, "PreToolUse", "Write", { file_path: "n.txt" }, "toolu_dir");
+    mkdirSync(join(root, "n.txt"));
+    writeFileSync(join(root, "n.txt", "inner"), "x\n");
+    for (let i = 0; i < 2; i++) expect(unwind(root, ["changes", "--session", A]).code).toBe(0);
+    const lines = readdirSync(join(root, ".git", "unwind", "journal"))
+      .filter((f) => f.endsWith(".jsonl"))
+      .flatMap((f) => readFileSync(join(root, ".git", "unwind", "journal", f), "utf8").split("\n"))
+      .filter((l) => l.includes('"closedBy":"read"'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('"kind":"unknown"');
+  });
+});

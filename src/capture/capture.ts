@@ -162,6 +162,19 @@ function linkTarget(loc: Located, cwd: string, rel: RepoPath): { rel: RepoPath }
   return { skip: `${rel}: too many levels of symlinks` };
 }
 
+/**
+ * The closing post of a file call: each of its paths as it is now, and, for
+ * a path that can no longer be captured (a directory or fifo now), a state
+ * the record never saw, so the call is closed all the same.
+ */
+function closingCaptures(loc: Located, ev: CaptureEvent, paths: readonly string[], labels: CaptureLabels, as: RecordAs): FileRecord[] {
+  const got = captureFiles(loc, ev, paths.map((p) => join(loc.root, p)), labels, as);
+  const have = new Set<string>(got.map((r) => r.path));
+  const at = got[0]?.at ?? new Date().toISOString();
+  for (const p of paths) if (!have.has(p)) got.push({ ...base(ev, at, labels, as, loc.root), kind: "file", path: p as RepoPath, state: { kind: "unknown" } });
+  return got;
+}
+
 /** A record written for another call of the session than the event's own (closing it). */
 interface RecordAs {
   call?: string;
@@ -221,7 +234,7 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
     for (const o of closing) {
       const as: RecordAs = { call: o.call, tool: o.tool, phase: "post", closedBy: o.background ? "background" : "next-event" };
       if (o.kind === "tree") records.push({ ...base(ev, snap!.at, labels, as, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree });
-      else records.push(...captureFiles(loc, ev, (o.paths ?? []).map((p) => join(loc.root, p)), labels, as));
+      else records.push(...closingCaptures(loc, ev, o.paths ?? [], labels, as));
     }
     let own: JournalRecord[] = [];
     if (ev.target.kind === "files") own = captureFiles(loc, ev, ev.target.paths, labels);
@@ -292,7 +305,7 @@ export async function closeStaleCalls(ctx: Context, candidates: readonly StaleCa
       const mine =
         c.kind === "tree"
           ? [{ ...base(ev, snap!.at, labels, as, ctx.root), kind: "tree" as const, snapshot: snap!.id, tree: snap!.tree }]
-          : captureFiles(loc, ev, c.paths.map((p) => join(ctx.root, p)), labels, as);
+          : closingCaptures(loc, ev, c.paths, labels, as);
       append(ctx.store, mine);
       records.push(...mine);
       writeOpenCalls(ctx.store, c.session, readOpenCalls(ctx.store, c.session).filter((o) => o.call !== c.call));

@@ -21,7 +21,7 @@ const tree = (session: string, call: string, start: number, end: number | null, 
   end: end === null ? OPEN : t(end),
   unclosed,
 });
-const fileCall = (session: string, call: string, start: number, end: number, paths: string[], states?: [State | null, State | null]): CallWindow => ({
+const fileCall = (session: string, call: string, start: number, end: number, paths: string[]): CallWindow => ({
   session,
   call,
   seq: 0,
@@ -30,7 +30,6 @@ const fileCall = (session: string, call: string, start: number, end: number, pat
   end: t(end),
   unclosed: false,
   paths: new Set(paths),
-  ...(states ? { states: new Map(paths.map((p) => [p, { pre: states[0], post: states[1] }])) } : {}),
 });
 const snap = (at: number, state: State | null, path = P): Point => ({ at: t(at), path, state });
 const inSession = (s: string) => (c: CallWindow) => c.session === s;
@@ -62,7 +61,7 @@ describe("who may have made a change", () => {
   });
 
   it("a file tool's own pre/post capture pins the path to it, even inside a shell call's window", () => {
-    const calls = [tree("A", "a1", 1, 10), fileCall("B", "b1", 3, 4, [P], [st("x"), st("y")])];
+    const calls = [tree("A", "a1", 1, 10), fileCall("B", "b1", 3, 4, [P])];
     const pts: Point[] = [
       snap(1, st("x")),
       { at: t(3), path: P, state: st("x"), call: { session: "B", call: "b1", phase: "pre" } },

@@ -1,7 +1,6 @@
 import type { JournalRecord } from "../../store/journal.js";
 import type { StaleCall } from "../../capture/capture.js";
-import type { State } from "../types.js";
-import { NOT_CAPTURED, OPEN, type CallWindow, type Point } from "./timeline.js";
+import { OPEN, type CallWindow, type Point } from "./timeline.js";
 
 /**
  * Each call's window from its records: from its pre capture to its last
@@ -48,17 +47,7 @@ export function callWindows(records: readonly JournalRecord[], snapshotTimes: re
         end: lastPost && !runsOn ? lastPost.at : OPEN,
         unclosed: !lastPost || lastPost.closedBy === "next-event" || lastPost.closedBy === "read",
       };
-      if (!tree) {
-        const states = new Map<string, { pre: State | null; post: State | null }>();
-        for (const r of run) {
-          if (r.kind !== "file") continue;
-          const st = states.get(r.path);
-          if (r.phase === "pre") states.set(r.path, st ?? { pre: r.state, post: r.state });
-          else states.set(r.path, { pre: st ? st.pre : NOT_CAPTURED, post: r.state });
-        }
-        w.paths = new Set(states.keys());
-        w.states = states;
-      }
+      if (!tree) w.paths = new Set(run.flatMap((r) => (r.kind === "file" ? [r.path] : [])));
       out.push(w);
     });
   }

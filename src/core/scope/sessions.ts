@@ -197,14 +197,14 @@ function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points
   for (const r of new Receipts(ctx.store).list()) {
     const end = r.doneAt ?? r.at;
     if (end < from || (r.root !== undefined && r.root !== ctx.root)) continue;
-    const states = new Map<string, { pre: State | null; post: State | null }>();
+    const paths = new Set<string>();
     for (const i of r.items) {
       if (!acts(i.action)) continue;
-      states.set(i.path, { pre: i.before, post: i.after });
+      paths.add(i.path);
       points.push({ at: r.at, path: i.path, state: i.before, call: { session: UNWIND_SESSION, call: r.id, phase: "pre" } });
       points.push({ at: end, path: i.path, state: i.after, call: { session: UNWIND_SESSION, call: r.id, phase: "post" } });
     }
-    if (states.size > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths: new Set(states.keys()), states });
+    if (paths.size > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths });
   }
   return { calls, points };
 }

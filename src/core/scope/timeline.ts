@@ -37,8 +37,6 @@ export interface CallWindow {
   kind: "tree" | "file";
   /** File calls: the paths they captured (a file tool writes only its targets). */
   paths?: ReadonlySet<string>;
-  /** File calls: each path's state at its first pre and last post capture. */
-  states?: ReadonlyMap<string, { pre: State | null; post: State | null }>;
   start: string;
   /** The last post capture; OPEN while none has come. */
   end: string;
