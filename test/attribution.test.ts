@@ -878,3 +878,16 @@ describe("a call that can no longer be captured is still closed once", () => {
     expect(lines[0]).toContain('"kind":"unknown"');
   });
 });
+
+describe("gc judges a repeated call id by run", () => {
+  it("an old run of an id and an old call beside it are dropped; the id's newest, still open run is kept", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    unwind(root, ["record", "--session", "orch:1", "--phase", "pre"]);
+    unwind(root, ["record", "--session", "orch:1", "--phase", "post"]);
+    claudeCall(root, B, "Bash", { command: "gen" }, () => write(root, "y.out", "y\n"));
+    unwind(root, ["record", "--session", "orch:1", "--phase", "pre"]); // the same derived id, running again
+    const gc = unwind(root, ["gc", "--ttl", "1d", "--json"], { env: { UNWIND_NOW: "2100-01-01T00:00:00Z" } });
+    expect(gc.json.records).toBe(4);
+    expect(unwind(root, ["log", "--session", "orch:1", "--json"]).json.calls).toHaveLength(1);
+  });
+});

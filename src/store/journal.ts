@@ -184,18 +184,34 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
     if (!rootGone.has(root)) rootGone.set(root, !existsSync(root));
     return rootGone.get(root)!;
   };
-  for (const { decoded } of files) {
-    for (const r of decoded) {
-      if (typeof r === "string") continue;
-      const key = `${r.session}\0${r.call}`;
+  // Calls are judged by run: an id that repeats (Gemini, `record`) starts another run with a pre after its post.
+  const runOf = new Map<string, { n: number; posted: boolean }>();
+  const runKeys = files.map(({ decoded }) =>
+    decoded.map((r) => {
+      if (typeof r === "string") return "";
+      const id = `${r.session}\0${r.call}`;
+      const run = runOf.get(id) ?? { n: 0, posted: false };
+      if (r.phase === "pre" && run.posted) {
+        run.n++;
+        run.posted = false;
+      }
+      if (r.phase === "post") run.posted = true;
+      runOf.set(id, run);
+      return `${id}\0${run.n}`;
+    }),
+  );
+  files.forEach(({ decoded }, f) => {
+    decoded.forEach((r, i) => {
+      if (typeof r === "string") return;
+      const key = runKeys[f]![i]!;
       if (gone(r.root)) closed.add(key);
       if ((newest.get(key) ?? "") < r.at) newest.set(key, r.at);
       const w = windows.get(key);
       windows.set(key, { start: w && w.start < r.at ? w.start : r.at, end: w && w.end > r.at ? w.end : r.at });
       if ((sessionLast.get(r.session)?.at ?? "") <= r.at) sessionLast.set(r.session, { at: r.at, key });
       if (r.phase === "post" && !r.background) closed.add(key);
-    }
-  }
+    });
+  });
   for (const [key, at] of newest) {
     if (closed.has(key)) continue;
     const last = sessionLast.get(key.slice(0, key.indexOf("\0")))!;
@@ -223,19 +239,19 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
     return lo < union.length && union[lo]!.start <= w.end;
   };
   for (const [k, w] of windows) if (!kept.has(k) && overlapsKept(w)) kept.add(k);
-  for (const { path, lines, decoded } of files) {
+  files.forEach(({ path, lines, decoded }, f) => {
     const keptLines: string[] = [];
     decoded.forEach((r, i) => {
-      if (typeof r !== "string" && !kept.has(`${r.session}\0${r.call}`)) {
+      if (typeof r !== "string" && !kept.has(runKeys[f]![i]!)) {
         dropped++;
         return;
       }
       if (typeof r !== "string") live.push(r);
       keptLines.push(lines[i]!);
     });
-    if (dryRun || keptLines.length === lines.length) continue;
+    if (dryRun || keptLines.length === lines.length) return;
     if (keptLines.length === 0) unlinkSync(path);
     else writeFileAtomic(path, keptLines.join("\n") + "\n");
-  }
+  });
   return { dropped, live };
 }
