@@ -63,7 +63,7 @@ describe("snapshots stay right", () => {
     expect(read(root, "cfg")).toBe("v1\n");
   });
 
-  it("a shell call whose pre capture failed is diffed from the previous snapshot, not lost", () => {
+  it("a shell call whose pre capture failed is diffed from the previous snapshot, not lost, and not taken back unforced (a person may have written in the gap)", () => {
     const root = makeRepo({ "a.txt": "a\n" });
     snapshotId(root);
     // The pre capture times out; the post succeeds.
@@ -71,7 +71,9 @@ describe("snapshots stay right", () => {
     expect(hook(root, "claude", payload("PreToolUse"), { UNWIND_HOOK_BUDGET_MS: "1" }).code).toBe(0);
     write(root, "x.txt", "x\n");
     expect(hook(root, "claude", payload("PostToolUse")).code).toBe(0);
-    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => e.path)).toEqual(["x.txt"]);
+    expect(unwind(root, ["undo", "--session", A, "--dry-run", "--json"]).json.items).toMatchObject([{ path: "x.txt", action: "conflict", reason: "changed-since" }]);
+    const r = unwind(root, ["undo", "--session", A, "--force", "--json"]);
     expect(r.json.items).toEqual([{ path: "x.txt", action: "delete", reason: null }]);
   });
 });

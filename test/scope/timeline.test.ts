@@ -142,7 +142,7 @@ describe("call windows", () => {
     ({ v: 1, at: t(1), session: "S", harness: "claude", tool: "Bash", call: "c", phase: "pre", kind: "tree", snapshot: "s", tree: "t", ...over }) as JournalRecord;
   it("run from the pre to the last post; a later real post supersedes a closing one", () => {
     const w = callWindows([rec({ at: t(1) }), rec({ at: t(3), phase: "post", closedBy: "next-event" }), rec({ at: t(7), phase: "post" })], []);
-    expect(w).toEqual([{ session: "S", call: "c", seq: 0, kind: "tree", start: t(1), end: t(7), unclosed: false }]);
+    expect(w).toEqual([{ session: "S", call: "c", seq: 0, kind: "tree", start: t(1), end: t(7), unclosed: false, sure: { start: t(1), end: t(7) } }]);
   });
   it("a call closed only by the session's next event is unclosed; one with no post is open", () => {
     expect(callWindows([rec({}), rec({ at: t(3), phase: "post", closedBy: "next-event" })], [])[0]).toMatchObject({ end: t(3), unclosed: true });

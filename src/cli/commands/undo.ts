@@ -16,7 +16,7 @@ import { changeKind, matches } from "../../core/plan/equal.js";
 import { Receipts } from "../../store/receipts.js";
 import type { Globals } from "../program.js";
 import { paint, progress, short, showPath, table, type Color, type Output } from "../render.js";
-import { cwdGlobs, cwdPaths, open } from "./common.js";
+import { cwdGlobs, cwdPaths, open, taskLabel } from "./common.js";
 import { jsonPath } from "../../core/paths.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "../../core/scope/diff.js";
 import { Cas } from "../../store/cas.js";
@@ -89,6 +89,7 @@ function pickScope(opts: ScopeOpts): ScopeKind {
   const kind = given[0]!;
   if (opts.to !== undefined && kind !== "snapshot") throw usage("--to goes with --snapshot");
   if (kind === "run") throw new UnwindError("E_NOT_BUILT", "--run scopes are not built yet", { hint: "run capsules are planned (SPEC section 9)" });
+  if (kind === "task") taskLabel(opts.task); // a name that cannot be a task's is a usage error, not "no evidence"
   if (opts.since !== undefined) {
     if (kind === "snapshot") throw usage("--since needs a journal scope (--session, --call, --task)");
     sinceTime(opts.since); // checked before anything is read

@@ -47,6 +47,9 @@ export function callWindows(records: readonly JournalRecord[], snapshotTimes: re
         end: lastPost && !runsOn ? lastPost.at : OPEN,
         unclosed: !lastPost || lastPost.closedBy === "next-event" || lastPost.closedBy === "read",
       };
+      // The record vouches only for what lies between the call's own pre and its own last post.
+      const ownPost = [...posts].reverse().find((r) => r.closedBy === undefined);
+      w.sure = pre && ownPost ? { start: pre.at, end: ownPost.at } : null;
       if (!tree) w.paths = new Set(run.flatMap((r) => (r.kind === "file" ? [r.path] : [])));
       out.push(w);
     });

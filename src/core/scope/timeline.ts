@@ -42,6 +42,14 @@ export interface CallWindow {
   end: string;
   /** Closed by something other than its own post (the session's next event, or a reading command). */
   unclosed: boolean;
+  /**
+   * The part of the window the record vouches for: from its own pre to its
+   * own post. Null where either is missing (the pre capture failed, no post
+   * came): where the call began or ended is then a guess. The rest of a
+   * window (a background command running on, a call closed by the next
+   * event) may hold its work, but cannot prove it.
+   */
+  sure?: { start: string; end: string } | null;
 }
 
 /** Later than any ISO time: the end of a window that has not closed. */
@@ -178,10 +186,11 @@ export function changeEvents(points: readonly Point[], calls: readonly CallWindo
   return out;
 }
 
-/** Whether the windows together span the whole interval from `a` to `b`. */
+/** Whether the windows, as far as the record vouches for them, together span the whole interval from `a` to `b`. */
 function covers(windows: readonly CallWindow[], a: string, b: string): boolean {
   let reached = a;
-  for (const w of [...windows].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))) {
+  const spans = windows.flatMap((w) => (w.sure === undefined ? [{ start: w.start, end: w.end }] : w.sure ? [w.sure] : []));
+  for (const w of spans.sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))) {
     if (w.start > reached) return false;
     if (w.end > reached) reached = w.end;
     if (reached >= b) return true;
@@ -240,7 +249,7 @@ export function attribute(events: ReadonlyMap<RepoPath, readonly ChangeEvent[]>,
             unclosed ||= c.unclosed;
           } else if (!ours(c)) shared.set(key(c), { session: c.session, call: c.call });
         }
-        if (e.uncovered && !interleaved.has(p)) interleaved.set(p, { by: null, at: second(e.to.at), note: "partly outside every recorded call's window: someone else may have made it" });
+        if (e.uncovered && !interleaved.has(p)) interleaved.set(p, { by: null, at: second(e.to.at), note: "outside what the record vouches for (a call's window not closed by its own post, or not opened by its own pre): someone else may have made it" });
       } else if (k === "receipt") {
         // unwind's own write: it takes others' writes back, or moves what the scope left (an undo of part of it).
         if (pending.length > 0) {
