@@ -65,7 +65,9 @@ export async function bench() {
   };
   const read = () => {
     const p = fixture("read.pre.json");
-    return JSON.stringify({ ...p, session_id: session, transcript_path: transcript, cwd: repo, tool_input: { file_path: join(repo, "package.json") }, tool_use_id: callId() });
+    // A session of its own: a Read is also its session's next call and would close the Edit left open
+    // between two measured runs; measured here is the usual read-only hook, with nothing open.
+    return JSON.stringify({ ...p, session_id: `${session}-reader`, transcript_path: transcript, cwd: repo, tool_input: { file_path: join(repo, "package.json") }, tool_use_id: callId() });
   };
 
   let rev = 0;

@@ -921,3 +921,22 @@ describe("from the third review", () => {
     expect(unwind(root, ["changes", "--task", "no-such-task"]).code).toBe(3); // a good name with no evidence
   });
 });
+
+describe("a read-only call is the session's next call", () => {
+  it("a Read after a background command closes its window: a person's later file is not the session's", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const input = { command: "npm run dev", run_in_background: true };
+    ev(root, A, "PreToolUse", "Bash", input, "toolu_bg2");
+    write(root, "bg.log", "started\n");
+    ev(root, A, "PostToolUse", "Bash", input, "toolu_bg2");
+    claudeCall(root, A, "Read", { file_path: join(root, "a.txt") }, () => undefined);
+    write(root, "mine.txt", "a person's\n");
+    claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "b\n"));
+    expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => e.path)).toEqual(["a.txt", "bg.log"]);
+  });
+  it("negative control: a Read with nothing open records nothing and writes no open-call file", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    claudeCall(root, A, "Read", { file_path: join(root, "a.txt") }, () => undefined);
+    expect(existsSync(join(root, ".git", "unwind", "journal"))).toBe(false);
+  });
+});

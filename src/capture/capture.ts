@@ -217,7 +217,6 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
   // capture must not leave a snapshot a few milliseconds to run in.
   const deadline = Date.now() + budgetMs;
   try {
-    if (ev.target.kind === "ignore") return [];
     const open = readOpenCalls(loc.store, ev.session);
     const closing = open.filter((o) => o.call !== ev.call);
     const records: JournalRecord[] = [];
@@ -236,13 +235,16 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
       if (o.kind === "tree") records.push({ ...base(ev, snap!.at, labels, as, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree });
       else records.push(...closingCaptures(loc, ev, o.paths ?? [], labels, as));
     }
+    // A read-only call records nothing of its own: it only closed what was open.
     let own: JournalRecord[] = [];
     if (ev.target.kind === "files") own = captureFiles(loc, ev, ev.target.paths, labels);
-    else own = [{ ...base(ev, snap!.at, labels, {}, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree, ...(ev.background && ev.phase === "post" ? { background: true as const } : {}) }];
+    else if (ev.target.kind === "tree") own = [{ ...base(ev, snap!.at, labels, {}, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree, ...(ev.background && ev.phase === "post" ? { background: true as const } : {}) }];
     records.push(...own);
     append(loc.store, records);
     const next = open.filter((o) => o.call !== ev.call && !closing.includes(o));
-    if (ev.phase === "pre") {
+    if (ev.target.kind === "ignore") {
+      /* nothing of its own to keep open */
+    } else if (ev.phase === "pre") {
       const paths = own.flatMap((r) => (r.kind === "file" ? [r.path as string] : []));
       // A file call none of whose paths could be captured has nothing to close.
       if (ev.target.kind === "tree") next.push({ call: ev.call, tool: ev.tool, kind: "tree" });

@@ -13,6 +13,7 @@ import { captureEvent } from "./capture.js";
 import { locate, type Located } from "./locate.js";
 import { logError } from "../store/error-log.js";
 import { checkName } from "../core/paths.js";
+import { hasOpenCalls } from "../store/open-calls.js";
 
 /** Hook input larger than this is refused (recorded, not read on). */
 export const MAX_INPUT = 64 * 1024 * 1024;
@@ -64,12 +65,19 @@ export async function runHook(args: string[]): Promise<number> {
       return 0;
     }
     const ev = parsed.event;
-    if (ev.target.kind === "ignore") return 0;
-    loc = await locate(ev.cwd);
+    try {
+      loc = await locate(ev.cwd);
+    } catch (e) {
+      if (ev.target.kind === "ignore") return 0; // a read-only call's cwd is no business of ours
+      throw e;
+    }
     // Outside git, the root is where the project is, not where the agent has cd'ed to: a
     // subfolder must not grow a second store (SPEC section 2: one store, one root).
     const project = projectDir(harness);
     if (loc.mode === "private" && project && project !== loc.root) loc = await locate(project);
+    // A read-only call captures nothing, but it is the session's next call: it closes what is still
+    // open (a background command's window). Only a stat when nothing is open.
+    if (ev.target.kind === "ignore" && !hasOpenCalls(loc.store, ev.session)) return 0;
     const task = process.env.UNWIND_TASK;
     const badTask = task ? checkName(task) : null;
     // A bad label must not cost the capture: it is left off, and said in the error log.

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "./atomic.js";
 import { sessionFile } from "./journal.js";
@@ -22,6 +22,11 @@ export interface OpenCall {
 }
 
 const openFile = (store: string, session: string) => sessionFile(store, session).replace(/\.jsonl$/, ".open");
+
+/** Whether the session may have calls open: one stat, for the hooks of read-only tools. */
+export function hasOpenCalls(store: string, session: string): boolean {
+  return existsSync(openFile(store, session));
+}
 
 export function readOpenCalls(store: string, session: string): OpenCall[] {
   try {
