@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { fsPath } from "../git/path-bytes.js";
 import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { checkRepoPath, insideRoot, inStore } from "../core/paths.js";
+import { fsPath } from "../git/path-bytes.js";
 import { blobOid, modeOf } from "../core/observe.js";
 import type { RepoPath, Sha256, State } from "../core/types.js";
 import { Cas } from "../store/cas.js";
@@ -20,7 +20,6 @@ export interface CaptureLabels {
   task?: string;
 }
 
-/** Repo-relative path of a payload path, or why it is not ours to capture. */
 /** The path with its parent directory's symlinks resolved; null when the parent does not exist. */
 function realParent(abs: string): string | null {
   try {
@@ -30,6 +29,10 @@ function realParent(abs: string): string | null {
   }
 }
 
+/**
+ * Repo-relative path of a payload path, or why it is not ours to capture
+ * (`beyondLink`: a parent is a symlink; `lexical` is the path as given).
+ */
 export function payloadPath(root: string, store: string, cwd: string, p: string): { rel: RepoPath } | { skip: string; beyondLink?: true; lexical?: RepoPath } {
   const abs = isAbsolute(p) ? resolve(p) : resolve(cwd, p);
   let rel = insideRoot(root, abs);
@@ -116,7 +119,7 @@ export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly str
     records.push({ ...base(ev, at, labels, as, loc.root), kind: "file", path: rel, state, ...(via ? { via } : {}) });
   };
   for (const p of paths) {
-    let where = payloadPath(loc.root, loc.store, ev.cwd, p);
+    const where = payloadPath(loc.root, loc.store, ev.cwd, p);
     if ("skip" in where && where.beyondLink) {
       // Through a symlinked directory: the tool writes where it leads, which may be ours to capture.
       const real = realParent(isAbsolute(p) ? p : resolve(ev.cwd, p));

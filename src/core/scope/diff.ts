@@ -1,4 +1,4 @@
-import { excludeTexts, loadExcludes, type ExcludeTexts } from "../../capture/excludes.js";
+import { excludeTexts, loadExcludes } from "../../capture/excludes.js";
 import type { Snapshot, TreeResult } from "../../capture/snapshot.js";
 import type { Cas } from "../../store/cas.js";
 import { usage } from "../../errors.js";
@@ -8,7 +8,7 @@ import { tooLargeState, type TooLarge } from "../../capture/toolarge.js";
 import type { Context } from "../../store/context.js";
 import type { ChangeSet, RepoPath, Scope, State } from "../types.js";
 import { treeChangeSet } from "./tree.js";
-import { correctVisibility, type DiffEntry } from "./visibility.js";
+import { correctVisibility, type DiffEntry, type Rules } from "./visibility.js";
 
 /**
  * What a diff between two snapshots of one work tree means (SPEC section
@@ -18,12 +18,7 @@ import { correctVisibility, type DiffEntry } from "./visibility.js";
  */
 
 /** One side of the diff: a snapshot, or the scratch tree of the work tree now. */
-export interface Side {
-  tree: string;
-  /** Where the tree's objects can be read. */
-  env: Record<string, string>;
-  /** The ignore rules outside the tree; null when not known. */
-  excludes: ExcludeTexts | null;
+export interface Side extends Rules {
   /** Files left out of the tree for being over the size cap. */
   toolarge?: Readonly<Record<string, TooLarge>> | undefined;
 }
@@ -52,14 +47,16 @@ export function withTooLarge(entries: readonly DiffEntry[], from: Side["toolarge
 }
 
 /** The corrected diff from `from` (taken at `at`) to `to`. */
-export async function snapshotDiff(ctx: Context, from: Side & { at: string }, to: Side): Promise<DiffEntry[]> {
+async function snapshotDiff(ctx: Context, from: Side & { at: string }, to: Side): Promise<DiffEntry[]> {
   const cs = await treeChangeSet(ctx, { kind: "snapshot", id: "-" }, from.tree, to.tree, [], [], { ...from.env, ...to.env });
   return correctDiff(ctx, cs.entries, from, to);
 }
 
 /** A raw tree diff between two sides, corrected. */
 export async function correctDiff(ctx: Context, entries: readonly DiffEntry[], from: Side & { at: string }, to: Side): Promise<DiffEntry[]> {
-  return correctVisibility(ctx, withTooLarge(entries, from.toolarge, to.toolarge), { ...from, env: { ...from.env, ...to.env } }, { ...to, env: { ...from.env, ...to.env } });
+  // Either side's objects may live in a scratch dir: each tree is read with both environments.
+  const env = { ...from.env, ...to.env };
+  return correctVisibility(ctx, withTooLarge(entries, from.toolarge, to.toolarge), { ...from, env }, { ...to, env });
 }
 
 /** A snapshot as one side of a diff: its tree, its ignore rules (kept in the CAS) and its over-cap files. */
