@@ -17,5 +17,5 @@ rmSync("dist", { recursive: true, force: true });
 const common = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning" };
 
 await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs"] });
-await build({ ...common, entryPoints: ["src/capture/hook-entry.ts"], outfile: "dist/hook.cjs" });
+await build({ ...common, entryPoints: ["src/hook/entry.ts"], outfile: "dist/hook.cjs" });
 await build({ ...common, entryPoints: ["src/cli/early-start.ts"], outfile: "dist/early.cjs" });

@@ -471,8 +471,8 @@ describe("undo lines say what a path holds now and what to do (issue 9, case 17)
   });
 });
 
-import { checkName } from "../src/core/paths.js";
-import { pendingIntents, pendingDir } from "../src/core/apply/intent.js";
+import { checkName } from "../src/domain/paths.js";
+import { pendingIntents, pendingDir } from "../src/apply/intent.js";
 import { unwindAsync } from "./helpers.js";
 
 describe("names (issue 9, case 15)", () => {
@@ -548,7 +548,7 @@ describe("concurrent applies (issue 9, case 16)", () => {
   });
 });
 
-import { decodePath, encodePath } from "../src/core/paths.js";
+import { decodePath, encodePath } from "../src/domain/paths.js";
 
 describe("names are bytes (issue 9, case 9)", () => {
   const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x2e, 0x74, 0x78, 0x74]); // "café.txt" in Latin-1: not UTF-8

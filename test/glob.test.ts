@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pathMatcher } from "../src/core/glob.js";
+import { pathMatcher } from "../src/domain/glob.js";
 
 describe("--path GLOB", () => {
   const cases: [string, string, boolean][] = [

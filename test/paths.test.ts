@@ -3,7 +3,7 @@
  * Each bad path has a near-identical good path as its negative control.
  */
 import { describe, expect, it } from "vitest";
-import { checkRepoPath, comparePaths, sortByPath } from "../src/core/paths.js";
+import { checkRepoPath, comparePaths, sortByPath } from "../src/domain/paths.js";
 
 describe("checkRepoPath: refused paths", () => {
   it.each([

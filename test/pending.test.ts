@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { overPending, type Pending, type PendingEntry, type StatKey } from "../src/capture/pending.js";
+import { overPending, type Pending, type PendingEntry, type StatKey } from "../src/capture/unfolded.js";
 import { git, gitsTree, makeRepo, tempDir, unwind, write } from "./helpers.js";
 
 describe("pure: what a snapshot takes from the last one's pending record", () => {

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createRef } from "../src/git/refs.js";
-import { resolveContext } from "../src/store/context.js";
+import { resolveContext } from "../src/repo/context.js";
 import { git, makeRepo, tempDir, wrappedGit } from "./helpers.js";
 
 const head = (root: string) => git(root, "rev-parse", "HEAD").trim();

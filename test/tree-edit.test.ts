@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, readd
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CannotEditTree, editTree, incrementalTree, RawTree, type TreeEntry } from "../src/capture/tree-edit.js";
-import { resolveContext } from "../src/store/context.js";
+import { resolveContext } from "../src/repo/context.js";
 import { FOLD_PATHS } from "../src/capture/private-index.js";
 import { git, gitsTree, makeRepo, unwind, wrappedGit, write } from "./helpers.js";
 

@@ -1,20 +1,21 @@
 import { createHash } from "node:crypto";
 import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { checkRepoPath, insideRoot, inStore } from "../core/paths.js";
-import { fsPath } from "../git/path-bytes.js";
-import { blobOid, modeOf } from "../core/observe.js";
-import type { RepoPath, Sha256, State } from "../core/types.js";
+import { checkRepoPath, insideRoot, inStore } from "../domain/paths.js";
+import { fsPath } from "../domain/path-bytes.js";
+import { blobOid } from "../git/objects.js";
+import { modeOf } from "./observe.js";
+import type { RepoPath, Sha256, State } from "../domain/types.js";
 import { Cas } from "../store/cas.js";
-import { UnwindError } from "../errors.js";
+import { UnwindError } from "../domain/errors.js";
 import { loadConfig } from "../store/config.js";
 import { logError } from "../store/error-log.js";
 import { append, type FileRecord, type JournalRecord } from "../store/journal.js";
 import { acquire } from "../store/lock.js";
 import { readOpenCalls, writeOpenCalls } from "../store/open-calls.js";
 import type { CaptureEvent } from "./event.js";
-import type { Located } from "./locate.js";
-import type { Context } from "../store/context.js";
+import type { Located } from "../repo/locate.js";
+import type { Context } from "../repo/context.js";
 
 export interface CaptureLabels {
   task?: string;
@@ -225,7 +226,7 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
     const records: JournalRecord[] = [];
     let snap: { id: string; tree: string; at: string } | null = null;
     if (ev.target.kind === "tree" || closing.some((o) => o.kind === "tree")) {
-      const [{ resolveContext }, { takeSnapshot }] = await Promise.all([import("../store/context.js"), import("./snapshot.js")]);
+      const [{ resolveContext }, { takeSnapshot }] = await Promise.all([import("../repo/context.js"), import("./snapshot.js")]);
       // The context discovery already built, else the same discovery again from
       // the payload's cwd (a file-edit hook never loads the git wrapper, so
       // `locate` stops short of a context).

@@ -1,6 +1,6 @@
 import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
-import type { Context } from "../store/context.js";
+import type { Context } from "../repo/context.js";
 
 /**
  * Whether `git hash-object` would store each of `paths` byte for byte, so

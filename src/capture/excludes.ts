@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import type { Sha256 } from "../core/types.js";
-import { Cas, sha256 } from "../store/cas.js";
-import type { Context } from "../store/context.js";
+import type { Sha256 } from "../domain/types.js";
+import { Cas } from "../store/cas.js";
+import { sha256 } from "../domain/hash.js";
+import type { Context } from "../repo/context.js";
 import { configFiles } from "./conversion.js";
 
 /**

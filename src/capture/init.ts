@@ -11,7 +11,7 @@
  */
 import { lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { writeFileAtomic } from "../store/atomic.js";
+import { writeFileAtomic } from "../sys/atomic.js";
 
 export type InitHarness = "claude" | "codex" | "gemini";
 

@@ -1,9 +1,9 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { insideRoot } from "../core/paths.js";
+import { insideRoot } from "../domain/paths.js";
 import { splitZ, type GitResult } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
-import { indexKey, type Context } from "../store/context.js";
+import { indexKey, type Context } from "../repo/context.js";
 import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
 
 // The private index of a work tree and what unwind keeps beside it: the

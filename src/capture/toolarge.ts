@@ -1,11 +1,11 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats } from "node:fs";
-import { fsPath } from "../git/path-bytes.js";
+import { fsPath } from "../domain/path-bytes.js";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import type { Sha256, State } from "../core/types.js";
-import { writeFileAtomic } from "../store/atomic.js";
-import type { Context } from "../store/context.js";
-import { statKey } from "./pending.js";
+import type { Sha256, State } from "../domain/types.js";
+import { writeFileAtomic } from "../sys/atomic.js";
+import type { Context } from "../repo/context.js";
+import { statKey } from "./unfolded.js";
 
 /**
  * Files over the size cap are left out of a snapshot's tree (their bytes

@@ -1,10 +1,10 @@
 import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, type Stats } from "node:fs";
-import { decodePath, encodePath, fsPath } from "../git/path-bytes.js";
+import { decodePath, encodePath, fsPath } from "../domain/path-bytes.js";
 import { inflateSync } from "node:zlib";
 import { join } from "node:path";
 import { writeLooseObject } from "../git/objects.js";
-import { modeOf } from "../core/observe.js";
-import type { Context } from "../store/context.js";
+import { modeOf } from "./observe.js";
+import type { Context } from "../repo/context.js";
 import { GitError, parseBatch } from "../git/git.js";
 import { INDEX_CONFIG } from "./index-config.js";
 import { storedAsIs } from "./conversion.js";

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
-import { pendingIntents } from "../core/apply/intent.js";
+import { pendingIntents } from "../apply/intent.js";
 import { startStatus } from "../capture/private-index.js";
 import type { GitResult } from "../git/git.js";
-import { storeReady, usualContext } from "../store/context.js";
+import { storeReady, usualContext } from "../repo/context.js";
 import { tryLock } from "../store/lock.js";
 
 /**

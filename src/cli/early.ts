@@ -1,6 +1,6 @@
 import { startedOn, type StartedTree } from "../capture/snapshot.js";
 import { GitError } from "../git/git.js";
-import { usualContext, type Context } from "../store/context.js";
+import { usualContext, type Context } from "../repo/context.js";
 import type { EarlyStart } from "./early-start.js";
 
 /** A snapshot whose `git status` `bin/unwind` started (src/cli/early-start.ts), for the snapshot command to finish. */

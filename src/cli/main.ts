@@ -9,7 +9,7 @@ import type { EarlyStart } from "./early-start.js";
 /** `early`: the `git status` of `unwind snapshot`, which bin/unwind starts before this bundle loads. */
 export function main(argv: string[], early: EarlyStart | null = null): void {
   if (argv[0] === "hook") {
-    const { runHook } = require("./hook.cjs") as typeof import("../capture/hook-entry.js");
+    const { runHook } = require("./hook.cjs") as typeof import("../hook/entry.js");
     void runHook(argv.slice(1)).then((code) => {
       process.exitCode = code;
     });

@@ -1,11 +1,8 @@
 import { Command, CommanderError, Option } from "@commander-js/extra-typings";
-import { Exit, UnwindError, usage, type ExitCode } from "../errors.js";
+import { Exit, UnwindError, usage, type ExitCode } from "../domain/errors.js";
+import type { Globals } from "./globals.js";
 import type { Output } from "./render.js";
 
-export interface Globals {
-  root?: string;
-  json?: boolean;
-}
 
 type Handler = () => Promise<Output>;
 
@@ -196,7 +193,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void): Comma
     .description("sessions with harness, agent, task, first/last time, calls, paths")
     .option("--task <id>")
     .action(function (opts) {
-      run(g(this), async () => (await import("./commands/journal.js")).sessions(g(this), opts));
+      run(g(this), async () => (await import("./commands/sessions.js")).sessions(g(this), opts));
     });
 
   program
@@ -206,7 +203,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void): Comma
     .option("--task <id>")
     .option("--limit <n>", "at most this many (default 50)", int("--limit"))
     .action(function (opts) {
-      run(g(this), async () => (await import("./commands/journal.js")).log(g(this), opts));
+      run(g(this), async () => (await import("./commands/sessions.js")).log(g(this), opts));
     });
 
   program

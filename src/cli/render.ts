@@ -1,5 +1,5 @@
-import { hasRawBytes } from "../git/path-bytes.js";
-import type { ExitCode } from "../errors.js";
+import { hasRawBytes } from "../domain/path-bytes.js";
+import type { ExitCode } from "../domain/errors.js";
 
 /** What every command handler returns; one renderer prints it. */
 export interface Output {

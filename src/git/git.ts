@@ -1,6 +1,6 @@
-import { decodePath, encodePath } from "./path-bytes.js";
+import { decodePath, encodePath } from "../domain/path-bytes.js";
 import { spawn } from "node:child_process";
-import { UnwindError } from "../errors.js";
+import { UnwindError } from "../domain/errors.js";
 
 export interface GitOptions {
   cwd: string;

@@ -2,13 +2,19 @@ import { createHash } from "node:crypto";
 import { mkdirSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync, type ZlibOptions } from "node:zlib";
-import { writeFileAtomic } from "../store/atomic.js";
+import type { GitOid } from "../domain/types.js";
+import { writeFileAtomic } from "../sys/atomic.js";
 
 export type ObjectType = "commit" | "tree" | "blob";
 
 const framed = (type: ObjectType, body: Buffer) => Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]);
 
 /** git's id of an object: the hash of "<type> <size>\0<body>" (for a blob, what `hash-object --no-filters` prints). */
+/** Git's own blob id of raw bytes (what `git hash-object --no-filters` prints). */
+export function blobOid(data: Buffer | string, format: "sha1" | "sha256"): GitOid {
+  return objectId("blob", data, format) as GitOid;
+}
+
 export function objectId(type: ObjectType, body: Buffer | string, format: "sha1" | "sha256"): string {
   return createHash(format).update(framed(type, typeof body === "string" ? Buffer.from(body) : body)).digest("hex");
 }

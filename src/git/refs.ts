@@ -1,6 +1,5 @@
 import { closeSync, existsSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { Context } from "../store/context.js";
 
 /**
  * Creates the ref `name`, a fresh name nothing has used (a snapshot id: a
@@ -15,9 +14,9 @@ import type { Context } from "../store/context.js";
  * `git update-ref <name> <oid> ""`, which decides and words the error.
  * packed-refs is not read (it can be large): a fresh name is not in it.
  */
-export async function createRef(ctx: Context, name: string, oid: string): Promise<void> {
-  if (!existsSync(join(ctx.commonDir, "reftable")) && writeLooseRef(join(ctx.commonDir, name), oid)) return;
-  await ctx.git(["update-ref", "--no-deref", name, oid, ""]);
+export async function createRef(repo: { commonDir: string; git(args: string[]): Promise<unknown> }, name: string, oid: string): Promise<void> {
+  if (!existsSync(join(repo.commonDir, "reftable")) && writeLooseRef(join(repo.commonDir, name), oid)) return;
+  await repo.git(["update-ref", "--no-deref", name, oid, ""]);
 }
 
 function writeLooseRef(path: string, oid: string): boolean {

@@ -1,13 +1,9 @@
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
-import type { Sha256 } from "../core/types.js";
-import { writeFileAtomic } from "./atomic.js";
-
-export function sha256(data: Buffer | string): Sha256 {
-  return createHash("sha256").update(data).digest("hex") as Sha256;
-}
+import { sha256 } from "../domain/hash.js";
+import type { Sha256 } from "../domain/types.js";
+import { writeFileAtomic } from "../sys/atomic.js";
 
 export class BlobError extends Error {
   constructor(

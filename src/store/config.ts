@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { usage } from "../errors.js";
+import { usage } from "../domain/errors.js";
 
 export interface Config {
   /** Files larger than this are recorded as `toolarge`: hash, not bytes. */

@@ -1,8 +1,8 @@
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
-import { writeFileAtomic } from "./atomic.js";
-import { sha256 } from "./cas.js";
+import { writeFileAtomic } from "../sys/atomic.js";
+import { sha256 } from "../domain/hash.js";
 import { join } from "node:path";
-import type { RepoPath, State } from "../core/types.js";
+import type { RepoPath, State } from "../domain/types.js";
 
 interface RecordBase {
   v: 1;

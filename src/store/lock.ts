@@ -2,7 +2,7 @@ import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, wr
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { UnwindError } from "../errors.js";
+import { UnwindError } from "../domain/errors.js";
 
 export interface LockOwner {
   pid: number;

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { writeFileAtomic } from "./atomic.js";
+import { writeFileAtomic } from "../sys/atomic.js";
 import { sessionFile } from "./journal.js";
 
 /**

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { Action, Counts, Reason, RepoPath, Scope, State } from "../core/types.js";
-import { UnwindError } from "../errors.js";
-import { writeFileAtomic } from "./atomic.js";
-import { sha256 } from "./cas.js";
+import type { Action, Counts, Reason, RepoPath, Scope, State } from "../domain/types.js";
+import { UnwindError } from "../domain/errors.js";
+import { writeFileAtomic } from "../sys/atomic.js";
+import { sha256 } from "../domain/hash.js";
 
 export interface ReceiptItem {
   path: RepoPath;

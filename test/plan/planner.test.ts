@@ -4,7 +4,8 @@
  * triggering fact changed, showing a different outcome. Pure: no fs, no git.
  */
 import { describe, expect, it } from "vitest";
-import { countActions, isPartial, plan } from "../../src/core/plan/planner.js";
+import { countActions, isPartial } from "../../src/domain/actions.js";
+import { plan } from "../../src/plan/planner.js";
 import type {
   ChangeEntry,
   GitOid,
@@ -17,7 +18,7 @@ import type {
   Scope,
   Sha256,
   State,
-} from "../../src/core/types.js";
+} from "../../src/domain/types.js";
 
 // ---------------------------------------------------------------- builders
 

@@ -1,7 +1,7 @@
 /** A branch task's own work as a pure fold over its history (SPEC section 6). */
 import { describe, expect, it } from "vitest";
-import { branchEntries } from "../../src/core/scope/branch.js";
-import type { GitOid, RepoPath, State } from "../../src/core/types.js";
+import { branchEntries } from "../../src/scope/fold/branch.js";
+import type { GitOid, RepoPath, State } from "../../src/domain/types.js";
 
 const P = "a.txt" as RepoPath;
 const st = (v: string): State => ({ kind: "file", mode: "100644", oid: `oid-${v}` as GitOid });

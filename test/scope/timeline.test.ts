@@ -4,9 +4,9 @@
  * control. Pure: no fs, no git.
  */
 import { describe, expect, it } from "vitest";
-import { attribute, changeEvents, NOT_CAPTURED, OPEN, snapshotPoints, type CallWindow, type Point } from "../../src/core/scope/timeline.js";
-import { callWindows } from "../../src/core/scope/journal.js";
-import type { GitOid, RepoPath, State } from "../../src/core/types.js";
+import { attribute, changeEvents, NOT_CAPTURED, OPEN, snapshotPoints, type CallWindow, type Point } from "../../src/scope/fold/timeline.js";
+import { callWindows } from "../../src/scope/fold/windows.js";
+import type { GitOid, RepoPath, State } from "../../src/domain/types.js";
 import type { JournalRecord } from "../../src/store/journal.js";
 
 const P = "p.txt" as RepoPath;

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { captureEvent } from "../../capture/capture.js";
 import type { CaptureEvent, Phase } from "../../capture/event.js";
-import { Exit, usage } from "../../errors.js";
-import { ensureStore } from "../../store/context.js";
-import type { Globals } from "../program.js";
+import { Exit, usage } from "../../domain/errors.js";
+import { ensureStore } from "../../repo/context.js";
+import type { Globals } from "../globals.js";
 import { showPath, type Output } from "../render.js";
 import { open, taskLabel } from "./common.js";
 

@@ -1,14 +1,14 @@
-import { pendingIntents } from "../../core/apply/intent.js";
-import { recoverPending } from "../../core/apply/recover.js";
+import { pendingIntents } from "../../apply/intent.js";
+import { recoverPending } from "../../apply/recover.js";
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { rootGlob } from "../../core/glob.js";
-import { checkName, checkRepoPath, insideRoot } from "../../core/paths.js";
-import type { RepoPath } from "../../core/types.js";
-import { usage } from "../../errors.js";
-import { resolveContext, type Context } from "../../store/context.js";
+import { rootGlob } from "../../domain/glob.js";
+import { checkName, checkRepoPath, insideRoot } from "../../domain/paths.js";
+import type { RepoPath } from "../../domain/types.js";
+import { usage } from "../../domain/errors.js";
+import { resolveContext, type Context } from "../../repo/context.js";
 import { withLock } from "../../store/lock.js";
-import type { Globals } from "../program.js";
+import type { Globals } from "../globals.js";
 
 /**
  * Resolves root and store, and finishes any apply a crash interrupted before

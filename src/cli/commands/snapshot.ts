@@ -1,7 +1,7 @@
 import { listSnapshots, resolveSnapshot, takeSnapshot, writeWorkTree, type Snapshot } from "../../capture/snapshot.js";
-import { Exit, usage } from "../../errors.js";
+import { Exit, usage } from "../../domain/errors.js";
 import { withLock } from "../../store/lock.js";
-import type { Globals } from "../program.js";
+import type { Globals } from "../globals.js";
 import { paint, progress, showPath, table, type Output } from "../render.js";
 import { open, taskLabel } from "./common.js";
 import { takeEarlySnapshot } from "../early.js";

@@ -1,7 +1,7 @@
-import { Exit, UnwindError, usage } from "../../errors.js";
+import { Exit, UnwindError, usage } from "../../domain/errors.js";
 import { GitError } from "../../git/git.js";
-import type { Context } from "../../store/context.js";
-import type { Globals } from "../program.js";
+import type { Context } from "../../repo/context.js";
+import type { Globals } from "../globals.js";
 import { table, type Output } from "../render.js";
 import { open } from "./common.js";
 

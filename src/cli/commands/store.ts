@@ -2,18 +2,18 @@ import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from "nod
 import { join } from "node:path";
 import { listSnapshots, SNAPSHOT_REFS } from "../../capture/snapshot.js";
 import { dropIndex, orphanIndexes } from "../../capture/private-index.js";
-import { clearAllPending } from "../../capture/pending.js";
-import { pendingIntents } from "../../core/apply/intent.js";
-import { acts } from "../../core/apply/apply.js";
-import { Exit } from "../../errors.js";
-import { now } from "../../clock.js";
+import { clearAllPending } from "../../capture/unfolded.js";
+import { pendingIntents } from "../../apply/intent.js";
+import { acts } from "../../domain/actions.js";
+import { Exit } from "../../domain/errors.js";
+import { now } from "../../sys/clock.js";
 import { Cas } from "../../store/cas.js";
 import { loadConfig, parseDuration } from "../../store/config.js";
-import type { Context } from "../../store/context.js";
+import type { Context } from "../../repo/context.js";
 import { withLock } from "../../store/lock.js";
 import { Receipts, type Receipt } from "../../store/receipts.js";
 import { pruneJournal, readJournal } from "../../store/journal.js";
-import type { Globals } from "../program.js";
+import type { Globals } from "../globals.js";
 import { bytes, paint, table, type Output } from "../render.js";
 import { open } from "./common.js";
 

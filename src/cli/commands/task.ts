@@ -1,7 +1,7 @@
-import { startTask } from "../../core/scope/task.js";
-import { Exit } from "../../errors.js";
-import { ensureStore } from "../../store/context.js";
-import type { Globals } from "../program.js";
+import { startTask } from "../../scope/task.js";
+import { Exit } from "../../domain/errors.js";
+import { ensureStore } from "../../repo/context.js";
+import type { Globals } from "../globals.js";
 import type { Output } from "../render.js";
 import { open } from "./common.js";
 

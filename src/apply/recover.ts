@@ -1,11 +1,12 @@
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { Cas } from "../../store/cas.js";
-import type { Context } from "../../store/context.js";
-import { Receipts, type Receipt } from "../../store/receipts.js";
-import { ContentReader } from "../content.js";
-import { matches } from "../plan/equal.js";
-import { acts, finish, performAll } from "./apply.js";
+import { Cas } from "../store/cas.js";
+import type { Context } from "../repo/context.js";
+import { Receipts, type Receipt } from "../store/receipts.js";
+import { ContentReader } from "../store/content.js";
+import { matches } from "../domain/states.js";
+import { acts } from "../domain/actions.js";
+import { finish, performAll } from "./apply.js";
 import { clearIntent, pendingIntents } from "./intent.js";
 import { tmpPath } from "./perform.js";
 

@@ -1,15 +1,15 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { writeWorkTree } from "../../capture/snapshot.js";
-import { UnwindError } from "../../errors.js";
-import { GitError, splitZ } from "../../git/git.js";
-import { writeFileAtomic } from "../../store/atomic.js";
-import { resolveContext, type Context } from "../../store/context.js";
-import type { ChangeSet, Interleaved, RepoPath } from "../types.js";
+import { writeWorkTree } from "../capture/snapshot.js";
+import { UnwindError } from "../domain/errors.js";
+import { GitError, splitZ } from "../git/git.js";
+import { writeFileAtomic } from "../sys/atomic.js";
+import { resolveContext, type Context } from "../repo/context.js";
+import type { ChangeSet, Interleaved, RepoPath } from "../domain/types.js";
 import { diffPairs, treeChangeSet } from "./tree.js";
-import { branchEntries, type BranchStep } from "./branch.js";
-import { withTooLarge } from "./diff.js";
-import { checkName } from "../paths.js";
+import { branchEntries, type BranchStep } from "./fold/branch.js";
+import { withTooLarge } from "./snapshot-diff.js";
+import { checkName } from "../domain/paths.js";
 import { mkdirSync } from "node:fs";
 
 /** A task bound to a branch: by `unwind task start`, or by an orchestrator's session record. */

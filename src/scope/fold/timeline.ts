@@ -1,6 +1,6 @@
-import { sortByPath } from "../paths.js";
-import { changeKind, sameState } from "../plan/equal.js";
-import type { CallRef, ChangeEntry, Interleaved, LaterWrite, RepoPath, State } from "../types.js";
+import { sortByPath } from "../../domain/paths.js";
+import { changeKind, sameState } from "../../domain/states.js";
+import type { CallRef, ChangeEntry, Interleaved, LaterWrite, RepoPath, State } from "../../domain/types.js";
 
 /**
  * Attribution (SPEC section 2), as a pure fold over what the record proves.

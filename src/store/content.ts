@@ -1,8 +1,9 @@
 import { parseBatch } from "../git/git.js";
-import type { Context } from "../store/context.js";
-import { BlobError, Cas, sha256 } from "../store/cas.js";
-import { blobOid } from "./observe.js";
-import type { BlobStatus, GitOid, State } from "./types.js";
+import type { Context } from "../repo/context.js";
+import { BlobError, Cas } from "./cas.js";
+import { sha256 } from "../domain/hash.js";
+import { blobOid } from "../git/objects.js";
+import type { BlobStatus, GitOid, State } from "../domain/types.js";
 
 /**
  * Reads back the bytes of recorded states: from the CAS by SHA-256 where the

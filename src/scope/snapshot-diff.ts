@@ -1,12 +1,12 @@
-import { excludeTexts, loadExcludes } from "../../capture/excludes.js";
-import type { Snapshot, TreeResult } from "../../capture/snapshot.js";
-import type { Cas } from "../../store/cas.js";
-import { usage } from "../../errors.js";
-import { sortByPath } from "../paths.js";
-import { changeKind } from "../plan/equal.js";
-import { tooLargeState, type TooLarge } from "../../capture/toolarge.js";
-import type { Context } from "../../store/context.js";
-import type { ChangeSet, RepoPath, Scope, State } from "../types.js";
+import { excludeTexts, loadExcludes } from "../capture/excludes.js";
+import type { Snapshot, TreeResult } from "../capture/snapshot.js";
+import type { Cas } from "../store/cas.js";
+import { usage } from "../domain/errors.js";
+import { sortByPath } from "../domain/paths.js";
+import { changeKind } from "../domain/states.js";
+import { tooLargeState, type TooLarge } from "../capture/toolarge.js";
+import type { Context } from "../repo/context.js";
+import type { ChangeSet, RepoPath, Scope, State } from "../domain/types.js";
 import { treeChangeSet } from "./tree.js";
 import { correctVisibility, type DiffEntry, type Rules } from "./visibility.js";
 

@@ -1,8 +1,8 @@
-import { splitZ } from "../../git/git.js";
-import type { Context } from "../../store/context.js";
-import { sortByPath } from "../paths.js";
-import { changeKind } from "../plan/equal.js";
-import type { ChangeEntry, ChangeSet, GitOid, RepoPath, Scope, State } from "../types.js";
+import { splitZ } from "../git/git.js";
+import type { Context } from "../repo/context.js";
+import { sortByPath } from "../domain/paths.js";
+import { changeKind } from "../domain/states.js";
+import type { ChangeEntry, ChangeSet, GitOid, RepoPath, Scope, State } from "../domain/types.js";
 
 const ZERO = /^0+$/;
 

@@ -1,18 +1,20 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { decodePath, fsPath } from "../git/path-bytes.js";
+import { decodePath, fsPath } from "../domain/path-bytes.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Context } from "../store/context.js";
-import { insideRoot } from "./paths.js";
-import { Cas, sha256 } from "../store/cas.js";
+import type { Context } from "../repo/context.js";
+import { insideRoot } from "../domain/paths.js";
+import { Cas } from "../store/cas.js";
+import { sha256 } from "../domain/hash.js";
 import { loadConfig } from "../store/config.js";
 import type { ReceiptKind } from "../store/receipts.js";
-import { applyPlan } from "./apply/apply.js";
-import { ContentReader } from "./content.js";
-import { matches } from "./plan/equal.js";
-import { countActions, plan as makePlan } from "./plan/planner.js";
-import { observe } from "./observe.js";
-import type { ChangeSet, Counts, Interleaved, LaterWrite, Observed, Plan, PlanInput, Reason, RepoPath, Scope, Sha256, State } from "./types.js";
+import { applyPlan } from "../apply/apply.js";
+import { ContentReader } from "../store/content.js";
+import { matches } from "../domain/states.js";
+import { countActions } from "../domain/actions.js";
+import { plan as makePlan } from "../plan/planner.js";
+import { observe } from "../capture/observe.js";
+import type { ChangeSet, Counts, Interleaved, LaterWrite, Observed, Plan, PlanInput, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
 
 export interface UndoOptions {
   dryRun: boolean;

@@ -1,5 +1,5 @@
-import type { Context } from "../store/context.js";
-import { findPlace } from "../store/discover.js";
+import type { Context } from "./context.js";
+import { findPlace } from "./discover.js";
 
 export interface Located {
   /** "private": a folder without git, its store in `<root>/.unwind`. */
@@ -21,7 +21,7 @@ export interface Located {
 export async function locate(cwd: string): Promise<Located> {
   const place = findPlace(cwd, cwd);
   if (place !== "unusual") return { mode: place.mode, root: place.root, store: place.store, objectFormat: place.objectFormat };
-  const { resolveContext } = await import("../store/context.js");
+  const { resolveContext } = await import("./context.js");
   const ctx = await resolveContext(undefined, cwd);
   return { mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx };
 }

@@ -1,8 +1,8 @@
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fsyncDir } from "../../store/atomic.js";
-import { fsPath } from "../../git/path-bytes.js";
-import type { RepoPath, State } from "../types.js";
+import { fsyncDir } from "../sys/atomic.js";
+import { fsPath } from "../domain/path-bytes.js";
+import type { RepoPath, State } from "../domain/types.js";
 
 export class PerformError extends Error {
   constructor(readonly reason: "not-regular", message: string) {

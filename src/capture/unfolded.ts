@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../store/atomic.js";
-import type { Context } from "../store/context.js";
+import { writeFileAtomic } from "../sys/atomic.js";
+import type { Context } from "../repo/context.js";
 import type { TreeEntry } from "./tree-edit.js";
 
 // What the last snapshot found pending: the paths that differed from the

@@ -1,6 +1,6 @@
-import { sortByPath } from "../paths.js";
-import { changeKind, sameState } from "../plan/equal.js";
-import type { ChangeEntry, Interleaved, RepoPath, State } from "../types.js";
+import { sortByPath } from "../../domain/paths.js";
+import { changeKind, sameState } from "../../domain/states.js";
+import type { ChangeEntry, Interleaved, RepoPath, State } from "../../domain/types.js";
 
 /**
  * A branch task's own work (SPEC section 6), as a pure fold over the

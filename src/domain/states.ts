@@ -1,4 +1,4 @@
-import type { ChangeKind, Observed, State } from "../types.js";
+import type { ChangeKind, Observed, State } from "./types.js";
 
 /**
  * Whether what is on disk is the recorded state. Content is compared by

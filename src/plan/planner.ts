@@ -1,6 +1,6 @@
-import { checkRepoPath, sortByPath } from "../paths.js";
-import type { Counts, LaterWrite, Plan, PlanInput, PlanItem, PlanOptions, Reason, Scope } from "../types.js";
-import { matches, recordsKind } from "./equal.js";
+import { checkRepoPath, sortByPath } from "../domain/paths.js";
+import type { LaterWrite, Plan, PlanInput, PlanItem, PlanOptions, Reason, Scope } from "../domain/types.js";
+import { matches, recordsKind } from "../domain/states.js";
 
 /**
  * Turns a change set and the observed work tree into a plan: SPEC section 3,
@@ -88,13 +88,3 @@ function canWrite(input: PlanInput): Reason | null {
   return null;
 }
 
-export function countActions(items: readonly { action: PlanItem["action"] }[]): Counts {
-  const counts: Counts = { restore: 0, delete: 0, merge: 0, skip: 0, conflict: 0 };
-  for (const i of items) counts[i.action]++;
-  return counts;
-}
-
-/** Exit 1 when anything other than an `unchanged` skip or a done action remains. */
-export function isPartial(items: readonly Pick<PlanItem, "action" | "reason">[]): boolean {
-  return items.some((i) => i.action === "conflict" || (i.action === "skip" && i.reason !== "unchanged"));
-}

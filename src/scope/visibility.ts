@@ -1,13 +1,13 @@
 import { lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { fsPath } from "../../git/path-bytes.js";
+import { fsPath } from "../domain/path-bytes.js";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { ExcludeTexts } from "../../capture/excludes.js";
-import { sameExcludes } from "../../capture/excludes.js";
-import { git, parseBatch, splitZ } from "../../git/git.js";
-import type { Context } from "../../store/context.js";
-import type { RepoPath, State } from "../types.js";
-import { NOT_CAPTURED } from "./timeline.js";
+import type { ExcludeTexts } from "../capture/excludes.js";
+import { sameExcludes } from "../capture/excludes.js";
+import { git, parseBatch, splitZ } from "../git/git.js";
+import type { Context } from "../repo/context.js";
+import type { RepoPath, State } from "../domain/types.js";
+import { NOT_CAPTURED } from "./fold/timeline.js";
 
 /**
  * Ignore rules are not edits (SPEC section 2). A tree snapshot holds only

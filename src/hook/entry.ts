@@ -8,11 +8,11 @@
  * tree snapshot, within a time budget.
  */
 import { readSync, realpathSync, statSync } from "node:fs";
-import { parseHookEvent } from "./adapters.js";
-import { captureEvent } from "./capture.js";
-import { locate, type Located } from "./locate.js";
+import { parseHookEvent } from "../capture/adapters.js";
+import { captureEvent } from "../capture/capture.js";
+import { locate, type Located } from "../repo/locate.js";
 import { logError } from "../store/error-log.js";
-import { checkName } from "../core/paths.js";
+import { checkName } from "../domain/paths.js";
 import { hasOpenCalls } from "../store/open-calls.js";
 
 /** Hook input larger than this is refused (recorded, not read on). */

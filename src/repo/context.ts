@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { insideRoot } from "../core/paths.js";
-import { UnwindError } from "../errors.js";
+import { insideRoot } from "../domain/paths.js";
+import { UnwindError } from "../domain/errors.js";
 import { envStore, findPlace, PRIVATE_STORE_NAME, privateRootOf, STORE_DIR_NAME } from "./discover.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
 

@@ -1,8 +1,8 @@
-import { resolveSession, treeCallPaths } from "../../core/scope/sessions.js";
-import { sortByPath } from "../../core/paths.js";
-import { Exit } from "../../errors.js";
+import { resolveSession, treeCallPaths } from "../../scope/calls.js";
+import { sortByPath } from "../../domain/paths.js";
+import { Exit } from "../../domain/errors.js";
 import { readJournal, type JournalRecord } from "../../store/journal.js";
-import type { Globals } from "../program.js";
+import type { Globals } from "../globals.js";
 import { showPath, table, type Output } from "../render.js";
 import { open } from "./common.js";
 

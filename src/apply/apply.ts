@@ -1,20 +1,17 @@
-import { fsPath } from "../../git/path-bytes.js";
+import { fsPath } from "../domain/path-bytes.js";
 import { readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { sha256 } from "../../store/cas.js";
-import type { Context } from "../../store/context.js";
-import { Receipts, newReceiptId, type Receipt, type ReceiptItem, type ReceiptKind } from "../../store/receipts.js";
-import type { ContentReader } from "../content.js";
-import { observeOne, sameObserved, stateOf } from "../observe.js";
-import { sortByPath } from "../paths.js";
-import { countActions } from "../plan/planner.js";
-import type { Action, Observed, Plan, PlanItem, RepoPath, Sha256, State } from "../types.js";
+import { sha256 } from "../domain/hash.js";
+import type { Context } from "../repo/context.js";
+import { Receipts, newReceiptId, type Receipt, type ReceiptItem, type ReceiptKind } from "../store/receipts.js";
+import type { ContentReader } from "../store/content.js";
+import { observeOne, sameObserved, stateOf } from "../capture/observe.js";
+import { sortByPath } from "../domain/paths.js";
+import { acts, countActions } from "../domain/actions.js";
+import type { Action, Observed, Plan, PlanItem, RepoPath, Sha256, State } from "../domain/types.js";
 import { crashPoint } from "./crash.js";
 import { clearIntent, writeIntent, type Intent } from "./intent.js";
 import { PerformError, ancestorsOf, performOne, removeEmptiedDirs } from "./perform.js";
-
-/** Actions that change the work tree (the rest are reported only). */
-export const acts = (a: Action): boolean => a === "restore" || a === "delete" || a === "merge";
 
 /** Deletes deepest first, then writes in path order (so a directory can give way to a file, and back). */
 export function applyOrder<T extends { path: string; action: Action }>(items: T[]): T[] {

@@ -1,10 +1,10 @@
 import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
-import { fsPath } from "../git/path-bytes.js";
+import { fsPath } from "../domain/path-bytes.js";
 import { join } from "node:path";
-import { lineSafe, objectId } from "../git/objects.js";
-import type { Context } from "../store/context.js";
-import { sha256 } from "../store/cas.js";
-import type { GitOid, Observed, RepoPath, State } from "./types.js";
+import { blobOid, lineSafe } from "../git/objects.js";
+import type { Context } from "../repo/context.js";
+import { sha256 } from "../domain/hash.js";
+import type { GitOid, Observed, RepoPath, State } from "../domain/types.js";
 
 function lstatOrNull(p: string): Stats | null {
   try {
@@ -17,11 +17,6 @@ function lstatOrNull(p: string): Stats | null {
 /** git's mode for a regular file: executable when the owner may execute it (git ignores group and other bits). */
 export function modeOf(st: Stats): string {
   return st.mode & 0o100 ? "100755" : "100644";
-}
-
-/** Git's own blob id of raw bytes (what `git hash-object --no-filters` prints). */
-export function blobOid(data: Buffer | string, format: "sha1" | "sha256"): GitOid {
-  return objectId("blob", data, format) as GitOid;
 }
 
 /** Git's binary heuristic: a NUL in the first 8000 bytes. */

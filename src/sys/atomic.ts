@@ -1,4 +1,4 @@
-import { fsPath } from "../git/path-bytes.js";
+import { fsPath } from "../domain/path-bytes.js";
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, chmodSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../store/atomic.js";
-import type { ReceiptItem, ReceiptKind } from "../../store/receipts.js";
-import type { Scope } from "../types.js";
+import { writeFileAtomic } from "../sys/atomic.js";
+import type { ReceiptItem, ReceiptKind } from "../store/receipts.js";
+import type { Scope } from "../domain/types.js";
 
 /**
  * Written (and fsynced) before the first change to the work tree: the whole

@@ -1,7 +1,7 @@
 import { isAbsolute, relative, sep } from "node:path";
-import { encodePath, hasRawBytes, RAW_BYTE } from "../git/path-bytes.js";
+import { encodePath, hasRawBytes, RAW_BYTE } from "./path-bytes.js";
 
-export { decodePath, encodePath, fsPath, hasRawBytes } from "../git/path-bytes.js";
+export { decodePath, encodePath, fsPath, hasRawBytes } from "./path-bytes.js";
 
 export type PathProblem = "absolute" | "dotdot" | "empty" | "git-dir" | "nul" | "store";
 
