@@ -6,10 +6,13 @@
 //   code and child_process initialise only for shell tools.
 // - dist/early.cjs: what `unwind snapshot` runs before dist/unwind.cjs loads,
 //   to start its git status sooner (src/cli/early-start.ts).
-// CommonJS, not ESM: Node's ESM loader costs a measurable share of a short
+// - dist/lib/index.js: the library (`import { open } from "unwind"`, SPEC
+//   section 11), an ES module, with its types in dist/types/ (tsc).
+// The command line bundles are CommonJS, not ESM: Node's ESM loader costs a measurable share of a short
 // process's life (docs/design.md has the figures).
 import { build } from "esbuild";
 import { rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 
 // Stale output from earlier builds would pile up beside the new files.
 rmSync("dist", { recursive: true, force: true });
@@ -19,3 +22,8 @@ const common = { bundle: true, platform: "node", target: "node20", format: "cjs"
 await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs"] });
 await build({ ...common, entryPoints: ["src/hook/entry.ts"], outfile: "dist/hook.cjs" });
 await build({ ...common, entryPoints: ["src/cli/early-start.ts"], outfile: "dist/early.cjs" });
+
+// The library: ESM for `import`; nothing of it is CommonJS, so it needs no require shim.
+await build({ ...common, entryPoints: ["src/index.ts"], outfile: "dist/lib/index.js", format: "esm" });
+const tsc = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.lib.json"], { stdio: "inherit" });
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);

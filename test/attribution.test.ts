@@ -73,7 +73,7 @@ describe("overlapping shell calls of two sessions (issue 9, case 4)", () => {
     ev(root, A, "PostToolUse", "Bash", { command: "two" }, "toolu_p2");
     expect(unwind(root, ["undo", "--call", "toolu_p1", "--dry-run", "--json"]).json.items).toMatchObject([{ path: "x.out", action: "conflict", reason: "concurrent-call" }]);
     const r = unwind(root, ["undo", "--session", A, "--json"]);
-    expect(r.json.items).toEqual([{ path: "x.out", action: "delete", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "x.out", action: "delete", reason: null }]);
   });
 
   it("an Edit by another session inside a shell call's window is pinned to the Edit, not charged to the shell call", () => {
@@ -84,7 +84,7 @@ describe("overlapping shell calls of two sessions (issue 9, case 4)", () => {
     ev(root, A, "PostToolUse", "Bash", { command: "make" }, "toolu_a2");
     const a = unwind(root, ["changes", "--session", A, "--json"]);
     expect(a.json.entries.map((e: any) => e.path)).toEqual(["a.out"]);
-    expect(unwind(root, ["undo", "--session", B, "--json"]).json.items).toEqual([{ path: "doc.md", action: "restore", reason: null }]);
+    expect(unwind(root, ["undo", "--session", B, "--json"]).json.items).toMatchObject([{ path: "doc.md", action: "restore", reason: null }]);
     expect(read(root, "doc.md")).toBe("v1\n");
   });
 });
@@ -105,7 +105,7 @@ describe("call ids (issue 9, case 12)", () => {
     expect(existsSync(join(root, "one.txt")) && existsSync(join(root, "two.txt"))).toBe(true);
     const one = unwind(root, ["undo", "--call", "1", "--session", "orch:one", "--json"]);
     expect(one.code).toBe(0);
-    expect(one.json.items).toEqual([{ path: "one.txt", action: "delete", reason: null }]);
+    expect(one.json.items).toMatchObject([{ path: "one.txt", action: "delete", reason: null }]);
     expect(read(root, "two.txt")).toBe("orch:two\n");
   });
 });
@@ -168,7 +168,7 @@ describe("ignore rules are not edits (issue 9, cases 1 and 2)", () => {
     const root = ignoring();
     claudeCall(root, A, "Bash", { command: "touch notes.md" }, () => write(root, "notes.md", "n\n"));
     const r = unwind(root, ["undo", "--session", A, "--json"]);
-    expect(r.json.items).toEqual([{ path: "notes.md", action: "delete", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "notes.md", action: "delete", reason: null }]);
     expect(existsSync(join(root, "notes.md"))).toBe(false);
   });
 
@@ -220,7 +220,7 @@ describe("over the size cap is not absent (issue 9, case 10)", () => {
     write(root, "data.bin", big("z"));
     callEnv(root, A, "rm a.txt", () => unlinkSync(join(root, "a.txt")));
     const r = unwind(root, ["undo", "--session", A, "--json"], { env: CAP });
-    expect(r.json.items).toEqual([{ path: "a.txt", action: "restore", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "a.txt", action: "restore", reason: null }]);
     expect(read(root, "a.txt")).toBe("a\n");
   });
 });
@@ -233,7 +233,7 @@ describe("paths, worktrees and names (issue 9, cases 13 and 14)", () => {
     write(root, "src/b.ts", "b2\n");
     write(root, "a.ts", "top2\n");
     const r = unwind(join(root, "src"), ["restore", s, "--json", "--", "a.ts"]);
-    expect(r.json.items).toEqual([{ path: "src/a.ts", action: "restore", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "src/a.ts", action: "restore", reason: null }]);
     expect(read(root, "a.ts")).toBe("top2\n");
     const u = unwind(join(root, "src"), ["undo", "--snapshot", s, "--path", "*.ts", "--dry-run", "--json"]);
     expect(u.json.items.map((i: any) => i.path)).toEqual(["src/b.ts"]);
@@ -606,7 +606,7 @@ describe("found by review: the record never charges a call with what happened ou
     claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "x1\n"));
     claudeCall(root, A, "Bash", { command: "npm test" }, () => undefined);
     claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "x2\n"));
-    expect(unwind(root, ["undo", "--session", A, "--json"]).json.items).toEqual([{ path: "a.txt", action: "restore", reason: null }]);
+    expect(unwind(root, ["undo", "--session", A, "--json"]).json.items).toMatchObject([{ path: "a.txt", action: "restore", reason: null }]);
     expect(read(root, "a.txt")).toBe("a\n");
   });
   it("another worktree's file captures are not points of this one: undo never writes their content here", () => {
@@ -634,7 +634,7 @@ describe("found by review: the record never charges a call with what happened ou
     unwind(root, ["record", "--session", "orch:1", "--phase", "pre"]);
     unwind(root, ["record", "--session", "orch:1", "--phase", "post"]);
     const r = unwind(root, ["undo", "--session", "orch:1", "--json"]);
-    expect(r.json.items).toEqual([{ path: "gen.txt", action: "delete", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "gen.txt", action: "delete", reason: null }]);
     expect(read(root, "notes.txt")).toBe("human v2\n");
   });
   it("unwind's own undo inside another call's window is not that call's work", () => {
@@ -657,12 +657,12 @@ describe("a reading command closes an open call for good (review finding 2)", ()
     write(root, "notes.txt", "human v2\n");
     write(root, "human.txt", "mine\n");
     const r = unwind(root, ["undo", "--session", A, "--force", "--json"]);
-    expect(r.json.items).toEqual([{ path: "x.out", action: "delete", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "x.out", action: "delete", reason: null }]);
     expect(read(root, "notes.txt")).toBe("human v2\n");
     expect(read(root, "human.txt")).toBe("mine\n");
     // Another session's later work is no longer shared with the dead call.
     claudeCall(root, B, "Bash", { command: "gen" }, () => write(root, "y.out", "y\n"));
-    expect(unwind(root, ["undo", "--session", B, "--json"]).json.items).toEqual([{ path: "y.out", action: "delete", reason: null }]);
+    expect(unwind(root, ["undo", "--session", B, "--json"]).json.items).toMatchObject([{ path: "y.out", action: "delete", reason: null }]);
   });
   it("negative control: a dry run writes nothing, so the call stays open and the person's file is still in its window", () => {
     const root = makeRepo({ "notes.txt": "human v1\n" });
@@ -754,7 +754,7 @@ describe("where git converts bytes (autocrlf), snapshot and capture states are c
     claudeCall(root, A, "Edit", { file_path: join(root, "f.txt") }, () => writeFileSync(join(root, "f.txt"), "one\r\nTWO\r\n"));
     claudeCall(root, B, "Bash", { command: "ls" }, () => undefined);
     const r = unwind(root, ["undo", "--session", A, "--json"]);
-    expect(r.json.items).toEqual([{ path: "f.txt", action: "restore", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "f.txt", action: "restore", reason: null }]);
     expect(readFileSync(join(root, "f.txt"), "utf8")).toBe("one\r\ntwo\r\n");
   });
   it("negative control: a person's edit after the Edit is still a conflict", () => {
@@ -778,7 +778,7 @@ describe("--merge takes back the scope's mode change too (issue 9, case 12)", ()
     });
     write(root, "run.sh", "LINE1\nline2\nline3\nline4\nline5 by a person\n");
     const r = unwind(root, ["undo", "--session", A, "--merge", "--json"]);
-    expect(r.json.items).toEqual([{ path: "run.sh", action: "merge", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "run.sh", action: "merge", reason: null }]);
     expect(read(root, "run.sh")).toBe("line1\nline2\nline3\nline4\nline5 by a person\n");
     expect(statSync(join(root, "run.sh")).mode & 0o111).toBe(0);
   });
@@ -825,7 +825,7 @@ describe("from the second review", () => {
     expect(unwind(root, ["undo", "--session", A, "--dry-run", "--json"]).json.items).toMatchObject([{ reason: "later-write" }]);
     expect(unwind(root, ["undo", "--session", B]).code).toBe(0);
     const r = unwind(root, ["undo", "--session", A, "--json"]);
-    expect(r.json.items).toEqual([{ path: "a.txt", action: "restore", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "a.txt", action: "restore", reason: null }]);
     expect(read(root, "a.txt")).toBe("a\n");
   });
   it("undo of the session after undo of its last call restores the rest", () => {
@@ -834,7 +834,7 @@ describe("from the second review", () => {
     const c2 = claudeCall(root, A, "Edit", { file_path: join(root, "a.txt") }, () => write(root, "a.txt", "a2\n"));
     expect(unwind(root, ["undo", "--call", c2]).code).toBe(0);
     expect(read(root, "a.txt")).toBe("a1\n");
-    expect(unwind(root, ["undo", "--session", A, "--json"]).json.items).toEqual([{ path: "a.txt", action: "restore", reason: null }]);
+    expect(unwind(root, ["undo", "--session", A, "--json"]).json.items).toMatchObject([{ path: "a.txt", action: "restore", reason: null }]);
     expect(read(root, "a.txt")).toBe("a\n");
   });
   it("with a .gitattributes, a person's edit between a shell call and an Edit is still seen (no lost line)", () => {

@@ -6,7 +6,7 @@ describe("bad input: one clear line, the right exit code, nothing changed", () =
   const cases: [string, string[], number, RegExp][] = [
     ["unknown command", ["frobnicate"], 2, /unknown command/],
     ["unknown flag", ["snapshots", "--bogus"], 2, /unknown option/],
-    ["missing argument", ["restore"], 2, /missing required argument/],
+    ["missing argument", ["restore"], 2, /no snapshot given/],
     ["bad --limit", ["snapshots", "--limit", "zero"], 2, /--limit zero/],
     ["bad --ttl", ["gc", "--ttl", "soon"], 2, /--ttl soon/],
     ["unknown snapshot", ["restore", "s-nope-123456"], 3, /no snapshot s-nope-123456/],

@@ -27,7 +27,7 @@ describe("unwind init", () => {
     write(root, "src/a.ts", "b\n");
     execFileSync("sh", ["-c", command], { cwd: "/", input: payload("PostToolUse") });
     const undo = unwind(root, ["undo", "--session", "init-sess-1", "--json"]);
-    expect(undo.json.items).toEqual([{ path: "src/a.ts", action: "restore", reason: null }]);
+    expect(undo.json.items).toMatchObject([{ path: "src/a.ts", action: "restore", reason: null }]);
     expect(read(root, "src/a.ts")).toBe("a\n");
 
     const before = ["claude/settings.json", "codex/hooks.json", "gemini/settings.json"].map((f) => readFileSync(join(root, "." + f), "utf8"));

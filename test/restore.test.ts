@@ -174,7 +174,7 @@ describe("restore a snapshot on a real repository", () => {
     // undo --snapshot s1 --to s2 takes back only s1→s2; the human's edit is not s2's state.
     const r = unwind(root, ["undo", "--snapshot", s1, "--to", s2, "--json"]);
     expect(r.code).toBe(1);
-    expect(r.json.items).toEqual([{ path: "a.txt", action: "conflict", reason: "changed-since" }]);
+    expect(r.json.items).toMatchObject([{ path: "a.txt", action: "conflict", reason: "changed-since" }]);
     expect(read(root, "a.txt")).toBe("three (human)\n");
     // Negative control: the same undo when the file is still at s2's state restores it.
     write(root, "a.txt", "two\n");
@@ -228,7 +228,7 @@ describe("refusals on disk", () => {
     symlinkSync(outside, join(root, "d"));
     // Only the file: the symlink stays, so writing d/f.txt would write outside the root.
     const r = unwind(root, ["restore", id, "--json", "--", "d/f.txt"]);
-    expect(r.json.items).toEqual([{ path: "d/f.txt", action: "conflict", reason: "symlink", detail: "d is a symlink" }]);
+    expect(r.json.items).toMatchObject([{ path: "d/f.txt", action: "conflict", reason: "symlink", detail: "d is a symlink" }]);
     expect(readFileSync(join(outside, "f.txt"), "utf8")).toBe("outside\n");
     expect(r.code).toBe(1);
     // The whole tree: the plan deletes the symlink d first, then writes d/f.txt into a real directory.

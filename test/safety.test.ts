@@ -59,7 +59,7 @@ describe("snapshots stay right", () => {
     const id = snapshotId(root);
     write(root, "cfg", "v2 by the agent\n");
     const r = unwind(root, ["restore", id, "--json"]);
-    expect(r.json.items).toEqual([{ path: "cfg", action: "restore", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "cfg", action: "restore", reason: null }]);
     expect(read(root, "cfg")).toBe("v1\n");
   });
 
@@ -74,7 +74,7 @@ describe("snapshots stay right", () => {
     expect(unwind(root, ["changes", "--session", A, "--json"]).json.entries.map((e: any) => e.path)).toEqual(["x.txt"]);
     expect(unwind(root, ["undo", "--session", A, "--dry-run", "--json"]).json.items).toMatchObject([{ path: "x.txt", action: "conflict", reason: "changed-since" }]);
     const r = unwind(root, ["undo", "--session", A, "--force", "--json"]);
-    expect(r.json.items).toEqual([{ path: "x.txt", action: "delete", reason: null }]);
+    expect(r.json.items).toMatchObject([{ path: "x.txt", action: "delete", reason: null }]);
   });
 });
 
@@ -116,7 +116,7 @@ describe("record --root", () => {
     write(root, "made.txt", "m\n");
     expect(unwind(elsewhere, ["record", "--root", root, "--session", "orch:1", "--phase", "post", "--call", "c1"]).code).toBe(0);
     expect(existsSync(join(elsewhere, ".unwind"))).toBe(false);
-    expect(unwind(root, ["undo", "--session", "orch:1", "--json"]).json.items).toEqual([{ path: "made.txt", action: "delete", reason: null }]);
+    expect(unwind(root, ["undo", "--session", "orch:1", "--json"]).json.items).toMatchObject([{ path: "made.txt", action: "delete", reason: null }]);
   });
 });
 

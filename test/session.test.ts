@@ -79,11 +79,11 @@ describe("session undo", () => {
     write(root, "src/a.ts", "export const a = 3; // human\n");
     const r = unwind(root, ["undo", "--session", A, "--json"]);
     expect(r.code).toBe(1);
-    expect(r.json.items.find((i: any) => i.path === "src/a.ts")).toEqual({ path: "src/a.ts", action: "conflict", reason: "changed-since" });
+    expect(r.json.items.find((i: any) => i.path === "src/a.ts")).toMatchObject({ path: "src/a.ts", action: "conflict", reason: "changed-since" });
     expect(read(root, "src/a.ts")).toBe("export const a = 3; // human\n");
 
     const f = unwind(root, ["undo", "--session", A, "--force", "--path", "src/a.ts", "--json"]);
-    expect(f.json.items).toEqual([{ path: "src/a.ts", action: "restore", reason: null }]);
+    expect(f.json.items).toMatchObject([{ path: "src/a.ts", action: "restore", reason: null }]);
     expect(read(root, "src/a.ts")).toBe("export const a = 1;\n");
     expect(unwind(root, ["redo", f.json.receipt]).code).toBe(0);
     expect(read(root, "src/a.ts")).toBe("export const a = 3; // human\n");
@@ -223,7 +223,7 @@ describe("session undo refusals, each with its negative control", () => {
     expect(treeState(root)).toEqual(tree);
     const v = unwind(root, ["verify", "--json"]);
     expect(v.code).toBe(4);
-    expect(v.json.problems.join("\n")).toMatch(/journal .* is damaged/);
+    expect(v.json.problems.map((p: any) => p.message).join("\n")).toMatch(/journal .* is damaged/);
     writeFileSync(path, good);
     expect(unwind(root, ["undo", "--session", A]).code).toBe(0);
     expect(read(root, "src/a.ts")).toBe("export const a = 1;\n");
@@ -246,7 +246,7 @@ describe("session undo refusals, each with its negative control", () => {
     expect(readFileSync(outside, "utf8")).toBe("secret\n");
     // Negative control: the same call on a path inside the root is captured and undone.
     claudeCall(root, A, "Write", { file_path: "inside.txt", content: "x" }, () => write(root, "inside.txt", "x"));
-    expect(unwind(root, ["undo", "--session", A, "--json"]).json.items).toEqual([{ path: "inside.txt", action: "delete", reason: null }]);
+    expect(unwind(root, ["undo", "--session", A, "--json"]).json.items).toMatchObject([{ path: "inside.txt", action: "delete", reason: null }]);
   });
 });
 
@@ -304,7 +304,7 @@ describe("hooks never block or break the agent", () => {
     expect(r.stdout).toBe("");
     const errors = readFileSync(join(root, ".git", "unwind", "errors.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(errors.map((e) => e.kind)).toEqual(["capture-timeout"]);
-    expect(unwind(root, ["status"]).stdout).toMatch(/errors\s+1 recent/);
+    expect(unwind(root, ["status"]).stdout).toMatch(/errors\s+1 not yet acknowledged/);
   });
 
   it("eight hook processes at once, one session and several, lose nothing", async () => {
@@ -359,7 +359,7 @@ describe("scopes and bad input", () => {
     sessionA(root);
     const s = unwind(root, ["sessions", "--json"]).json.sessions;
     expect(s).toHaveLength(1);
-    expect(s[0]).toMatchObject({ session: `claude:${A}`, harness: "claude", calls: 2, paths: 1 });
+    expect(s[0]).toMatchObject({ session: `claude:${A}`, harness: "claude", calls: 2, paths: 5 }); // the Edit's file and the four the Bash call changed
     const log = unwind(root, ["log", "--json"]).json.calls;
     expect(log.map((c: any) => c.tool)).toEqual(["Bash", "Edit"]);
     expect(log[0].paths).toEqual(["gen/deep/x.ts", "keep.md", "moved.md", "old.ts"]);

@@ -35,7 +35,7 @@ describe("verify", () => {
     writeFileSync(blob!, deflateSync(Buffer.from("evil\n")));
     const v = unwind(root, ["verify", "--json"]);
     expect(v.code).toBe(4);
-    expect(v.json.problems.join("\n")).toMatch(/fails its SHA-256 check/);
+    expect(v.json.problems.map((p: any) => p.message).join("\n")).toMatch(/fails its SHA-256 check/);
     // git also holds these bytes (the restore snapshotted the tree first); remove that copy too.
     const agentOid = require("node:child_process").execFileSync("git", ["hash-object", "--stdin"], { input: "agent wrote this\n", encoding: "utf8" }).trim();
     unlinkSync(join(root, ".git", "objects", agentOid.slice(0, 2), agentOid.slice(2)));
@@ -49,7 +49,7 @@ describe("verify", () => {
     for (const f of casFiles(root)) unlinkSync(f);
     const v = unwind(root, ["verify", "--json"]);
     expect(v.code).toBe(4);
-    expect(v.json.problems.join("\n")).toMatch(/before the apply .* is missing/);
+    expect(v.json.problems.map((p: any) => p.message).join("\n")).toMatch(/before the apply .* is missing/);
     expect(unwind(root, ["redo", receipt]).code).toBe(0);
     expect(read(root, "a.txt")).toBe("agent wrote this\n");
   });
@@ -62,7 +62,7 @@ describe("verify", () => {
     unlinkSync(join(root, ".git", "objects", oid.slice(0, 2), oid.slice(2)));
     unlinkSync(join(root, "only-in-snapshot.txt"));
     const r = unwind(root, ["restore", id, "--json"]);
-    expect(r.json.items).toEqual([{ path: "only-in-snapshot.txt", action: "conflict", reason: "missing-blob" }]);
+    expect(r.json.items).toMatchObject([{ path: "only-in-snapshot.txt", action: "conflict", reason: "missing-blob" }]);
     expect(r.code).toBe(1);
   });
 
@@ -72,7 +72,7 @@ describe("verify", () => {
     writeFileSync(file, readFileSync(file, "utf8").replace('"restore"', '"delete"'));
     const v = unwind(root, ["verify", "--json"]);
     expect(v.code).toBe(4);
-    expect(v.json.problems[0]).toContain(`receipt ${receipt} was altered`);
+    expect(v.json.problems[0].message).toContain(`receipt ${receipt} was altered`);
   });
 
   it("a deleted receipt in the middle of the chain is reported", () => {
@@ -82,7 +82,7 @@ describe("verify", () => {
     unlinkSync(join(root, ".git", "unwind", "receipts", `${receipt}.json`));
     const v = unwind(root, ["verify", "--json"]);
     expect(v.code).toBe(4);
-    expect(v.json.problems[0]).toContain(`receipt ${receipt} is missing`);
+    expect(v.json.problems[0].message).toContain(`receipt ${receipt} is missing`);
   });
 });
 

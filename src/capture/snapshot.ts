@@ -3,8 +3,9 @@ import { fsPath } from "../domain/path-bytes.js";
 import { existsSync, mkdirSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { UnwindError } from "../domain/errors.js";
-import { splitZ, type GitResult } from "../git/git.js";
+import { pickId, type IdRef } from "../domain/ids.js";
+import { GitError, splitZ, type GitResult } from "../git/git.js";
+import { tryLock } from "../store/lock.js";
 import { createRef } from "../git/refs.js";
 import { commitBody, lineSafe, writeLooseObject } from "../git/objects.js";
 import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
@@ -64,6 +65,13 @@ export interface TreeResult {
 function newSnapshotId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:.]/g, "");
   return `s-${stamp}-${randomBytes(4).toString("hex")}`;
+}
+
+export interface SnapshotLabels {
+  task?: string;
+  session?: string;
+  call?: string;
+  label?: string;
 }
 
 /** A work tree snapshot under way: its index and base chosen, `git status` running. */
@@ -310,7 +318,7 @@ function lastPath(ctx: Context): string {
 /** Takes a snapshot and names it under refs/unwind/snapshots/. The caller holds the store lock. */
 export async function takeSnapshot(
   ctx: Context,
-  labels: { task?: string; session?: string; call?: string; label?: string } = {},
+  labels: SnapshotLabels = {},
   opts: { deadline?: number } = {},
   started?: StartedTree,
 ): Promise<Snapshot> {
@@ -332,6 +340,73 @@ export async function takeSnapshot(
   keepRecord();
   writeFileSync(lastPath(ctx), id + "\n");
   return { ...meta, commit: oid, tree };
+}
+
+/**
+ * Phase one of a snapshot taken in two steps: the store lock held and
+ * `git status` of the private index running. Plain data and functions, so
+ * one bundle can start it (bin/unwind starts `unwind snapshot`'s before the
+ * command line loads: src/cli/early-start.ts) and another finish it.
+ */
+export interface SnapshotStart {
+  /** The store and private index it was started for: `finishSnapshot` checks them against its own context. */
+  readonly store: string;
+  readonly indexFile: string;
+  readonly indexTree: string | null;
+  readonly status: Promise<GitResult>;
+  /** Releases the store lock taken for it (once; later calls do nothing). */
+  release(): void;
+}
+
+/**
+ * Phase one, synchronously up to spawning `git status`; null where only the
+ * normal path can take the snapshot: a store or private index not created
+ * yet, or a store that is busy (the normal path waits for it).
+ */
+export function startSnapshot(ctx: Context): SnapshotStart | null {
+  if (!storeReady(ctx) || !existsSync(ctx.indexFile)) return null;
+  const lock = tryLock(ctx.store, "snapshot");
+  if (!("release" in lock)) return null;
+  let released = false;
+  const release = () => {
+    if (!released) lock.release();
+    released = true;
+  };
+  try {
+    const { indexTree, status } = startStatus(ctx);
+    return { store: ctx.store, indexFile: ctx.indexFile, indexTree, status, release };
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+/**
+ * Phase two: the snapshot `start` began, taken under `ctx`, and the lock
+ * released; null (and the start settled) if it was begun for another store
+ * or index than `ctx` names.
+ */
+export async function finishSnapshot(ctx: Context, start: SnapshotStart, labels: SnapshotLabels = {}): Promise<Snapshot | null> {
+  if (ctx.store !== start.store || ctx.indexFile !== start.indexFile) {
+    await settleSnapshot(start);
+    return null;
+  }
+  // Another bundle's GitError is another class: its failures become ours, so they are reported the same way.
+  const status = start.status.catch((e: unknown) => {
+    const g = e as Partial<Pick<GitError, "args" | "gitCode" | "stderr">> | null;
+    throw g?.args && g.gitCode !== undefined ? new GitError(g.args, g.gitCode, g.stderr ?? "") : e;
+  });
+  try {
+    return await takeSnapshot(ctx, labels, {}, startedOn(ctx, { indexTree: start.indexTree, status }));
+  } finally {
+    start.release();
+  }
+}
+
+/** Ends a start nobody finished: `git status` may write the private index, so the lock is held until it is done. */
+export async function settleSnapshot(start: SnapshotStart): Promise<void> {
+  await start.status.catch(() => undefined);
+  start.release();
 }
 
 function defined<T extends object>(o: T): Partial<T> {
@@ -356,20 +431,11 @@ export async function listSnapshots(ctx: Context): Promise<Snapshot[]> {
   return out.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
 
-/**
- * Finds a snapshot by full id, unique prefix, or the unique random tail
- * (6+ characters). Unknown or ambiguous ids are exit 3, naming candidates.
- */
-export async function resolveSnapshot(ctx: Context, wanted: string): Promise<Snapshot> {
+/** A snapshot by id, unique prefix or suffix (6+ characters), or `{ last: true }` (src/domain/ids.ts). */
+export async function resolveSnapshot(ctx: Context, wanted: IdRef): Promise<Snapshot> {
   const all = await listSnapshots(ctx);
-  const exact = all.find((s) => s.id === wanted);
-  if (exact) return exact;
-  const hits = wanted.length >= 6 ? all.filter((s) => s.id.startsWith(wanted) || s.id.endsWith(`-${wanted}`) || s.id.split("-")[2]?.startsWith(wanted)) : [];
-  if (hits.length === 1) return hits[0]!;
-  if (hits.length > 1) {
-    throw new UnwindError("E_SCOPE_AMBIGUOUS", `${hits.length} snapshots match '${wanted}': ${hits.slice(0, 5).map((s) => s.id).join(", ")}`, {
-      hint: "use more characters of the id",
-    });
-  }
-  throw new UnwindError("E_SCOPE_UNKNOWN", `no snapshot ${wanted}`, { hint: "list them with: unwind snapshots" });
+  // --last means this work tree's newest: another worktree's would be refused by restore anyway.
+  const ids = (typeof wanted === "string" ? all : all.filter((s) => s.root === ctx.root)).map((s) => s.id);
+  const id = pickId(ids, wanted, "snapshot", "unwind snapshots");
+  return all.find((s) => s.id === id)!;
 }

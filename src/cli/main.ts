@@ -3,11 +3,11 @@
  * `unwind hook` to the hook bundle before this file is even loaded; this
  * routes it there too, so `node dist/unwind.cjs hook ...` behaves the same.
  */
+import { settleSnapshot, type SnapshotStart } from "../capture/snapshot.js";
 import { runCli } from "./program.js";
-import type { EarlyStart } from "./early-start.js";
 
-/** `early`: the `git status` of `unwind snapshot`, which bin/unwind starts before this bundle loads. */
-export function main(argv: string[], early: EarlyStart | null = null): void {
+/** `start`: the first phase of `unwind snapshot`, which bin/unwind begins before this bundle loads (src/cli/early-start.ts). */
+export function main(argv: string[], start: SnapshotStart | null = null): void {
   if (argv[0] === "hook") {
     const { runHook } = require("./hook.cjs") as typeof import("../hook/entry.js");
     void runHook(argv.slice(1)).then((code) => {
@@ -15,12 +15,10 @@ export function main(argv: string[], early: EarlyStart | null = null): void {
     });
     return;
   }
-  // Loaded only when there is an early start, so other commands pay nothing for it.
-  const handoff = early ? (require("./early.js") as typeof import("./early.js")) : null;
-  handoff?.adoptEarly(early);
-  void runCli(argv)
+  void runCli(argv, { start })
+    // A start the command did not finish (a usage error, say) is settled: its git status may still write the index.
     .then(async (code) => {
-      await handoff?.abandonEarlySnapshot();
+      if (start) await settleSnapshot(start);
       return code;
     })
     .then((code) => {

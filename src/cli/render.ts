@@ -1,15 +1,32 @@
-import { hasRawBytes } from "../domain/path-bytes.js";
+import { decodePath, hasRawBytes } from "../domain/path-bytes.js";
 import type { ExitCode } from "../domain/errors.js";
 
-/** What every command handler returns; one renderer prints it. */
+/** What every command returns: the operation's data, its human form, and the exit code. The one renderer prints it. */
 export interface Output {
   json: unknown;
   human: string;
   exit: ExitCode;
 }
 
-export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
-  return Boolean(stream.isTTY) && !("NO_COLOR" in process.env && process.env.NO_COLOR !== "");
+export type ColorMode = "auto" | "always" | "never";
+
+let colorMode: ColorMode = "auto";
+
+/** `--color`: set once by the command line before any output. */
+export function setColorMode(mode: ColorMode): void {
+  colorMode = mode;
+}
+
+/**
+ * Colour only for a person: `--color always|never` first; then NO_COLOR
+ * (any non-empty value) turns it off and FORCE_COLOR (non-empty, not "0")
+ * turns it on; otherwise a terminal that is not `TERM=dumb`.
+ */
+export function useColor(stream: NodeJS.WriteStream = process.stdout, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (colorMode !== "auto") return colorMode === "always";
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "" && env.FORCE_COLOR !== "0") return true;
+  return Boolean(stream.isTTY) && env.TERM !== "dumb";
 }
 
 const codes = { red: 31, green: 32, yellow: 33, dim: 2, bold: 1, cyan: 36 } as const;
@@ -19,16 +36,39 @@ export function paint(s: string, c: Color, on = useColor()): string {
   return on ? `\u001b[${codes[c]}m${s}\u001b[0m` : s;
 }
 
-/** Aligned columns; the last column is not padded. `colors` paints whole cells after padding. */
-export function table(rows: string[][], colors: (Color | null)[] = []): string {
+/** The width tables fit: the terminal's, or 100 columns when output is not a terminal. */
+export function width(): number {
+  return process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 100;
+}
+
+const len = (s: string) => [...s].length;
+
+function cut(s: string, n: number): string {
+  const cs = [...s];
+  return cs.length <= n ? s : cs.slice(0, Math.max(1, n - 1)).join("") + "…";
+}
+
+/**
+ * Aligned columns that fit `width()`: the widest column is cut (with "…")
+ * until the rows fit; the last column is not padded. `colors` paints whole
+ * cells after padding.
+ */
+export function table(rows: string[][], colors: (Color | null)[] = [], max = width()): string {
   if (rows.length === 0) return "";
   const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, [...c].length)));
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, len(c))));
+  const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
+  while (total() > max) {
+    const widest = widths.indexOf(Math.max(...widths));
+    if (widths[widest]! <= 8) break;
+    widths[widest] = Math.max(8, widths[widest]! - (total() - max));
+  }
   return rows
     .map((r) =>
       r
         .map((c, i) => {
-          const cell = i === r.length - 1 ? c : c + " ".repeat(widths[i]! - [...c].length);
+          const text = cut(c, widths[i]!);
+          const cell = i === r.length - 1 ? text : text + " ".repeat(widths[i]! - len(text));
           const color = colors[i];
           return color ? paint(cell, color) : cell;
         })
@@ -36,6 +76,11 @@ export function table(rows: string[][], colors: (Color | null)[] = []): string {
         .trimEnd(),
     )
     .join("\n");
+}
+
+/** "showing 50 of 120" when a list was cut, so a person knows there is more. */
+export function more(shown: number, total: number, what: string): string[] {
+  return total > shown ? [paint(`showing ${shown} of ${total} ${what} (--limit/-n N for more, --since to narrow)`, "dim")] : [];
 }
 
 /**
@@ -55,6 +100,11 @@ export function showPath(p: string): string {
   return `"${out}"`;
 }
 
+/** A path from JSON data (`path` plus `pathBytes` where it is not UTF-8), shown as `showPath` shows it. */
+export function showJsonPath(e: { path: string; pathBytes?: string | undefined }): string {
+  return showPath(e.pathBytes ? decodePath(Buffer.from(e.pathBytes, "base64")) : e.path);
+}
+
 export function short(oid: string | undefined | null): string {
   return oid ? oid.slice(0, 8) : "-";
 }
@@ -69,6 +119,47 @@ export function bytes(n: number): string {
     i++;
   }
   return `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** A time for a person: how long ago within a week ("3m ago"), the local date and time before that. */
+export function when(iso: string, nowMs = Date.now()): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const s = Math.round((nowMs - t) / 1000);
+  if (s < 0) return local(t);
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  if (s < 7 * 86400) return `${Math.floor(s / 86400)}d ago`;
+  return local(t);
+}
+
+function local(t: number): string {
+  const d = new Date(t);
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+/**
+ * The shortest part of each id that names it alone among `ids`, at least
+ * `min` characters: the prefix of the random tail after the last "-" for
+ * ids that have one (`s-<time>-<tail>`), else the id's prefix. Every
+ * command that takes an id accepts what this shows (src/domain/ids.ts).
+ */
+export function shortIds(ids: readonly string[], min = 6): Map<string, string> {
+  const out = new Map<string, string>();
+  const part = (id: string) => (id.includes("-") ? id.slice(id.lastIndexOf("-") + 1) : id);
+  for (const id of ids) {
+    const mine = part(id);
+    if (mine.length < min) {
+      out.set(id, id);
+      continue;
+    }
+    let n = min;
+    while (n < mine.length && ids.some((o) => o !== id && (o.startsWith(mine.slice(0, n)) || part(o).startsWith(mine.slice(0, n))))) n++;
+    out.set(id, n >= mine.length && ids.some((o) => o !== id && part(o) === mine) ? id : mine.slice(0, n));
+  }
+  return out;
 }
 
 /**

@@ -20,6 +20,7 @@ export type ErrorCode =
   | "E_SCOPE_OTHER_WORKTREE"
   | "E_STORE_DAMAGED"
   | "E_LOCKED"
+  | "E_PLAN_CHANGED"
   | "E_NOT_BUILT";
 
 const exitFor: Record<ErrorCode, ExitCode> = {
@@ -33,6 +34,7 @@ const exitFor: Record<ErrorCode, ExitCode> = {
   E_SCOPE_OTHER_WORKTREE: Exit.scope,
   E_STORE_DAMAGED: Exit.damaged,
   E_LOCKED: Exit.partial,
+  E_PLAN_CHANGED: Exit.scope,
   E_NOT_BUILT: Exit.usage,
 };
 

@@ -50,8 +50,18 @@ function readInput(limit: number): string | null {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** What `unwind hook` says to a person who runs it by hand: it reads a harness's event from stdin. */
+const BY_HAND = `unwind hook claude|codex|gemini reads one hook event (JSON) from stdin; the harness runs it on every tool call.
+Install it with: unwind init --claude (or --codex, --gemini). Nothing was captured.
+`;
+
 export async function runHook(args: string[]): Promise<number> {
   const harness = args[0] ?? "";
+  // A terminal on stdin is a person trying it, not a harness: say how it is used instead of logging an error.
+  if (process.stdin.isTTY) {
+    process.stderr.write(BY_HAND);
+    return 0;
+  }
   let loc: Located | null = null;
   try {
     const raw = readInput(MAX_INPUT);

@@ -3,37 +3,52 @@ import { decodePath, fsPath } from "../domain/path-bytes.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Context } from "../repo/context.js";
-import { insideRoot } from "../domain/paths.js";
+import { insideRoot, jsonPath } from "../domain/paths.js";
+import { UnwindError } from "../domain/errors.js";
 import { Cas } from "../store/cas.js";
-import { sha256 } from "../domain/hash.js";
+import { canonicalJson, sha256 } from "../domain/hash.js";
 import { loadConfig } from "../store/config.js";
 import type { ReceiptKind } from "../store/receipts.js";
 import { applyPlan } from "../apply/apply.js";
 import { ContentReader } from "../store/content.js";
 import { matches } from "../domain/states.js";
-import { countActions } from "../domain/actions.js";
+import { countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
-import type { ChangeSet, Counts, Interleaved, LaterWrite, Observed, Plan, PlanInput, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
+import type { Action, ChangeSet, Counts, GitOid, Interleaved, LaterWrite, Observed, Plan, PlanInput, PlanItem, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
 
 export interface UndoOptions {
   dryRun: boolean;
   force: boolean;
   merge: boolean;
   kind: ReceiptKind;
-  laterWrites?: ReadonlyMap<RepoPath, LaterWrite>;
-  interleaved?: ReadonlyMap<RepoPath, Interleaved>;
+  /** Apply only if the plan's digest is this one (a preview's `plan`); else nothing is done (SPEC section 4). */
+  expect?: string | undefined;
+  laterWrites?: ReadonlyMap<RepoPath, LaterWrite> | undefined;
+  interleaved?: ReadonlyMap<RepoPath, Interleaved> | undefined;
 }
 
+/** What a path held when it was planned, as plain data (a symlink's target as its hash). */
+export type NowState =
+  | { kind: "absent" }
+  | { kind: "dir" }
+  | { kind: "other" }
+  | { kind: "file"; mode: string; size: number; sha256: Sha256; oid: GitOid | null }
+  | { kind: "symlink"; sha256: Sha256; oid: GitOid | null }
+  | { kind: "blocked"; at: string };
+
 export interface ReportItem {
-  path: RepoPath;
-  action: Plan["items"][number]["action"];
+  /** The path, with bytes that are not UTF-8 as U+FFFD (then `pathBytes` holds them). */
+  path: string;
+  /** The path's bytes in base64 when they are not UTF-8 (src/domain/path-bytes.ts). */
+  pathBytes?: string;
+  action: Action;
   reason: Reason | null;
-  detail?: string;
+  detail: string | null;
   pre: State | null;
   post: State | null;
   /** What the path held when it was planned (what it holds now, for a dry run). */
-  now: Observed;
+  now: NowState;
 }
 
 /** The undo / restore / redo report of SPEC section 4. */
@@ -41,8 +56,12 @@ export interface UndoReport {
   receipt: string | null;
   scope: Scope;
   dryRun: boolean;
+  /** The plan's digest: pass it as `expect` to apply exactly this plan. */
+  plan: string;
   items: ReportItem[];
   counts: Counts;
+  /** Conflicts, or skips other than `unchanged`, remain: the command exits 1. */
+  partial: boolean;
 }
 
 /**
@@ -51,6 +70,38 @@ export interface UndoReport {
  * caller holds the store lock.
  */
 export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<UndoReport> {
+  const { plan, reader, merged } = await planFor(ctx, cs, opts);
+  const planned = plan.items.map(reportItem);
+  const digest = planDigest(cs.scope, planned);
+  if (opts.expect !== undefined && opts.expect !== digest) {
+    throw new UnwindError("E_PLAN_CHANGED", `the plan is no longer the one previewed (${short(opts.expect)}; now ${short(digest)}): nothing was done`, {
+      hint: "preview it again (--dry-run), check it, and apply with the new digest",
+    });
+  }
+  if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
+  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged);
+  const byPath = new Map<string, PlanItem>(plan.items.map((i) => [i.path, i]));
+  const items = receipt.items.map((r) => reportItem({ ...byPath.get(r.path)!, action: r.action, reason: r.reason, ...(r.detail ? { detail: r.detail } : {}) }));
+  return report(receipt.id, cs.scope, false, digest, items);
+}
+
+const short = (d: string) => d.slice(0, 12);
+
+function report(receipt: string | null, scope: Scope, dryRun: boolean, plan: string, items: ReportItem[]): UndoReport {
+  return { receipt, scope, dryRun, plan, items, counts: countActions(items), partial: isPartial(items) };
+}
+
+/**
+ * SHA-256 of what a preview shows: the scope and, per path, the action, its
+ * reason, the states it goes between and what the path held. Any change to
+ * the work tree or the record that would change the plan changes it.
+ */
+export function planDigest(scope: Scope, items: readonly ReportItem[]): string {
+  return sha256(canonicalJson({ scope, items: items.map(({ path, action, reason, detail, pre, post, now }) => ({ path, action, reason, detail, pre, post, now })) }));
+}
+
+/** Observes everything the planner needs (the give-way rule included), then plans: the planner itself touches nothing. */
+async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<{ plan: Plan; reader: ContentReader; merged: Map<Sha256, Buffer> }> {
   const cfg = loadConfig(ctx.store);
   const paths = cs.entries.map((e) => e.path);
   const needOids = cs.entries.some((e) => [e.pre, e.post].some((s) => s && !s.sha256 && s.oid));
@@ -80,19 +131,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
   const storeRel = insideRoot(ctx.root, ctx.store);
   const reserved = storeRel ? [storeRel] : [];
   const planOpts = { force: opts.force, merge: opts.merge, sizeCap: cfg.sizeCap, reserved };
-  const plan = makePlan(cs.scope, giveWay(ctx.root, inputs, makePlan(cs.scope, inputs, planOpts)), planOpts);
-
-  if (opts.dryRun) {
-    const items = plan.items.map(reportItem);
-    return { receipt: null, scope: cs.scope, dryRun: true, items, counts: countActions(items) };
-  }
-  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged);
-  const byPath = new Map(plan.items.map((i) => [i.path, i]));
-  const items = receipt.items.map((r) => {
-    const p = byPath.get(r.path)!;
-    return reportItem({ ...p, action: r.action, reason: r.reason, ...(r.detail ? { detail: r.detail } : {}) });
-  });
-  return { receipt: receipt.id, scope: cs.scope, dryRun: false, items, counts: countActions(items) };
+  return { plan: makePlan(cs.scope, giveWay(ctx.root, inputs, makePlan(cs.scope, inputs, planOpts)), planOpts), reader, merged };
 }
 
 /**
@@ -132,8 +171,14 @@ function filesUnder(root: string, rel: string): string[] {
   return out;
 }
 
-function reportItem(i: Plan["items"][number]): ReportItem {
-  return { path: i.path, action: i.action, reason: i.reason, ...(i.detail ? { detail: i.detail } : {}), pre: i.pre, post: i.post, now: i.expect };
+function reportItem(i: PlanItem): ReportItem {
+  return { ...jsonPath(i.path), action: i.action, reason: i.reason, detail: i.detail ?? null, pre: i.pre, post: i.post, now: nowState(i.expect) };
+}
+
+function nowState(o: Observed): NowState {
+  if (o.kind === "file") return { kind: "file", mode: o.mode, size: o.size, sha256: o.sha256, oid: o.oid ?? null };
+  if (o.kind === "symlink") return { kind: "symlink", sha256: o.sha256, oid: o.oid ?? null };
+  return o;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
+import { walkFiles } from "../sys/files.js";
 import { deflateSync, inflateSync } from "node:zlib";
 import { sha256 } from "../domain/hash.js";
 import type { Sha256 } from "../domain/types.js";
@@ -75,6 +76,15 @@ export class Cas {
       return "ok";
     } catch (e) {
       return e instanceof BlobError ? e.kind : "missing";
+    }
+  }
+
+  /** Every blob file, by its SHA-256 (temp files of a write in progress left out). */
+  *blobs(): Generator<{ sha: string; path: string }> {
+    const root = join(this.dir, "sha256");
+    for (const p of walkFiles(root)) {
+      const rel = p.slice(root.length + 1).split(sep);
+      if (rel.length === 2 && !rel[1]!.endsWith(".tmp")) yield { sha: rel[0]! + rel[1]!, path: p };
     }
   }
 

@@ -91,6 +91,16 @@ export class Receipts {
     return JSON.parse(readFileSync(this.fileOf(id), "utf8")) as Receipt;
   }
 
+  /** Every receipt's id, newest first (ids sort by time). */
+  ids(): string[] {
+    if (!existsSync(this.dir)) return [];
+    return readdirSync(this.dir)
+      .filter((f) => RECEIPT_ID.test(f.replace(/\.json$/, "")) && f.endsWith(".json"))
+      .map((f) => f.slice(0, -5))
+      .sort()
+      .reverse();
+  }
+
   /** Newest first, following the chain. Stops quietly at a break; `verify` reports breaks. */
   list(limit = Infinity): Receipt[] {
     const out: Receipt[] = [];

@@ -1,0 +1,33 @@
+import { Exit } from "../../domain/errors.js";
+import type { RecordOptions } from "../../ops/record.js";
+import type { Globals } from "../globals.js";
+import { showPath, type Output } from "../render.js";
+import { openFor } from "./common.js";
+
+/**
+ * `unwind record`: the generic capture for orchestrators without a hook
+ * format of their own. Unlike a hook, it reports failures with an exit code:
+ * the caller asked for this capture explicitly.
+ */
+export async function record(globals: Globals, paths: string[], opts: RecordOptions): Promise<Output> {
+  const u = await openFor(globals);
+  const r = await u.record(paths, { ...opts, task: opts.task ?? process.env.UNWIND_TASK, cwd: process.cwd() });
+  const human =
+    r.snapshot !== null
+      ? `${r.session} ${r.phase} ${r.call}: snapshot ${r.snapshot}`
+      : `${r.session} ${r.phase} ${r.call}: ${r.files.map(showPath).join(" ") || "nothing"}${r.skipped > 0 ? ` (${r.skipped} path(s) skipped: see unwind status)` : ""}`;
+  return { json: r, human, exit: r.skipped > 0 ? Exit.partial : Exit.ok };
+}
+
+export async function init(globals: Globals, opts: { claude?: boolean; codex?: boolean; gemini?: boolean }): Promise<Output> {
+  const u = await openFor(globals);
+  const harnesses = (["claude", "codex", "gemini"] as const).filter((h) => opts[h]);
+  const r = await u.init(harnesses);
+  const lines = [`store ${r.store}`];
+  for (const h of r.hooks) {
+    const what = [...h.added.map((e) => `+${e}`), ...h.updated.map((e) => `~${e}`)].join(", ");
+    lines.push(`${h.changed ? "updated  " : "unchanged"}  ${h.file}${what ? `  (${what})` : ""}`);
+  }
+  if (harnesses.length === 0) lines.push("no harness named: pass --claude, --codex and/or --gemini to install hooks");
+  return { json: r, human: lines.join("\n"), exit: Exit.ok };
+}

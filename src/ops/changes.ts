@@ -1,0 +1,16 @@
+import { jsonPath } from "../domain/paths.js";
+import type { ChangeEntry, Scope } from "../domain/types.js";
+import type { Context } from "../repo/context.js";
+import { checkScope, withScope, type ScopeFields, type ScopeOptions } from "../scope/resolve.js";
+
+/** The change set of SPEC section 4: what the scope changed, and who. */
+export interface ChangeSetReport {
+  scope: Scope;
+  /** `path` with bytes that are not UTF-8 as U+FFFD, and then `pathBytes`: the path's bytes in base64. */
+  entries: (Omit<ChangeEntry, "path"> & { path: string; pathBytes?: string })[];
+}
+
+/** What a scope changed. Calls still open are closed first, for good (under the store lock); the work tree is not written. */
+export async function changes(ctx: Context, scope: ScopeFields, opts: ScopeOptions = {}): Promise<ChangeSetReport> {
+  return withScope(ctx, checkScope(scope), opts, "read", async ({ cs }) => ({ scope: cs.scope, entries: cs.entries.map((e) => ({ ...e, ...jsonPath(e.path) })) }));
+}

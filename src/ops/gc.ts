@@ -1,0 +1,91 @@
+import { existsSync, statSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { pendingIntents } from "../apply/intent.js";
+import { dropIndex, orphanIndexes } from "../capture/private-index.js";
+import { listSnapshots, SNAPSHOT_REFS } from "../capture/snapshot.js";
+import { clearAllPending } from "../capture/unfolded.js";
+import type { Context } from "../repo/context.js";
+import { Cas } from "../store/cas.js";
+import { loadConfig, parseDuration } from "../store/config.js";
+import { pruneJournal } from "../store/journal.js";
+import { withLock } from "../store/lock.js";
+import { Receipts } from "../store/receipts.js";
+import { now } from "../sys/clock.js";
+
+export interface GcReport {
+  ttl: string;
+  dryRun: boolean;
+  snapshots: number;
+  receipts: number;
+  records: number;
+  blobs: number;
+  bytes: number;
+  indexes: number;
+  indexBytes: number;
+}
+
+/**
+ * Drops records and content older than the TTL that nothing live needs
+ * (SPEC section 7): what a redoable receipt, a live journal record, a kept
+ * snapshot or an interrupted apply names stays, whatever its age.
+ */
+export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?: boolean | undefined } = {}): Promise<GcReport> {
+  const ttlText = opts.ttl ?? loadConfig(ctx.store).ttl;
+  const ttl = parseDuration(ttlText);
+  const dryRun = Boolean(opts.dryRun);
+  if (!existsSync(ctx.store)) return { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0, indexes: 0, indexBytes: 0 };
+  const run = async (): Promise<GcReport> => {
+    const cutoff = now().getTime() - ttl;
+    const rs = new Receipts(ctx.store);
+    const droppedReceipts = existsSync(join(ctx.store, "receipts")) ? rs.dropOlderThan(cutoff, dryRun) : [];
+    const dropped = new Set(droppedReceipts.map((r) => r.id));
+    const live = rs.list().filter((r) => !dropped.has(r.id));
+    // Content a redoable receipt or an interrupted apply still needs stays, whatever its age.
+    const keep = new Set<string>();
+    const keepSnaps = new Set<string>();
+    for (const r of live) {
+      if (r.scope.kind === "snapshot") keepSnaps.add(r.scope.id);
+      for (const i of r.items) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
+    }
+    // The journal's live records keep their content and the snapshots their tree captures name.
+    const journal = pruneJournal(ctx.store, new Date(cutoff).toISOString(), dryRun);
+    for (const r of journal.live) {
+      if (r.kind === "file" && r.state?.sha256) keep.add(r.state.sha256);
+      if (r.kind === "tree") keepSnaps.add(r.snapshot);
+    }
+    for (const intent of existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store) : []) {
+      for (const i of intent.items) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
+    }
+    const allSnaps = await listSnapshots(ctx);
+    const oldSnaps = allSnaps.filter((s) => Date.parse(s.at) < cutoff && !keepSnaps.has(s.id));
+    // A snapshot that stays keeps the ignore rules it was taken under (src/capture/excludes.ts).
+    const dropping = new Set(oldSnaps.map((s) => s.id));
+    for (const s of allSnaps) {
+      if (dropping.has(s.id)) continue;
+      if (s.excludes?.info) keep.add(s.excludes.info);
+      if (s.excludes?.global) keep.add(s.excludes.global);
+    }
+    if (!dryRun && oldSnaps.length > 0) {
+      clearAllPending(ctx); // first: a record may build on a tree only these snapshots keep
+      // Compare-and-swap deletes: a ref that moved since we read it is left alone.
+      const lines = oldSnaps.map((s) => `delete ${SNAPSHOT_REFS}${s.id} ${s.commit}`).join("\n") + "\n";
+      await ctx.git(["update-ref", "--stdin"], { input: lines });
+    }
+    let blobCount = 0;
+    let blobBytes = 0;
+    for (const b of new Cas(join(ctx.store, "cas")).blobs()) {
+      if (keep.has(b.sha)) continue;
+      const st = statSync(b.path);
+      if (st.mtimeMs >= cutoff) continue;
+      blobCount++;
+      blobBytes += st.size;
+      if (!dryRun) unlinkSync(b.path);
+    }
+    // Private indexes of removed worktrees: a cache, dropped whatever its age.
+    const orphans = orphanIndexes(ctx);
+    if (!dryRun) for (const o of orphans) await dropIndex(ctx, o);
+    const indexBytes = orphans.reduce((n, o) => n + o.bytes, 0);
+    return { ttl: ttlText, dryRun, snapshots: oldSnaps.length, receipts: droppedReceipts.length, records: journal.dropped, blobs: blobCount, bytes: blobBytes, indexes: orphans.length, indexBytes };
+  };
+  return dryRun ? run() : withLock(ctx.store, "gc", run);
+}

@@ -1,0 +1,89 @@
+import { pendingIntents } from "../apply/intent.js";
+import { recoverPending } from "../apply/recover.js";
+import type { SnapshotLabels, SnapshotStart } from "../capture/snapshot.js";
+import { UnwindError } from "../domain/errors.js";
+import type { IdRef } from "../domain/ids.js";
+import { resolveContext, type Context } from "../repo/context.js";
+import type { ScopeFields, ScopeInput, ScopeOptions } from "../scope/resolve.js";
+import { withLock } from "../store/lock.js";
+import type { Receipt } from "../store/receipts.js";
+import { changes } from "./changes.js";
+import { gc } from "./gc.js";
+import type { ListOptions } from "./list.js";
+import { init, record, type Harness, type RecordOptions } from "./record.js";
+import { receipts } from "./receipts.js";
+import { log, sessions } from "./sessions.js";
+import { diff, snapshot, snapshots, type SnapshotsOptions } from "./snapshot.js";
+import { stackClear, stackList, stackPush } from "./stack.js";
+import { status } from "./status.js";
+import { taskStart } from "./task.js";
+import { plan, redo, restore, undo, type RestoreOptions, type UndoOptions } from "./undo.js";
+import { verify } from "./verify.js";
+
+export interface OpenOptions {
+  /** The work tree to guard (default: the repository of `cwd`). */
+  root?: string | undefined;
+  /** Where a relative `root` is resolved from (default: the process's directory). */
+  cwd?: string | undefined;
+}
+
+const notBuilt = (what: string, spec: string) => async (): Promise<never> => {
+  throw new UnwindError("E_NOT_BUILT", `${what} is not built yet`, { hint: `planned: SPEC section ${spec}` });
+};
+
+/**
+ * Opens the work tree's record: resolves root and store, and finishes any
+ * apply a crash interrupted before anything else is done (SPEC section 3:
+ * the next command recovers). Every operation is a method of what it
+ * returns, resolving to the same data `--json` prints (SPEC section 11).
+ */
+export async function open(opts: OpenOptions = {}) {
+  const ctx = await resolveContext(opts.root, opts.cwd);
+  // Only an actual intent takes the lock: a dry run must not create even a lock file.
+  const recovered: Receipt[] = pendingIntents(ctx.store).length > 0 ? await withLock(ctx.store, "recover", () => recoverPending(ctx)) : [];
+  return bind(ctx, recovered);
+}
+
+function bind(ctx: Context, recovered: readonly Receipt[]) {
+  return {
+    root: ctx.root,
+    store: ctx.store,
+    /** Applies a crash interrupted, finished when this was opened. */
+    recovered: recovered.map((r) => ({ id: r.id, kind: r.kind })),
+    /** The repository context, for code of unwind's own that goes below the operations. */
+    context: ctx,
+
+    changes: (scope: ScopeInput | ScopeFields, o?: ScopeOptions) => changes(ctx, scope, o),
+    plan: (scope: ScopeInput | ScopeFields, o?: Omit<UndoOptions, "dryRun" | "expect">) => plan(ctx, scope, o),
+    undo: (scope: ScopeInput | ScopeFields, o?: UndoOptions) => undo(ctx, scope, o),
+    restore: (id: IdRef, o?: RestoreOptions) => restore(ctx, id, o),
+    redo: (id: IdRef, o?: { dryRun?: boolean; expect?: string }) => redo(ctx, id, o),
+
+    snapshot: (labels?: SnapshotLabels, o?: { start?: SnapshotStart | null }) => snapshot(ctx, labels, o),
+    snapshots: (o?: SnapshotsOptions) => snapshots(ctx, o),
+    diff: (a: IdRef, b?: IdRef | null, o?: { patch?: boolean }) => diff(ctx, a, b, o),
+
+    sessions: (o?: ListOptions & { task?: string }) => sessions(ctx, o),
+    log: (o?: ListOptions & { session?: string; task?: string }) => log(ctx, o),
+    receipts: (o?: ListOptions) => receipts(ctx, o),
+
+    verify: () => verify(ctx),
+    status: (o?: { ack?: boolean }) => status(ctx, o),
+    gc: (o?: { ttl?: string; dryRun?: boolean }) => gc(ctx, o),
+
+    taskStart: (task: string, o?: { branch?: string; worktree?: string; onto?: string }) => taskStart(ctx, task, o),
+    stackPush: (task: string, o?: { branch?: string }) => stackPush(ctx, task, o),
+    stackList: (task: string) => stackList(ctx, task),
+    stackClear: (task: string) => stackClear(ctx, task),
+
+    record: (paths: readonly string[], o: RecordOptions) => record(ctx, paths, o),
+    init: (harnesses: readonly Harness[], o?: { command?: string }) => init(ctx, harnesses, o),
+
+    runs: notBuilt("run capsules (unwind run, runs)", "9"),
+    baselines: notBuilt("stage baselines (unwind baseline)", "10"),
+    revertCheck: notBuilt("the revert check (unwind revert-check)", "10"),
+  };
+}
+
+/** The opened record: every operation of SPEC section 11. */
+export type Unwind = ReturnType<typeof bind>;

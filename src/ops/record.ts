@@ -1,0 +1,85 @@
+import { createHash } from "node:crypto";
+import { captureEvent } from "../capture/capture.js";
+import type { CaptureEvent, Phase } from "../capture/event.js";
+import { usage } from "../domain/errors.js";
+import { ensureStore, type Context } from "../repo/context.js";
+import { taskName } from "../scope/resolve.js";
+
+export interface RecordOptions {
+  session: string;
+  phase: string;
+  task?: string | undefined;
+  agent?: string | undefined;
+  tool?: string | undefined;
+  call?: string | undefined;
+  /** The directory relative PATHs are resolved from (default: the process's). */
+  cwd?: string | undefined;
+}
+
+export interface RecordReport {
+  session: string;
+  phase: "pre" | "post";
+  call: string;
+  files: string[];
+  /** The snapshot taken for a tree capture; null for file captures. */
+  snapshot: string | null;
+  /** How many PATHs were not captured (see `status`); the command exits 1 when any were. */
+  skipped: number;
+}
+
+/**
+ * `unwind record`: the generic capture for orchestrators without a hook
+ * format of their own. Unlike a hook, it reports failures with an exit code:
+ * the caller asked for this capture explicitly.
+ */
+export async function record(ctx: Context, paths: readonly string[], opts: RecordOptions): Promise<RecordReport> {
+  if (opts.phase !== "pre" && opts.phase !== "post") throw usage(`--phase ${opts.phase}: expected pre or post`);
+  if (!opts.session.trim()) throw usage("--session is empty");
+  const task = taskName(opts.task);
+  await ensureStore(ctx);
+  const session = opts.session.includes(":") ? opts.session : `record:${opts.session}`;
+  const tool = opts.tool ?? "record";
+  // Without --call, pre and post of the same tool on the same paths pair up.
+  const call = opts.call ?? "r-" + createHash("sha256").update([session, tool, ...[...paths].sort()].join("\0")).digest("hex").slice(0, 16);
+  const ev: CaptureEvent = {
+    harness: session.slice(0, session.indexOf(":")),
+    session,
+    phase: opts.phase as Phase,
+    tool,
+    call,
+    cwd: opts.cwd ?? process.cwd(),
+    ...(opts.agent ? { agent: opts.agent } : {}),
+    target: paths.length > 0 ? { kind: "files", paths: [...paths] } : { kind: "tree" },
+  };
+  const records = await captureEvent({ mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx }, ev, task ? { task } : {}, 120_000);
+  const files = records.flatMap((r) => (r.kind === "file" ? [r.path] : []));
+  const tree = records.find((r) => r.kind === "tree");
+  return { session, phase: opts.phase, call, files, snapshot: tree && tree.kind === "tree" ? tree.snapshot : null, skipped: paths.length - files.length };
+}
+
+export type Harness = "claude" | "codex" | "gemini";
+
+/** Creates the store and merges unwind's hooks into each named harness's project settings (idempotent). */
+export async function init(ctx: Context, harnesses: readonly Harness[], opts: { command?: string | undefined } = {}) {
+  await ensureStore(ctx);
+  const { installHooks } = await import("../capture/init.js");
+  const command = opts.command ?? hookCommand();
+  const hooks = [];
+  for (const h of harnesses) {
+    try {
+      hooks.push(installHooks(ctx.root, h, command));
+    } catch (e) {
+      throw usage(e instanceof Error ? e.message : String(e));
+    }
+  }
+  return { store: ctx.store, root: ctx.root, hooks };
+}
+
+/**
+ * The command a harness runs: this very binary, by absolute path, so it works
+ * from any directory of the project whether or not `unwind` is on PATH.
+ */
+function hookCommand(): string {
+  const bin = process.argv[1] ?? "unwind";
+  return /^[\w./@+-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`;
+}

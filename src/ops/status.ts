@@ -1,0 +1,64 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { listSnapshots } from "../capture/snapshot.js";
+import type { Context } from "../repo/context.js";
+import { Cas } from "../store/cas.js";
+import { acknowledgeErrors, unacknowledgedErrors, type LoggedError } from "../store/error-log.js";
+import { readJournal } from "../store/journal.js";
+import { Receipts } from "../store/receipts.js";
+import { dirBytes } from "../sys/files.js";
+
+export interface StatusReport {
+  root: string;
+  store: string;
+  mode: Context["mode"];
+  exists: boolean;
+  bytes: number;
+  blobs: number;
+  snapshots: number;
+  snapshotsAllWorktrees: number;
+  receipts: number;
+  sessions: number;
+  records: number;
+  damagedRecords: number;
+  /** Capture errors not yet acknowledged, newest last (at most 5). */
+  errors: LoggedError[];
+  /** How many capture errors are not yet acknowledged. */
+  errorCount: number;
+  /** How many were acknowledged by this call (`ack`). */
+  acknowledged: number;
+}
+
+/** The store: size, sessions, snapshots and the capture errors not yet acknowledged; `ack` acknowledges them. */
+export async function status(ctx: Context, opts: { ack?: boolean | undefined } = {}): Promise<StatusReport> {
+  const exists = existsSync(ctx.store);
+  const snaps = exists ? await listSnapshots(ctx) : [];
+  const receipts = exists ? new Receipts(ctx.store).list() : [];
+  const journal = exists ? readJournal(ctx.store) : { records: [], damaged: [] };
+  let errors = exists ? unacknowledgedErrors(ctx.store) : [];
+  let acknowledged = 0;
+  if (opts.ack && errors.length > 0) {
+    acknowledgeErrors(ctx.store, errors.reduce((t, e) => (e.at > t ? e.at : t), ""));
+    acknowledged = errors.length;
+    errors = [];
+  }
+  let blobs = 0;
+  if (exists) for (const _ of new Cas(join(ctx.store, "cas")).blobs()) blobs++;
+  return {
+    root: ctx.root,
+    store: ctx.store,
+    mode: ctx.mode,
+    exists,
+    bytes: exists ? dirBytes(ctx.store) : 0,
+    blobs,
+    snapshots: snaps.filter((s) => s.root === ctx.root).length,
+    snapshotsAllWorktrees: snaps.length,
+    receipts: receipts.length,
+    sessions: new Set(journal.records.map((r) => r.session)).size,
+    records: journal.records.length,
+    damagedRecords: journal.damaged.length,
+    errors: errors.slice(-5),
+    errorCount: errors.length,
+    acknowledged,
+  };
+}

@@ -1,0 +1,98 @@
+import { join } from "node:path";
+import { recoverPending } from "../apply/recover.js";
+import { resolveSnapshot, writeWorkTree } from "../capture/snapshot.js";
+import { acts } from "../domain/actions.js";
+import { UnwindError } from "../domain/errors.js";
+import { pickId, type IdRef } from "../domain/ids.js";
+import { changeKind } from "../domain/states.js";
+import type { ChangeEntry, ChangeSet, RepoPath } from "../domain/types.js";
+import type { Context } from "../repo/context.js";
+import { checkScope, withScope, type ScopeFields, type ScopeOptions } from "../scope/resolve.js";
+import { nowSide, snapshotChangeSet, snapshotSide } from "../scope/snapshot-diff.js";
+import { Cas } from "../store/cas.js";
+import { withLock } from "../store/lock.js";
+import { Receipts } from "../store/receipts.js";
+import { runUndo, type UndoReport } from "./take-back.js";
+
+export interface UndoOptions extends ScopeOptions {
+  /** Plan only: nothing is written anywhere (not even a lock file). */
+  dryRun?: boolean | undefined;
+  /** Take back paths changed since (SPEC section 3); the receipt keeps what is overwritten. */
+  force?: boolean | undefined;
+  /** Keep later edits: take back only this scope's hunks. */
+  merge?: boolean | undefined;
+  /** Apply only if the plan's digest is still this one (from a preview's `plan`); else exit 3 and nothing is done. */
+  expect?: string | undefined;
+}
+
+/**
+ * Runs `fn` under the store lock unless this is a dry run, which must not
+ * even create a lock file. An apply that died while we waited for the lock
+ * is finished first, so we never plan on a half-applied tree.
+ */
+function guarded<T>(ctx: Context, dryRun: boolean, what: string, fn: () => Promise<T>): Promise<T> {
+  if (dryRun) return fn();
+  return withLock(ctx.store, what, async () => {
+    await recoverPending(ctx);
+    return fn();
+  });
+}
+
+/** Takes a scope's changes back (SPEC section 3), or plans it with `dryRun`. */
+export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOptions = {}): Promise<UndoReport> {
+  const scope = checkScope(scopeFields);
+  const dryRun = Boolean(opts.dryRun);
+  return guarded(ctx, dryRun, "undo", () =>
+    withScope(ctx, scope, opts, dryRun ? "dry" : "apply", ({ cs, laterWrites, interleaved }) =>
+      runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: Boolean(opts.merge), kind: "undo", expect: opts.expect, laterWrites, interleaved }),
+    ),
+  );
+}
+
+/** The dry run of `undo`, with the plan's digest to apply it by. */
+export function plan(ctx: Context, scope: ScopeFields, opts: Omit<UndoOptions, "dryRun" | "expect"> = {}): Promise<UndoReport> {
+  return undo(ctx, scope, { ...opts, dryRun: true });
+}
+
+export interface RestoreOptions {
+  /** Root-relative paths: only these (a directory means everything under it). */
+  paths?: readonly RepoPath[] | undefined;
+  dryRun?: boolean | undefined;
+  force?: boolean | undefined;
+  expect?: string | undefined;
+  /** Write a snapshot taken in another worktree of the repository here. */
+  anyWorktree?: boolean | undefined;
+}
+
+/** Makes the non-ignored work tree (or just `paths`) equal to a snapshot; redoable. */
+export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}): Promise<UndoReport> {
+  const snap = await resolveSnapshot(ctx, id);
+  if (snap.root !== ctx.root && !opts.anyWorktree) {
+    throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `snapshot ${snap.id} was taken in another work tree (${snap.root}), not in ${ctx.root}`, {
+      hint: "restore it from that work tree, or pass --any-worktree to write it here",
+    });
+  }
+  const dryRun = Boolean(opts.dryRun);
+  return guarded(ctx, dryRun, "restore", async () => {
+    const current = await writeWorkTree(ctx, { scratch: dryRun });
+    try {
+      const cas = new Cas(join(ctx.store, "cas"));
+      const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: snap.id }, snapshotSide(cas, snap), nowSide(ctx, current), [...(opts.paths ?? [])]);
+      return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore", expect: opts.expect });
+    } finally {
+      current.dispose();
+    }
+  });
+}
+
+/** Takes an undo or a restore back: what its receipt wrote goes back to what was there. */
+export async function redo(ctx: Context, id: IdRef, opts: { dryRun?: boolean | undefined; expect?: string | undefined } = {}): Promise<UndoReport> {
+  const dryRun = Boolean(opts.dryRun);
+  const receipts = new Receipts(ctx.store);
+  const receipt = receipts.read(pickId(receipts.ids(), id, "receipt", "unwind receipts"));
+  const entries: ChangeEntry[] = receipt.items
+    .filter((i) => acts(i.action))
+    .map((i) => ({ path: i.path, change: changeKind(i.before, i.after), pre: i.before, post: i.after, by: [receipt.id] }));
+  const cs: ChangeSet = { scope: { kind: "receipt", id: receipt.id }, entries };
+  return guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo", expect: opts.expect }));
+}

@@ -1,0 +1,86 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { pendingIntents } from "../apply/intent.js";
+import { listSnapshots, SNAPSHOT_REFS } from "../capture/snapshot.js";
+import { acts } from "../domain/actions.js";
+import type { Context } from "../repo/context.js";
+import { Cas } from "../store/cas.js";
+import { readJournal } from "../store/journal.js";
+import { Receipts } from "../store/receipts.js";
+
+/** One thing `verify` found wrong: what kind of thing, which one, and what is wrong with it. */
+export interface Problem {
+  kind: "blob" | "receipt" | "chain" | "snapshot" | "journal" | "intent";
+  /** The blob's SHA-256, the receipt or snapshot id, the journal file and line; null for the chain or intents as a whole. */
+  id: string | null;
+  message: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  blobs: number;
+  records: number;
+  receipts: number;
+  snapshots: number;
+  problems: Problem[];
+}
+
+/** Checks every stored blob, journal record, snapshot tree and the receipt chain; `ok: false` is exit 4. */
+export async function verify(ctx: Context): Promise<VerifyReport> {
+  const problems: Problem[] = [];
+  const cas = new Cas(join(ctx.store, "cas"));
+  let blobs = 0;
+  for (const b of cas.blobs()) {
+    blobs++;
+    const s = cas.status(b.sha);
+    if (s !== "ok") problems.push({ kind: "blob", id: b.sha, message: `blob ${b.sha} ${s === "mismatch" ? "fails its SHA-256 check" : "cannot be read"}` });
+  }
+  let receiptCount = 0;
+  if (existsSync(join(ctx.store, "receipts"))) {
+    const rs = new Receipts(ctx.store);
+    for (const message of rs.verify()) problems.push({ kind: "chain", id: null, message });
+    const list = rs.list();
+    receiptCount = list.length;
+    for (const r of list) {
+      for (const i of r.items) {
+        if (!acts(i.action)) continue;
+        const sha = i.before?.sha256;
+        if (sha && (i.before!.kind === "file" || i.before!.kind === "symlink") && !cas.has(sha)) {
+          problems.push({ kind: "receipt", id: r.id, message: `receipt ${r.id}: content of ${i.path} before the apply (${sha.slice(0, 12)}) is missing` });
+        }
+      }
+    }
+  }
+  const snaps = await listSnapshots(ctx);
+  if (snaps.length > 0) {
+    const check = await ctx.git(["cat-file", "--batch-check"], { input: snaps.map((s) => s.tree).join("\n") + "\n" });
+    check.stdout
+      .toString("utf8")
+      .trim()
+      .split("\n")
+      .forEach((line, k) => {
+        const s = snaps[k]!;
+        if (!/ tree \d+$/.test(line)) problems.push({ kind: "snapshot", id: s.id, message: `snapshot ${s.id}: tree ${s.tree.slice(0, 12)} is missing` });
+      });
+  }
+  const refs = await refCount(ctx);
+  if (refs > snaps.length) problems.push({ kind: "snapshot", id: null, message: `${refs - snaps.length} snapshot ref(s) carry unreadable metadata` });
+  const journal = readJournal(ctx.store);
+  for (const d of journal.damaged) problems.push({ kind: "journal", id: `${d.file}:${d.line}`, message: `journal ${d.file}:${d.line} is damaged: ${d.why}` });
+  for (const r of journal.records) {
+    if (r.kind !== "file") continue;
+    const st = r.state;
+    if (st?.sha256 && (st.kind === "file" || st.kind === "symlink") && !cas.has(st.sha256)) {
+      problems.push({ kind: "journal", id: `${r.session} ${r.call}`, message: `journal: content of ${r.path} (${r.session} ${r.phase} ${r.call}) is missing` });
+    }
+  }
+  const pending = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store).length : 0;
+  if (pending) problems.push({ kind: "intent", id: null, message: `${pending} interrupted apply(s) could not be finished` });
+  return { ok: problems.length === 0, blobs, records: journal.records.length, receipts: receiptCount, snapshots: snaps.length, problems };
+}
+
+async function refCount(ctx: Context): Promise<number> {
+  if (ctx.mode === "private" && !existsSync(join(ctx.gitDir, "HEAD"))) return 0;
+  const r = await ctx.git(["for-each-ref", "--format=%(refname)", SNAPSHOT_REFS]);
+  return r.stdout.toString("utf8").split("\n").filter(Boolean).length;
+}

@@ -1,0 +1,185 @@
+import { join } from "node:path";
+import { resolveSnapshot, writeWorkTree } from "../capture/snapshot.js";
+import { UnwindError, usage } from "../domain/errors.js";
+import { pathMatcher } from "../domain/glob.js";
+import { checkName } from "../domain/paths.js";
+import type { ChangeSet, Interleaved, LaterWrite, RepoPath } from "../domain/types.js";
+import type { Context } from "../repo/context.js";
+import { Cas } from "../store/cas.js";
+import { parseDuration } from "../store/config.js";
+import { now } from "../sys/clock.js";
+import { journalChangeSet } from "./calls.js";
+import { nowSide, snapshotChangeSet, snapshotSide } from "./snapshot-diff.js";
+import { branchChangeSet, taskEvidence } from "./task.js";
+
+/**
+ * A scope as a caller names it (SPEC sections 4 and 11): exactly one of
+ * these, except that `session` beside `call` narrows the call.
+ */
+export type ScopeInput =
+  | { session: string }
+  | { call: string; session?: string }
+  | { task: string }
+  | { snapshot: string; to?: string }
+  | { run: string }
+  | { baseline: string };
+
+/** Every key a scope may have: what a JavaScript caller or a command line hands in, checked by `checkScope`. */
+export interface ScopeFields {
+  session?: string | undefined;
+  call?: string | undefined;
+  task?: string | undefined;
+  snapshot?: string | undefined;
+  to?: string | undefined;
+  run?: string | undefined;
+  baseline?: string | undefined;
+}
+
+export type ScopeKind = "session" | "call" | "task" | "snapshot" | "run" | "baseline";
+
+/** A scope checked for shape: one kind, its id, and what narrows it. */
+export interface CheckedScope {
+  kind: ScopeKind;
+  id: string;
+  /** With `call`: the session that narrows it. */
+  session?: string;
+  /** With `snapshot`: the later snapshot (default: the work tree now). */
+  to?: string;
+}
+
+export interface ScopeOptions {
+  /** Only calls that started at or after this time: an ISO time, or a duration back from now (`2h`, `3d`). */
+  since?: string | undefined;
+  /** Root-relative globs; only the entries they select. One that selects nothing is a usage error. */
+  paths?: readonly string[] | undefined;
+  /** How the caller typed `paths` (relative to its directory), for messages; default: `paths`. */
+  pathNames?: readonly string[] | undefined;
+  /** Take back a snapshot scope taken in another worktree of the repository. */
+  anyWorktree?: boolean | undefined;
+}
+
+const KINDS: readonly ScopeKind[] = ["session", "call", "task", "snapshot", "run", "baseline"];
+
+/** Exactly one scope, validated before anything is read. */
+export function checkScope(s: ScopeFields): CheckedScope {
+  for (const k of [...KINDS, "to"] as const) {
+    const v = s[k];
+    if (v !== undefined && (typeof v !== "string" || v === "")) throw usage(`--${k}: expected a non-empty id`);
+  }
+  // --session beside --call narrows the call (SPEC section 4), it is not a second scope.
+  const given = KINDS.filter((k) => s[k] !== undefined && !(k === "session" && s.call !== undefined));
+  if (given.length === 0) throw usage("no scope given", "name one of --session, --call, --task, --snapshot, --run or --baseline");
+  if (given.length > 1) throw usage(`one scope at a time (got --${given.join(", --")})`);
+  const kind = given[0]!;
+  if (s.to !== undefined && kind !== "snapshot") throw usage("--to goes with --snapshot");
+  if (kind === "run") throw new UnwindError("E_NOT_BUILT", "--run scopes are not built yet", { hint: "run capsules are planned (SPEC section 9)" });
+  if (kind === "baseline") throw new UnwindError("E_NOT_BUILT", "--baseline scopes are not built yet", { hint: "stage baselines are planned (SPEC section 10)" });
+  if (kind === "task") taskName(s.task); // a name that cannot be a task's is a usage error, not "no evidence"
+  return {
+    kind,
+    id: s[kind]!,
+    ...(kind === "call" && s.session !== undefined ? { session: s.session } : {}),
+    ...(kind === "snapshot" && s.to !== undefined ? { to: s.to } : {}),
+  };
+}
+
+/** A task label, checked before anything is written. */
+export function taskName(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const bad = checkName(name);
+  if (bad) throw usage(`task name '${name.length > 40 ? name.slice(0, 40) + "…" : name}' ${bad}`, "a task name is 1-128 characters git accepts in a ref name");
+  return name;
+}
+
+/** `--since`: an ISO time, or a duration back from now (`2h`, `3d`: SPEC section 4). */
+export function sinceTime(text: string): string {
+  if (/^\d+[smhdw]$/.test(text)) return new Date(now().getTime() - parseDuration(text)).toISOString();
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(Date.parse(text))) throw usage(`--since ${text}: not an ISO time or a duration`, "e.g. 2026-11-30T10:00:00Z, or 2h, 3d");
+  return new Date(text).toISOString();
+}
+
+/** The options that go with a scope, checked before anything is read. */
+export function checkScopeOptions(scope: CheckedScope, opts: ScopeOptions): void {
+  if (opts.since !== undefined) {
+    if (scope.kind === "snapshot") throw usage("--since needs a journal scope (--session, --call, --task)");
+    sinceTime(opts.since);
+  }
+}
+
+export interface Resolved {
+  cs: ChangeSet;
+  laterWrites?: Map<RepoPath, LaterWrite>;
+  interleaved?: Map<RepoPath, Interleaved>;
+}
+
+/**
+ * How an operation reads a scope: "apply" (the store lock held, the work
+ * tree captured for real), "dry" (nothing written anywhere) or "read"
+ * (`changes`: scratch trees, but calls still open are closed for good, under
+ * the lock).
+ */
+export type Reading = "apply" | "dry" | "read";
+
+/**
+ * The one resolver every scope goes through: the scope's change set, with
+ * what the planner needs to know about other writers, handed to `fn`;
+ * scratch trees live only as long as `fn`.
+ */
+export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: ScopeOptions, reading: Reading, fn: (r: Resolved) => Promise<T>): Promise<T> {
+  checkScopeOptions(scope, opts);
+  const globs = [...(opts.paths ?? [])];
+  const named = opts.pathNames ?? globs;
+  if (scope.kind === "task") {
+    const evidence = await taskEvidence(ctx, scope.id);
+    if (evidence.kind === "branch") {
+      if (opts.since !== undefined) throw usage(`--since: task ${scope.id} is bound to branch ${evidence.binding.branch}, which has no capture times`);
+      const { cs, interleaved } = await branchChangeSet(ctx, evidence.binding);
+      return fn({ cs: onlyPaths(cs, globs, named), interleaved });
+    }
+  }
+  if (scope.kind === "session" || scope.kind === "call" || scope.kind === "task") {
+    const since = opts.since !== undefined ? sinceTime(opts.since) : undefined;
+    const narrow = scope.session !== undefined ? { session: scope.session } : {};
+    // A dry run writes nothing; a real undo holds the lock already; `changes` takes it to close open calls.
+    const close = reading === "apply" ? "locked" : reading === "read" ? "lock" : undefined;
+    const r = await journalChangeSet(ctx, { kind: scope.kind, id: scope.id, ...narrow }, { ...(since ? { since } : {}), paths: globs, ...(close ? { close } : {}) });
+    onlyPaths(r.cs, globs, named);
+    return fn(r);
+  }
+  if (scope.kind !== "snapshot") throw new UnwindError("E_NOT_BUILT", `--${scope.kind} scopes are not built yet`);
+  const from = await resolveSnapshot(ctx, scope.id);
+  const to = scope.to !== undefined ? await resolveSnapshot(ctx, scope.to) : null;
+  // Taking back another worktree's snapshot would write its files here (SPEC 4, as for restore); reading it is harmless.
+  const foreign = [from, to].find((x) => x && x.root !== ctx.root);
+  if (foreign && reading !== "read" && !opts.anyWorktree) {
+    throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `snapshot ${foreign.id} was taken in another work tree (${foreign.root}), not in ${ctx.root}`, {
+      hint: "undo it from that work tree, or pass --any-worktree to write it here",
+    });
+  }
+  const current = to ? null : await writeWorkTree(ctx, { scratch: reading !== "apply" });
+  try {
+    const cas = new Cas(join(ctx.store, "cas"));
+    const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: from.id }, snapshotSide(cas, from), to ? snapshotSide(cas, to) : nowSide(ctx, current!));
+    return await fn({ cs: onlyPaths(cs, globs, named) });
+  } finally {
+    current?.dispose();
+  }
+}
+
+/**
+ * Keeps only the entries `--path` globs select (all without any). A glob
+ * that selects nothing is a usage error naming it: a typo must not read as
+ * "nothing to do".
+ */
+function onlyPaths(cs: ChangeSet, globs: readonly string[], named: readonly string[]): ChangeSet {
+  const keep = pathMatcher(globs);
+  if (!keep) return cs;
+  globs.forEach((g, i) => {
+    const one = pathMatcher([g])!;
+    if (!cs.entries.some((e) => one(e.path))) {
+      throw usage(`--path ${named[i] ?? g} matches nothing in the ${cs.scope.kind} ${cs.scope.id}`, "globs are relative to the current directory; list the paths with: unwind changes");
+    }
+  });
+  cs.entries = cs.entries.filter((e) => keep(e.path));
+  return cs;
+}
