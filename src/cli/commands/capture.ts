@@ -59,7 +59,7 @@ export async function record(globals: Globals, paths: string[], opts: RecordOpts
 export async function init(globals: Globals, opts: { claude?: boolean; codex?: boolean; gemini?: boolean }): Promise<Output> {
   const ctx = await open(globals);
   await ensureStore(ctx);
-  const { installHooks } = await import("../../capture/init.js");
+  const { installHooks } = await import("../../capture/harness/settings.js");
   const harnesses = (["claude", "codex", "gemini"] as const).filter((h) => opts[h]);
   const command = hookCommand();
   const results = [];
