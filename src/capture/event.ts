@@ -1,9 +1,8 @@
 /**
  * What one hook event asks unwind to capture, in harness-neutral terms.
- * Adapters (src/capture/adapters.ts) turn each harness's own payload into
- * this; everything after that is shared.
+ * The harness rules (src/capture/harness/) turn each harness's own payload
+ * into this; everything after that is shared.
  */
-export type Harness = "claude" | "codex" | "gemini";
 
 export type Phase = "pre" | "post";
 

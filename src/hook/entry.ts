@@ -8,7 +8,7 @@
  * tree snapshot, within a time budget.
  */
 import { readSync, realpathSync, statSync } from "node:fs";
-import { parseHookEvent } from "../capture/adapters.js";
+import { parseHookEvent } from "../capture/harness/index.js";
 import { captureEvent } from "../capture/capture.js";
 import { locate, type Located } from "../repo/locate.js";
 import { logError } from "../store/error-log.js";

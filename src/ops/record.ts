@@ -4,6 +4,9 @@ import type { CaptureEvent, Phase } from "../capture/event.js";
 import { usage } from "../domain/errors.js";
 import { ensureStore, type Context } from "../repo/context.js";
 import { taskName } from "../scope/resolve.js";
+import type { Harness } from "../capture/harness/rules.js";
+
+export type { Harness };
 
 export interface RecordOptions {
   session: string;
@@ -57,12 +60,10 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
   return { session, phase: opts.phase, call, files, snapshot: tree && tree.kind === "tree" ? tree.snapshot : null, skipped: paths.length - files.length };
 }
 
-export type Harness = "claude" | "codex" | "gemini";
-
 /** Creates the store and merges unwind's hooks into each named harness's project settings (idempotent). */
 export async function init(ctx: Context, harnesses: readonly Harness[], opts: { command?: string | undefined } = {}) {
   await ensureStore(ctx);
-  const { installHooks } = await import("../capture/init.js");
+  const { installHooks } = await import("../capture/harness/settings.js");
   const command = opts.command ?? hookCommand();
   const hooks = [];
   for (const h of harnesses) {

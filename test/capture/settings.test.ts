@@ -7,14 +7,15 @@
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { hookSettingsFile, installHooks, isUnwindHookCommand, mergeHooks, type InitHarness } from "../../src/capture/init.js";
+import type { Harness } from "../../src/capture/harness/rules.js";
+import { hookSettingsFile, installHooks, isUnwindHookCommand, mergeHooks } from "../../src/capture/harness/settings.js";
 import { dirFingerprint, tempDir, writeFiles } from "../helpers.js";
 
 const CMD = "/opt/unwind/bin/unwind";
 const json = (v: unknown, indent: number | string = 2) => JSON.stringify(v, null, indent) + "\n";
 
 /** The exact files a fresh install writes. */
-const FRESH: Record<InitHarness, unknown> = {
+const FRESH: Record<Harness, unknown> = {
   claude: {
     hooks: {
       PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
@@ -35,17 +36,17 @@ const FRESH: Record<InitHarness, unknown> = {
     },
   },
 };
-const EVENTS: Record<InitHarness, string[]> = {
+const EVENTS: Record<Harness, string[]> = {
   claude: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
   codex: ["PreToolUse", "PostToolUse"],
   gemini: ["BeforeTool", "AfterTool"],
 };
-const FILES: Record<InitHarness, string> = {
+const FILES: Record<Harness, string> = {
   claude: ".claude/settings.json",
   codex: ".codex/hooks.json",
   gemini: ".gemini/settings.json",
 };
-const HARNESSES: InitHarness[] = ["claude", "codex", "gemini"];
+const HARNESSES: Harness[] = ["claude", "codex", "gemini"];
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === "object" && v !== null) {
@@ -55,7 +56,7 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-function unwindEntry(harness: InitHarness, command = CMD): unknown {
+function unwindEntry(harness: Harness, command = CMD): unknown {
   const c = `${command} hook ${harness}`;
   return harness === "gemini" ? { name: "unwind", type: "command", command: c, timeout: 30000 } : { type: "command", command: c, timeout: 30 };
 }
@@ -100,7 +101,7 @@ describe("mergeHooks (pure)", () => {
     expect(twice.settings).not.toBe(once);
   });
 
-  const table: Array<{ name: string; harness: InitHarness; existing: unknown; settings: unknown; added: string[]; updated?: string[] }> = [
+  const table: Array<{ name: string; harness: Harness; existing: unknown; settings: unknown; added: string[]; updated?: string[] }> = [
     {
       name: "user settings, groups and events kept in order; ours appended as a new group",
       harness: "claude",
@@ -330,7 +331,7 @@ describe("installHooks", () => {
     expect(after.hooks.PreToolUse).toEqual([user.hooks.PreToolUse[0], { matcher: "*", hooks: [unwindEntry("claude")] }]);
   });
 
-  const broken: Array<[InitHarness, string, string]> = [
+  const broken: Array<[Harness, string, string]> = [
     ["claude", '{"hooks": {"PreToolUse": [}\n', "not valid JSON"],
     ["claude", '{"model": "opus",}\n', "not valid JSON"],
     ["codex", "not json at all", "not valid JSON"],

@@ -1,6 +1,7 @@
 /**
  * `unwind init --claude|--codex|--gemini`: merge unwind's capture hooks into
- * a harness's project settings file.
+ * a harness's project settings file, as that harness's rules describe it
+ * (its file, its events, the hook entry it takes).
  *
  * The merge is the part that must be right. It never drops or reorders
  * anything the user had (other settings, other events, other matcher groups,
@@ -11,12 +12,12 @@
  */
 import { lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { writeFileAtomic } from "../sys/atomic.js";
-
-export type InitHarness = "claude" | "codex" | "gemini";
+import { writeFileAtomic } from "../../sys/atomic.js";
+import { HARNESSES } from "./index.js";
+import type { Harness } from "./rules.js";
 
 export interface InitResult {
-  harness: InitHarness;
+  harness: Harness;
   /** Repo-relative settings file, e.g. ".claude/settings.json". */
   file: string;
   /** Whether the file was (re)written. */
@@ -35,39 +36,13 @@ export interface MergeResult {
 
 type Json = Record<string, unknown>;
 
-interface HarnessSpec {
-  file: string;
-  events: readonly string[];
-  group(command: string): Json;
-}
-
-/** Claude Code and Codex take the timeout in seconds, Gemini CLI in milliseconds. */
-const SPECS: Record<InitHarness, HarnessSpec> = {
-  claude: {
-    file: ".claude/settings.json",
-    // A failed call (a failing build or test run) still changed files: its post comes as PostToolUseFailure.
-    events: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
-    group: (command) => ({ matcher: "*", hooks: [{ type: "command", command, timeout: 30 }] }),
-  },
-  codex: {
-    file: ".codex/hooks.json",
-    events: ["PreToolUse", "PostToolUse"],
-    group: (command) => ({ hooks: [{ type: "command", command, timeout: 30 }] }),
-  },
-  gemini: {
-    file: ".gemini/settings.json",
-    events: ["BeforeTool", "AfterTool"],
-    group: (command) => ({ hooks: [{ name: "unwind", type: "command", command, timeout: 30000 }] }),
-  },
-};
-
 /** The repo-relative settings file `unwind init` edits for a harness. */
-export function hookSettingsFile(harness: InitHarness): string {
-  return SPECS[harness].file;
+export function hookSettingsFile(harness: Harness): string {
+  return HARNESSES[harness].settings.file;
 }
 
 /** The hook command installed for a harness: `${command} hook <harness>`. */
-export function hookCommand(harness: InitHarness, command: string): string {
+export function hookCommand(harness: Harness, command: string): string {
   return `${command} hook ${harness}`;
 }
 
@@ -77,7 +52,7 @@ export function hookCommand(harness: InitHarness, command: string): string {
  * package (`/opt/bin/unwind`, `npx unwind@1.2`, `node .../unwind/dist/cli.js`).
  * `other-tool hook claude` is not unwind's and is never touched.
  */
-export function isUnwindHookCommand(cmd: string, harness: InitHarness): boolean {
+export function isUnwindHookCommand(cmd: string, harness: Harness): boolean {
   const m = /^(.*\S)\s+hook\s+(\S+)\s*$/s.exec(cmd);
   if (m === null || m[2] !== harness) return false;
   const prefix = m[1] ?? "";
@@ -105,8 +80,8 @@ function describe(v: unknown): string {
   return `a ${typeof v}`;
 }
 
-function merge(harness: InitHarness, existing: unknown, command: string, label: string): MergeResult {
-  const spec = SPECS[harness];
+function merge(harness: Harness, existing: unknown, command: string, label: string): MergeResult {
+  const rules = HARNESSES[harness];
   const full = hookCommand(harness, command);
   if (existing !== undefined && !isObject(existing)) {
     throw new SettingsError(label, `the top level is ${describe(existing)}, expected a JSON object`);
@@ -119,10 +94,10 @@ function merge(harness: InitHarness, existing: unknown, command: string, label: 
 
   const added: string[] = [];
   const updated: string[] = [];
-  for (const event of spec.events) {
+  for (const event of Object.keys(rules.events)) {
     const groups = hooks[event];
     if (groups === undefined) {
-      hooks[event] = [spec.group(full)];
+      hooks[event] = [rules.settings.group(full)];
       added.push(event);
       continue;
     }
@@ -148,7 +123,7 @@ function merge(harness: InitHarness, existing: unknown, command: string, label: 
       updated.push(event);
       continue;
     }
-    groups.push(spec.group(full));
+    groups.push(rules.settings.group(full));
     added.push(event);
   }
   return { settings, added, updated };
@@ -159,8 +134,8 @@ function merge(harness: InitHarness, existing: unknown, command: string, label: 
  * none) with unwind's hooks merged in. Never mutates `existing`. Throws an
  * Error naming the file and the problem when the shape is unexpected.
  */
-export function mergeHooks(harness: InitHarness, existing: unknown | undefined, command: string): MergeResult {
-  return merge(harness, existing, command, SPECS[harness].file);
+export function mergeHooks(harness: Harness, existing: unknown | undefined, command: string): MergeResult {
+  return merge(harness, existing, command, HARNESSES[harness].settings.file);
 }
 
 /** The indentation the file already uses (2 spaces when it has none). */
@@ -180,8 +155,8 @@ function oneLine(s: string): string {
  * the directory and file when missing; writes (atomically, keeping the
  * file's mode, indentation and line endings) only when something changed.
  */
-export function installHooks(root: string, harness: InitHarness, command: string): InitResult {
-  const file = SPECS[harness].file;
+export function installHooks(root: string, harness: Harness, command: string): InitResult {
+  const file = HARNESSES[harness].settings.file;
   let target = join(root, file);
 
   // A settings file kept as a symlink (dotfile managers) is edited where it points, not replaced.
@@ -215,7 +190,7 @@ export function installHooks(root: string, harness: InitHarness, command: string
     try {
       existing = JSON.parse(text);
     } catch (e) {
-      const comments = harness === "gemini" && /\/\/|\/\*/.test(text) ? "; if it has comments, take them out (unwind cannot keep comments)" : "";
+      const comments = HARNESSES[harness].settings.comments === true && /\/\/|\/\*/.test(text) ? "; if it has comments, take them out (unwind cannot keep comments)" : "";
       throw new SettingsError(target, `not valid JSON (${oneLine((e as Error).message)})${comments}`);
     }
   }

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 
 import { describe, expect, it } from "vitest";
 
-import { parseHookEvent } from "../../src/capture/adapters.js";
+import { parseHookEvent } from "../../src/capture/harness/index.js";
 import type { CaptureEvent } from "../../src/capture/event.js";
 
 const FIXTURES = new URL("../fixtures/hooks/", import.meta.url);

@@ -1,0 +1,56 @@
+/**
+ * What unwind knows about one harness, as one typed object per harness
+ * (claude.ts, codex.ts, gemini.ts): how its hook payloads read (the parsing
+ * in index.ts) and how its hook settings file is written (settings.ts).
+ *
+ * Types only, plus the JSON shapes the payload rules read: the hook bundle
+ * loads this on every tool call.
+ */
+import type { Phase, Target } from "../event.js";
+
+export type Harness = "claude" | "codex" | "gemini";
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export interface HarnessRules {
+  /**
+   * The hook events unwind handles and the phase each one captures. `unwind
+   * init` installs its hook on each of them, in this order.
+   */
+  events: Readonly<Record<string, Phase>>;
+  /** File-editing tools and the `tool_input` field that names their one target file. */
+  fileTools: Readonly<Record<string, string>>;
+  /** Tools that only read: nothing to capture. Everything not listed anywhere gets a tree snapshot. */
+  readOnly: ReadonlySet<string>;
+  /** The `tool_input` flag that starts a shell command in the background: it goes on writing after its post event. */
+  background: readonly string[];
+  // Shell tools (claude Bash, codex Bash/shell/local_shell/exec_command/unified_exec,
+  // gemini run_shell_command) need no table: a tree snapshot is also what every
+  // unknown tool gets.
+  /**
+   * A tool whose targets this harness's payload gives in a way of its own
+   * (codex apply_patch): its target, or an error for the capture error log;
+   * undefined for every other tool. Asked after readOnly and fileTools.
+   */
+  classify?(tool: string, input: Json | undefined): Target | { error: string } | undefined;
+  /** The project settings file `unwind init` merges its hooks into. */
+  settings: SettingsRules;
+}
+
+export interface SettingsRules {
+  /** Repo-relative, e.g. ".claude/settings.json". */
+  file: string;
+  /**
+   * The matcher group added under each event for `command` (the full hook
+   * command). Claude Code and Codex take the timeout in seconds, Gemini CLI
+   * in milliseconds.
+   */
+  group(command: string): Record<string, unknown>;
+  /** The harness reads the file with comments allowed: a parse failure suggests taking them out. */
+  comments?: true;
+}
+
+export function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
