@@ -52,13 +52,15 @@ run unwind sessions
 run unwind log
 run unwind changes --session 3f2a9c1e
 run unwind undo --session 3f2a9c1e --dry-run
-run unwind undo --session 3f2a9c1e
+note "apply exactly the plan that was previewed: its digest, from the dry run"
+plan=$(unwind undo --session 3f2a9c1e --dry-run --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).plan.slice(0,12)))')
+run unwind undo --session 3f2a9c1e --expect "$plan"
 run git status --short
 run cat src/answer.ts scratch.txt docs/notes.md src/name.ts dist/out.js
 
-receipt=$(unwind receipts --json --limit 1 | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).receipts[0].id))')
 note "changed your mind? every undo has a receipt"
-run unwind redo "$receipt"
+run unwind receipts
+run unwind redo --last
 run cat src/answer.ts
 run unwind verify
 run unwind status

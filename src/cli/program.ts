@@ -12,7 +12,7 @@ type Opts<F extends (...a: never[]) => unknown, N extends number> = Parameters<F
 
 const int = (name: string) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw usage(`${name} ${v}: expected a whole number of 1 or more`);
+  if (!Number.isInteger(n) || n < 1) throw usage(`${name} ${v}: expected a whole number of 1 or more`, `e.g. ${name} 20`);
   return n;
 };
 

@@ -51,15 +51,24 @@ function readInput(limit: number): string | null {
 }
 
 /** What `unwind hook` says to a person who runs it by hand: it reads a harness's event from stdin. */
-const BY_HAND = `unwind hook claude|codex|gemini reads one hook event (JSON) from stdin; the harness runs it on every tool call.
-Install it with: unwind init --claude (or --codex, --gemini). Nothing was captured.
+const BY_HAND = `Usage: unwind hook claude|codex|gemini
+
+unwind hook claude|codex|gemini reads one hook event (JSON) from stdin; the harness runs it on every tool call.
+It always exits 0: a capture that fails is logged (see unwind status), never the agent's problem.
+
+Example:
+  $ unwind init --claude    (writes this hook into .claude/settings.json)
 `;
 
 export async function runHook(args: string[]): Promise<number> {
   const harness = args[0] ?? "";
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(BY_HAND);
+    return 0;
+  }
   // A terminal on stdin is a person trying it, not a harness: say how it is used instead of logging an error.
   if (process.stdin.isTTY) {
-    process.stderr.write(BY_HAND);
+    process.stderr.write(BY_HAND + "Nothing was captured.\n");
     return 0;
   }
   let loc: Located | null = null;

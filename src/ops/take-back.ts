@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Context } from "../repo/context.js";
 import { insideRoot, jsonPath } from "../domain/paths.js";
-import { UnwindError } from "../domain/errors.js";
+import { UnwindError, usage } from "../domain/errors.js";
 import { Cas } from "../store/cas.js";
 import { canonicalJson, sha256 } from "../domain/hash.js";
 import { loadConfig } from "../store/config.js";
@@ -73,7 +73,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
   const { plan, reader, merged } = await planFor(ctx, cs, opts);
   const planned = plan.items.map(reportItem);
   const digest = planDigest(cs.scope, planned);
-  if (opts.expect !== undefined && opts.expect !== digest) {
+  if (opts.expect !== undefined && !sameDigest(opts.expect, digest)) {
     throw new UnwindError("E_PLAN_CHANGED", `the plan is no longer the one previewed (${short(opts.expect)}; now ${short(digest)}): nothing was done`, {
       hint: "preview it again (--dry-run), check it, and apply with the new digest",
     });
@@ -86,6 +86,16 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
 }
 
 const short = (d: string) => d.slice(0, 12);
+
+/** A digest as a person copies it: the whole of it, or its first 12+ hex digits. Checked before anything is read. */
+export function checkDigest(expect: string | undefined): void {
+  if (expect !== undefined && !/^[0-9a-f]{12,64}$/.test(expect)) throw usage(`--expect ${expect}: not a plan digest`, "give the digest a dry run printed (its first 12+ hex digits)");
+}
+
+function sameDigest(expect: string, digest: string): boolean {
+  checkDigest(expect);
+  return digest.startsWith(expect);
+}
 
 function report(receipt: string | null, scope: Scope, dryRun: boolean, plan: string, items: ReportItem[]): UndoReport {
   return { receipt, scope, dryRun, plan, items, counts: countActions(items), partial: isPartial(items) };

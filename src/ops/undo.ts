@@ -12,7 +12,7 @@ import { nowSide, snapshotChangeSet, snapshotSide } from "../scope/snapshot-diff
 import { Cas } from "../store/cas.js";
 import { withLock } from "../store/lock.js";
 import { Receipts } from "../store/receipts.js";
-import { runUndo, type UndoReport } from "./take-back.js";
+import { checkDigest, runUndo, type UndoReport } from "./take-back.js";
 
 export interface UndoOptions extends ScopeOptions {
   /** Plan only: nothing is written anywhere (not even a lock file). */
@@ -41,6 +41,7 @@ function guarded<T>(ctx: Context, dryRun: boolean, what: string, fn: () => Promi
 /** Takes a scope's changes back (SPEC section 3), or plans it with `dryRun`. */
 export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOptions = {}): Promise<UndoReport> {
   const scope = checkScope(scopeFields);
+  checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
   return guarded(ctx, dryRun, "undo", () =>
     withScope(ctx, scope, opts, dryRun ? "dry" : "apply", ({ cs, laterWrites, interleaved }) =>
@@ -66,6 +67,7 @@ export interface RestoreOptions {
 
 /** Makes the non-ignored work tree (or just `paths`) equal to a snapshot; redoable. */
 export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}): Promise<UndoReport> {
+  checkDigest(opts.expect);
   const snap = await resolveSnapshot(ctx, id);
   if (snap.root !== ctx.root && !opts.anyWorktree) {
     throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `snapshot ${snap.id} was taken in another work tree (${snap.root}), not in ${ctx.root}`, {
@@ -87,6 +89,7 @@ export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}
 
 /** Takes an undo or a restore back: what its receipt wrote goes back to what was there. */
 export async function redo(ctx: Context, id: IdRef, opts: { dryRun?: boolean | undefined; expect?: string | undefined } = {}): Promise<UndoReport> {
+  checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
   const receipts = new Receipts(ctx.store);
   const receipt = receipts.read(pickId(receipts.ids(), id, "receipt", "unwind receipts"));

@@ -91,14 +91,17 @@ export class Receipts {
     return JSON.parse(readFileSync(this.fileOf(id), "utf8")) as Receipt;
   }
 
-  /** Every receipt's id, newest first (ids sort by time). */
+  /** Every receipt's id, newest first: the chain's order (ids name only the second), then any file off the chain. */
   ids(): string[] {
     if (!existsSync(this.dir)) return [];
-    return readdirSync(this.dir)
-      .filter((f) => RECEIPT_ID.test(f.replace(/\.json$/, "")) && f.endsWith(".json"))
+    const chain = this.list().map((r) => r.id);
+    const on = new Set(chain);
+    const off = readdirSync(this.dir)
+      .filter((f) => f.endsWith(".json") && RECEIPT_ID.test(f.slice(0, -5)) && !on.has(f.slice(0, -5)))
       .map((f) => f.slice(0, -5))
       .sort()
       .reverse();
+    return [...chain, ...off];
   }
 
   /** Newest first, following the chain. Stops quietly at a break; `verify` reports breaks. */

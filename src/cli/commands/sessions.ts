@@ -26,7 +26,8 @@ export async function receipts(globals: Globals, opts: ListOptions): Promise<Out
   const ids = shortIds(r.receipts.map((x) => x.id));
   const rows = r.receipts.map((x) => {
     const c = x.counts;
-    const counts = `${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped, ${c.conflict} conflicts${x.recovered ? " (recovered)" : ""}`;
+    const parts = [[c.restore, "restored"], [c.delete, "deleted"], [c.merge, "merged"], [c.skip, "skipped"], [c.conflict, "conflicts"]] as const;
+    const counts = (parts.filter(([n]) => n > 0).map(([n, w]) => `${n} ${w}`).join(", ") || "nothing to do") + (x.recovered ? " (recovered)" : "");
     return [ids.get(x.id)!, when(x.at), x.kind, `${x.scope.kind} ${x.scope.id}`, counts];
   });
   const human = rows.length ? [table([["RECEIPT", "WHEN", "KIND", "SCOPE", "COUNTS"], ...rows]), ...more(rows.length, r.total, "receipts")].join("\n") : "no receipts";
