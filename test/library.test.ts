@@ -235,8 +235,8 @@ describe("library: ids", () => {
     const root = twoSessions();
     const u = await open({ root });
     const ra = (await u.undo({ session: A })).receipt!;
-    // Receipt ids carry the time to the second; made within one second they are misordered
-    // (the it.fails test below), so B's undo waits for the next second here.
+    // Receipt ids carry the time to the second: B's undo waits for the next second so that
+    // the prefix below names one receipt (the test after this one covers receipts of one second).
     await nextSecond();
     const rb = (await u.undo({ session: B })).receipt!;
     expect(read(root, "src/a.ts")).toBe(A_TS);
@@ -270,14 +270,11 @@ describe("library: ids", () => {
     expect(read(root, "src/a.ts")).toBe(A_TS2);
   });
 
-  // BUG (src/store/receipts.ts, `Receipts.ids()`, which `redo` in src/ops/undo.ts hands to `pickId`): it
-  // takes "newest first" from sorting the ids, but a receipt id is `r-<time to the second>-<8 random hex>`,
-  // so receipts made within one second are ordered by their random tails, not by when they were made.
-  // `redo({ last: true })` (and `unwind redo --last`) then picks a random one of the newest second's
-  // receipts, while `receipts()` (`Receipts.list()`, which follows the chain) lists the right one first.
-  // Here Date is frozen so that every receipt shares one second: ten in a row each being the greatest
-  // id so far has a chance of 1 in 10!, so the failure is certain rather than a coin flip.
-  it.fails("redo { last: true } is the newest receipt even when several were made within one second", async () => {
+  // A receipt id is `r-<time to the second>-<8 random hex>`: receipts made within one second sort by
+  // their random tails, so "newest" comes from the chain (`Receipts.ids()`), not from sorting ids.
+  // Date is frozen so that every receipt shares one second: with ids sorted, ten in a row each being
+  // the greatest so far has a chance of 1 in 10!, so this would fail for certain without the rule.
+  it("redo { last: true } is the newest receipt even when several were made within one second", async () => {
     const root = twoSessions();
     const u = await open({ root });
     vi.useFakeTimers({ toFake: ["Date"] });
@@ -420,12 +417,9 @@ describe("library: JSON shape", () => {
     expect(actions(await u.plan({ session: B }))).toEqual([["f.txt", "restore", null]]);
   });
 
-  // BUG (src/ops/open.ts `snapshot` and `snapshots`, via src/ops/snapshot.ts): SPEC section 11 says every
-  // operation returns "the same data as --json", but the library returns the internal `Snapshot` record
-  // (`v`, `toolargeFiles`, `excludes`; absent labels missing instead of null), while `unwind snapshot --json`
-  // and `snapshots --json` print `snapshotInfo(...)` (src/cli/commands/snapshot.ts): labels null when absent,
-  // no internal fields. A script reading `snap.label === null` gets another answer from the library than from the CLI.
-  it.fails("snapshot and snapshots give the data `unwind snapshot --json` and `snapshots --json` print (labels null when absent)", async () => {
+  // SPEC section 11: every operation returns the same data as --json; for snapshots that is SnapshotInfo
+  // (labels null when absent, no internal fields such as the record's version or its excludes).
+  it("snapshot and snapshots give the data `unwind snapshot --json` and `snapshots --json` print (labels null when absent)", async () => {
     const root = twoSessions();
     const u = await open({ root });
     const snap = await u.snapshot();

@@ -11,14 +11,11 @@ import { listed, type ListOptions } from "./list.js";
  * elsewhere with the lock held (src/capture/snapshot.ts, `startSnapshot`);
  * a start begun for another store is settled and the snapshot taken anew.
  */
-export async function snapshot(ctx: Context, labels: SnapshotLabels = {}, opts: { start?: SnapshotStart | null | undefined } = {}): Promise<Snapshot> {
+export async function snapshot(ctx: Context, labels: SnapshotLabels = {}, opts: { start?: SnapshotStart | null | undefined } = {}): Promise<SnapshotInfo> {
   taskName(labels.task);
   const clean = Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== undefined && v !== "")) as SnapshotLabels;
-  if (opts.start) {
-    const done = await finishSnapshot(ctx, opts.start, clean);
-    if (done) return done;
-  }
-  return withLock(ctx.store, "snapshot", () => takeSnapshot(ctx, clean));
+  const done = opts.start ? await finishSnapshot(ctx, opts.start, clean) : null;
+  return snapshotInfo(done ?? (await withLock(ctx.store, "snapshot", () => takeSnapshot(ctx, clean))));
 }
 
 /** A snapshot as the library and `--json` give it: every optional label null when absent, no internal fields. */
@@ -61,13 +58,13 @@ export interface SnapshotsOptions extends ListOptions {
 }
 
 /** Snapshots, newest first: this worktree's unless `all`. */
-export async function snapshots(ctx: Context, opts: SnapshotsOptions = {}): Promise<{ snapshots: Snapshot[]; total: number }> {
+export async function snapshots(ctx: Context, opts: SnapshotsOptions = {}): Promise<{ snapshots: SnapshotInfo[]; total: number }> {
   let all = await listSnapshots(ctx);
   if (!opts.all) all = all.filter((s) => s.root === ctx.root);
   if (opts.task !== undefined) all = all.filter((s) => s.task === opts.task);
   if (opts.session !== undefined) all = all.filter((s) => s.session === opts.session);
   const { items, total } = listed(all, opts, (s) => s.at);
-  return { snapshots: items, total };
+  return { snapshots: items.map(snapshotInfo), total };
 }
 
 export interface DiffFile {

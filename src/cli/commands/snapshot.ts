@@ -1,6 +1,6 @@
-import type { Snapshot, SnapshotStart } from "../../capture/snapshot.js";
+import type { SnapshotStart } from "../../capture/snapshot.js";
 import { Exit, usage } from "../../domain/errors.js";
-import { snapshotInfo } from "../../ops/snapshot.js";
+import type { SnapshotInfo } from "../../ops/snapshot.js";
 import type { Globals } from "../globals.js";
 import { more, paint, progress, shortIds, showPath, table, when, type Output } from "../render.js";
 import { idOrLast, openFor } from "./common.js";
@@ -9,7 +9,7 @@ import { idOrLast, openFor } from "./common.js";
 export async function snapshot(globals: Globals, opts: { task?: string; session?: string; label?: string }, start: SnapshotStart | null): Promise<Output> {
   const u = await openFor(globals);
   const done = progress("snapshotting");
-  let snap: Snapshot;
+  let snap: SnapshotInfo;
   try {
     snap = await u.snapshot({ task: opts.task ?? process.env.UNWIND_TASK, session: opts.session, label: opts.label }, { start });
   } finally {
@@ -17,7 +17,7 @@ export async function snapshot(globals: Globals, opts: { task?: string; session?
   }
   const lines = [`${paint(snap.id, "bold")}  tree ${snap.tree.slice(0, 8)}`];
   for (const p of snap.toolarge) lines.push(`${paint("toolarge", "yellow")}  ${showPath(p)} (over the size cap: not captured)`);
-  return { json: snapshotInfo(snap), human: lines.join("\n"), exit: Exit.ok };
+  return { json: snap, human: lines.join("\n"), exit: Exit.ok };
 }
 
 export async function snapshots(globals: Globals, opts: { task?: string; session?: string; limit?: number; since?: string; all?: boolean }): Promise<Output> {
@@ -26,10 +26,10 @@ export async function snapshots(globals: Globals, opts: { task?: string; session
   const ids = shortIds(list.map((s) => s.id));
   const rows = list.map((s) => [ids.get(s.id)!, when(s.at), s.tree.slice(0, 8), describe(s)]);
   const human = list.length ? [table([["ID", "TAKEN", "TREE", "LABEL"], ...rows]), ...more(list.length, total, "snapshots")].join("\n") : "no snapshots";
-  return { json: { snapshots: list.map(snapshotInfo), total }, human, exit: Exit.ok };
+  return { json: { snapshots: list, total }, human, exit: Exit.ok };
 }
 
-function describe(s: Snapshot): string {
+function describe(s: SnapshotInfo): string {
   return [s.label, s.task && `task=${s.task}`, s.session && `session=${s.session}`].filter(Boolean).join(" ");
 }
 
