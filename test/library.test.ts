@@ -5,7 +5,7 @@
  * point with Claude's own payload shapes (test/journal-helpers.ts).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
@@ -459,5 +459,31 @@ describe("library: the built package, used as a user would", () => {
     ]);
     expect(treeState(root)).toEqual(before);
     expect(read(root, "edited.txt")).toBe("original\n");
+  });
+});
+
+describe("apply without a receipt (the revert check's throwaway work tree)", () => {
+  it("seal: false writes the files and leaves no intent and no receipt in the chain; sealed, the same undo keeps one", async () => {
+    const { runUndo } = await import("../src/ops/take-back.js");
+    const { withScope, checkScope } = await import("../src/scope/resolve.js");
+    for (const seal of [false, true]) {
+      const root = twoSessions();
+      const u = await open({ root });
+      const report = await withScope(u.context, checkScope({ session: A }), {}, "apply", ({ cs }) =>
+        runUndo(u.context, cs, { dryRun: false, force: false, merge: false, kind: "undo", seal }),
+      );
+      expect(read(root, "src/a.ts")).toBe(A_TS); // written either way
+      expect(report.counts.restore).toBeGreaterThan(0);
+      const receipts = (await u.receipts()).receipts;
+      const pending = join(u.store, "pending");
+      if (seal) {
+        expect(report.receipt).toMatch(RECEIPT); // control: a sealed apply is on the chain
+        expect(receipts.map((r) => r.id)).toEqual([report.receipt]);
+      } else {
+        expect(report.receipt).toBeNull();
+        expect(receipts).toEqual([]);
+      }
+      expect(existsSync(pending) ? readdirSync(pending) : []).toEqual([]);
+    }
   });
 });

@@ -84,7 +84,21 @@ export async function performAll(
  * (3) each path, re-checked right before it is touched, (4) the receipt,
  * (5) the intent is cleared. A crash anywhere is finished by `recover`.
  */
-export async function applyPlan(ctx: Context, reader: ContentReader, plan: Plan, kind: ReceiptKind, merged: ReadonlyMap<Sha256, Buffer>): Promise<Receipt> {
+/**
+ * `seal: false` applies without touching the store's record: no intent, no
+ * receipt in the chain (the returned one is not kept). For work trees that
+ * are thrown away afterwards, as the revert check's is (SPEC section 10):
+ * nothing there needs recovering or redoing.
+ */
+export async function applyPlan(
+  ctx: Context,
+  reader: ContentReader,
+  plan: Plan,
+  kind: ReceiptKind,
+  merged: ReadonlyMap<Sha256, Buffer>,
+  opts: { seal?: boolean } = {},
+): Promise<Receipt> {
+  const seal = opts.seal !== false;
   const id = newReceiptId();
   const items: ReceiptItem[] = [];
   const payload = new Map<RepoPath, Buffer | null>();
@@ -133,7 +147,7 @@ export async function applyPlan(ctx: Context, reader: ContentReader, plan: Plan,
     items: [...ordered, ...items.filter((i) => !acts(i.action))],
     keepDirs: [...ancestorsOf(items.filter((i) => i.after !== null).map((i) => i.path))],
   };
-  if (ordered.length > 0) {
+  if (seal && ordered.length > 0) {
     writeIntent(ctx.store, intent);
     crashPoint("intent");
   }
@@ -143,13 +157,12 @@ export async function applyPlan(ctx: Context, reader: ContentReader, plan: Plan,
     async (item) => payload.get(item.path) ?? null,
     (item, now) => (sameObserved(now, expectOf.get(item.path)!) ? "go" : "changed"),
   );
-  return finish(ctx, intent);
+  return seal ? finish(ctx, intent) : { ...receiptOf(ctx, intent, false), prev: null };
 }
 
-/** Seals the receipt and clears the intent; shared with crash recovery. */
-export function finish(ctx: Context, intent: Intent, recovered = false): Receipt {
+function receiptOf(ctx: Context, intent: Intent, recovered: boolean): Omit<Receipt, "prev"> {
   const sorted = sortByPath([...intent.items]);
-  const receipt = new Receipts(ctx.store).append({
+  return {
     v: 1,
     id: intent.receipt,
     kind: intent.kind,
@@ -160,7 +173,12 @@ export function finish(ctx: Context, intent: Intent, recovered = false): Receipt
     ...(recovered ? { recovered: true } : {}),
     doneAt: new Date().toISOString(),
     root: ctx.root,
-  });
+  };
+}
+
+/** Seals the receipt and clears the intent; shared with crash recovery. */
+export function finish(ctx: Context, intent: Intent, recovered = false): Receipt {
+  const receipt = new Receipts(ctx.store).append(receiptOf(ctx, intent, recovered));
   crashPoint("receipt");
   clearIntent(ctx.store, intent.receipt);
   return receipt;

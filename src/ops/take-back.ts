@@ -22,6 +22,8 @@ export interface UndoOptions {
   force: boolean;
   merge: boolean;
   kind: ReceiptKind;
+  /** false: apply without intent or receipt, for a work tree that is thrown away after (src/apply/apply.ts). */
+  seal?: boolean | undefined;
   /** Apply only if the plan's digest is this one (a preview's `plan`); else nothing is done (SPEC section 4). */
   expect?: string | undefined;
   laterWrites?: ReadonlyMap<RepoPath, LaterWrite> | undefined;
@@ -79,10 +81,10 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
     });
   }
   if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
-  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged);
+  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false });
   const byPath = new Map<string, PlanItem>(plan.items.map((i) => [i.path, i]));
   const items = receipt.items.map((r) => reportItem({ ...byPath.get(r.path)!, action: r.action, reason: r.reason, ...(r.detail ? { detail: r.detail } : {}) }));
-  return report(receipt.id, cs.scope, false, digest, items);
+  return report(opts.seal === false ? null : receipt.id, cs.scope, false, digest, items);
 }
 
 const short = (d: string) => d.slice(0, 12);
