@@ -9,7 +9,7 @@
 
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHANGED, GIT, REPS, ROOT, UNWIND, bigRepo, measure, medians, pairedRatio, printTable, printTimeline, run, standalone, tempDir, traceRun, statusBaseline } from "./lib.mjs";
+import { CHANGED, REPS, ROOT, UNWIND, bigRepo, measure, medians, pairedRatio, printTable, printTimeline, run, standalone, tempDir, traceRun, statusBaseline } from "./lib.mjs";
 
 export async function bench() {
   console.log("unwind hook Bash pre-capture benchmark (tree snapshot)");
@@ -24,11 +24,13 @@ export async function bench() {
   const treeRecords = () => {
     const dir = join(store, "journal");
     if (!existsSync(dir)) return [];
-    return readdirSync(dir)
-      .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean))
-      .map((l) => JSON.parse(l))
-      // Each pre also closes the previous call (no post is sent here): with the same snapshot, so only the pres count.
-      .filter((x) => x.kind === "tree" && x.session === `claude:${session}` && x.phase === "pre");
+    return (
+      readdirSync(dir)
+        .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean))
+        .map((l) => JSON.parse(l))
+        // Each pre also closes the previous call (no post is sent here): with the same snapshot, so only the pres count.
+        .filter((x) => x.kind === "tree" && x.session === `claude:${session}` && x.phase === "pre")
+    );
   };
   const errorsBefore = existsSync(join(store, "errors.jsonl")) ? readFileSync(join(store, "errors.jsonl"), "utf8") : "";
   const recordsBefore = treeRecords().length;

@@ -108,8 +108,13 @@ export async function bench() {
   const store = join(repo, ".git", "unwind");
   const errors = join(store, "errors.jsonl");
   if (existsSync(errors)) throw new Error(`the hook logged capture errors:\n${readFileSync(errors, "utf8")}`);
-  const journal = readdirSync(join(store, "journal")).map((f) => readFileSync(join(store, "journal", f), "utf8")).join("");
-  const records = journal.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  const journal = readdirSync(join(store, "journal"))
+    .map((f) => readFileSync(join(store, "journal", f), "utf8"))
+    .join("");
+  const records = journal
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   const edits = records.filter((x) => x.tool === "Edit" && x.kind === "file" && x.phase === "pre");
   if (edits.length !== HOOK_REPS + 1) throw new Error(`expected ${HOOK_REPS + 1} Edit pre captures in the journal, found ${edits.length}`);
   if (records.some((x) => x.closedBy)) throw new Error("a call was closed by another event: a post went missing");
@@ -123,7 +128,9 @@ export async function bench() {
   const vsNode = med.edit / med.node;
   const readVsNode = med.read / med.node;
   console.log("\n  targets (ratio of medians; median of per-round ratios in brackets)");
-  console.log(`  hook Edit / node -e 0              ${vsNode.toFixed(2).padStart(6)}x   target <= ${TARGET_EDIT_VS_NODE}x  ${verdict(vsNode <= TARGET_EDIT_VS_NODE)}   [${pairedRatio(samples, "edit", "node").toFixed(2)}x]`);
+  console.log(
+    `  hook Edit / node -e 0              ${vsNode.toFixed(2).padStart(6)}x   target <= ${TARGET_EDIT_VS_NODE}x  ${verdict(vsNode <= TARGET_EDIT_VS_NODE)}   [${pairedRatio(samples, "edit", "node").toFixed(2)}x]`,
+  );
   console.log(`  hook Read / node -e 0              ${readVsNode.toFixed(2).padStart(6)}x   (no target: the fixed cost)   [${pairedRatio(samples, "read", "node").toFixed(2)}x]`);
   console.log(`  fixed cost over Node (bundle load, stdin, parse)   ${fmtMs(med.read - med.node).padStart(10)}`);
   console.log(`  capture cost over Read (locate, lock, CAS, journal) ${fmtMs(med.edit - med.read).padStart(9)}`);

@@ -70,8 +70,13 @@ export function prng(seed) {
 
 export function machineFacts() {
   const cpus = os.cpus();
-  const gitVersion = run("git", ["--version"]).stdout.trim().replace(/^git version /, "");
-  const load = os.loadavg().map((x) => x.toFixed(2)).join(" ");
+  const gitVersion = run("git", ["--version"])
+    .stdout.trim()
+    .replace(/^git version /, "");
+  const load = os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
   return `node ${process.version}, git ${gitVersion}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? "?"}), ${os.platform()} ${os.arch()}, load average ${load}`;
 }
 
@@ -95,7 +100,10 @@ export function cleanup() {
 /** Runs one benchmark file on its own (`node bench/hook.mjs`), with the machine line and cleanup. */
 export async function standalone(metaUrl, fn) {
   if (process.argv[1] !== fileURLToPath(metaUrl)) return;
-  for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]]) {
+  for (const [sig, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ]) {
     process.on(sig, () => {
       cleanup();
       process.exit(code);
@@ -191,7 +199,10 @@ function gitLabel(argv) {
   let i = 0;
   while (i < a.length && a[i].startsWith("-")) i += a[i] === "-c" || a[i] === "-C" ? 2 : 1;
   const sub = a[i] ?? "?";
-  const opts = a.slice(i + 1).filter((x) => x.startsWith("-")).slice(0, 2);
+  const opts = a
+    .slice(i + 1)
+    .filter((x) => x.startsWith("-"))
+    .slice(0, 2);
   return ["git", sub, ...opts].join(" ");
 }
 
@@ -307,7 +318,11 @@ export function printTimeline(title, runs, prepare, traced, { nodeMs, indent = "
     // The git command's own top-level regions (reading the index, scanning the work tree, ...).
     const regionMs = new Map();
     for (const s of xs) for (const r of s.regions ?? []) regionMs.set(r.label, [...(regionMs.get(r.label) ?? []), r.ms]);
-    const top = [...regionMs].map(([l, v]) => [l, median(v)]).filter(([, v]) => v >= 1).sort((a, b) => b[1] - a[1]).slice(0, 4);
+    const top = [...regionMs]
+      .map(([l, v]) => [l, median(v)])
+      .filter(([, v]) => v >= 1)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 4);
     for (const [l, v] of top) line(`      ${l}`, v);
   }
   if (nodeMs !== undefined) line("(node -e 0, measured above)", nodeMs);
@@ -398,7 +413,9 @@ export function bigRepo() {
     for (const i of victims) writeFileSync(join(repo, relPath(i)), `${baseContent(i)}// edit ${edits}\n`);
   };
   const total = Object.values(phases).reduce((a, b) => a + b, 0);
-  const parts = Object.entries(phases).map(([k, ms]) => `${k} ${(ms / 1000).toFixed(1)}`).join(", ");
+  const parts = Object.entries(phases)
+    .map(([k, ms]) => `${k} ${(ms / 1000).toFixed(1)}`)
+    .join(", ");
   big = { repo, files: FILES, dirs: made.size, modify, summary: `${FILES} files in ${made.size} directories, generated in ${(total / 1000).toFixed(1)} s (${parts})` };
   return big;
 }

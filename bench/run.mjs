@@ -26,7 +26,10 @@ import { cleanup, machineFacts } from "./lib.mjs";
 
 const SUITE = ["snapshot", "hook", "bash", "wide", "store", "task"];
 
-const only = (process.env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const only = (process.env.BENCH_ONLY ?? "")
+  .split(",")
+  .map((s) => s.trim())
+  .filter(Boolean);
 const unknown = only.filter((n) => !SUITE.includes(n));
 if (unknown.length) {
   console.error(`BENCH_ONLY: unknown benchmark ${unknown.join(", ")} (known: ${SUITE.join(", ")})`);
@@ -34,7 +37,10 @@ if (unknown.length) {
 }
 const selected = only.length ? SUITE.filter((n) => only.includes(n)) : SUITE;
 
-for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]]) {
+for (const [sig, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+]) {
   process.on(sig, () => {
     cleanup();
     process.exit(code);

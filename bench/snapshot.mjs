@@ -9,25 +9,7 @@
 
 import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import {
-  CHANGED,
-  GIT,
-  REPS,
-  UNWIND,
-  bigRepo,
-  fmtMs,
-  measure,
-  medians,
-  pairedRatio,
-  printTable,
-  printTimeline,
-  run,
-  standalone,
-  tempDir,
-  traceRun,
-  verdict,
-  statusBaseline,
-} from "./lib.mjs";
+import { CHANGED, GIT, REPS, UNWIND, bigRepo, fmtMs, measure, medians, pairedRatio, printTable, printTimeline, run, standalone, tempDir, traceRun, verdict, statusBaseline } from "./lib.mjs";
 
 const TARGET_SNAPSHOT_VS_STATUS = 1.5; // unwind snapshot may cost at most 1.5x git status
 const TARGET_FRESH_VS_SNAPSHOT = 4; // unwind must be at least 4x faster than a fresh index
@@ -137,8 +119,12 @@ export async function bench() {
   const vsStatus = med.unwind / med.status;
   const vsFresh = med.fresh / med.unwind;
   console.log("\n  targets (ratio of medians; median of per-round ratios in brackets)");
-  console.log(`  unwind snapshot / git status       ${vsStatus.toFixed(2).padStart(6)}x   target <= ${TARGET_SNAPSHOT_VS_STATUS}x   ${verdict(vsStatus <= TARGET_SNAPSHOT_VS_STATUS)}   [${paired("unwind", "status")}x]`);
-  console.log(`  fresh index / unwind snapshot      ${vsFresh.toFixed(2).padStart(6)}x   target >= ${TARGET_FRESH_VS_SNAPSHOT}x     ${verdict(vsFresh >= TARGET_FRESH_VS_SNAPSHOT)}   [${paired("fresh", "unwind")}x]`);
+  console.log(
+    `  unwind snapshot / git status       ${vsStatus.toFixed(2).padStart(6)}x   target <= ${TARGET_SNAPSHOT_VS_STATUS}x   ${verdict(vsStatus <= TARGET_SNAPSHOT_VS_STATUS)}   [${paired("unwind", "status")}x]`,
+  );
+  console.log(
+    `  fresh index / unwind snapshot      ${vsFresh.toFixed(2).padStart(6)}x   target >= ${TARGET_FRESH_VS_SNAPSHOT}x     ${verdict(vsFresh >= TARGET_FRESH_VS_SNAPSHOT)}   [${paired("fresh", "unwind")}x]`,
+  );
   console.log(`  (without Node start-up, (unwind snapshot - node -e 0) / git status = ${((med.unwind - med.node) / med.status).toFixed(2)}x)`);
   console.log(`  store bytes, no-change snapshot    ${String(bytes.total).padStart(6)} B   target <= ${TARGET_NOCHANGE_BYTES} B ${verdict(bytes.total <= TARGET_NOCHANGE_BYTES)}`);
   for (const [p, d] of bytes.delta.slice(0, 8)) console.log(`      ${d > 0 ? "+" : ""}${d} B  ${p}`);

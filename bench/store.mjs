@@ -66,7 +66,7 @@ export async function bench() {
   let genDeflate = 0;
   for (let i = 0; i < COUNT; i++) {
     // Log-uniform sizes between 1 and 20 KB: many small modules, a few large ones, as in real projects.
-    const target = Math.round(MIN_BYTES * Math.pow(MAX_BYTES / MIN_BYTES, r()));
+    const target = Math.round(MIN_BYTES * (MAX_BYTES / MIN_BYTES) ** r());
     const rel = layout(i, r);
     const text = makeSource(100_000 + i, target);
     mkdirSync(join(repo, rel, ".."), { recursive: true });
@@ -120,11 +120,16 @@ export async function bench() {
   const cas = dirBytes(join(store, "cas"));
   const journal = dirBytes(join(store, "journal"));
   const all = dirBytes(store);
-  const lines = readdirSync(join(store, "journal")).flatMap((f) => readFileSync(join(store, "journal", f), "utf8").split("\n").filter(Boolean));
+  const lines = readdirSync(join(store, "journal")).flatMap((f) =>
+    readFileSync(join(store, "journal", f), "utf8")
+      .split("\n")
+      .filter(Boolean),
+  );
   if (lines.length !== 2 * COUNT) throw new Error(`expected ${2 * COUNT} journal records (a pre and a post a call), found ${lines.length}`);
   if (cas.files !== COUNT) throw new Error(`expected ${COUNT} blobs in the CAS, found ${cas.files}`);
 
-  const row = (label, b, extra = "") => console.log(`  ${label.padEnd(34)} ${fmtBytes(b.bytes).padStart(11)}  ${(b.bytes / raw).toFixed(3)}x raw   (on disk ${fmtBytes(b.allocated)}, ${b.files} files)${extra}`);
+  const row = (label, b, extra = "") =>
+    console.log(`  ${label.padEnd(34)} ${fmtBytes(b.bytes).padStart(11)}  ${(b.bytes / raw).toFixed(3)}x raw   (on disk ${fmtBytes(b.allocated)}, ${b.files} files)${extra}`);
   console.log(`  ${"".padEnd(34)} ${"bytes".padStart(11)}`);
   console.log(`  ${`raw source (the ${COUNT} files)`.padEnd(34)} ${fmtBytes(raw).padStart(11)}`);
   row("store cas/", cas);

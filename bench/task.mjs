@@ -35,7 +35,16 @@ function commitTask(repo, fork, files) {
     // New modules next to existing ones (and a few new directories), with content unlike any
     // deleted file, so git's rename detection has no pairs to find.
     const leaf = r.int(0, Math.ceil(files / 100) - 1);
-    const dir = k % 10 === 0 ? `${relPath(leaf * 100).split("/").slice(0, 3).join("/")}/new${k % 7}` : relPath(leaf * 100).split("/").slice(0, 3).join("/");
+    const dir =
+      k % 10 === 0
+        ? `${relPath(leaf * 100)
+            .split("/")
+            .slice(0, 3)
+            .join("/")}/new${k % 7}`
+        : relPath(leaf * 100)
+            .split("/")
+            .slice(0, 3)
+            .join("/");
     changes.push({ op: "M", path: `${dir}/task-${k}.ts`, data: makeSource(70_000 + k, r.int(300, 2000)) });
   }
   // Shuffle, then split into commits.
@@ -73,7 +82,9 @@ export async function bench() {
   t = performance.now();
   run("git", [...GIT, "merge", "-q", "--no-ff", "--no-edit", BRANCH], { cwd: repo });
   const merged = performance.now() - t;
-  console.log(`  task      ${TASK} on branch ${BRANCH}, forked at ${fork.slice(0, 12)}: ${COMMITS} commits, ${n} paths (${MODIFIED} modified, ${ADDED} added, ${DELETED} deleted) in ${(made / 1000).toFixed(1)} s`);
+  console.log(
+    `  task      ${TASK} on branch ${BRANCH}, forked at ${fork.slice(0, 12)}: ${COMMITS} commits, ${n} paths (${MODIFIED} modified, ${ADDED} added, ${DELETED} deleted) in ${(made / 1000).toFixed(1)} s`,
+  );
   console.log(`            merged into main (--no-ff) in ${(merged / 1000).toFixed(1)} s; unwind runs from the main worktree, where every path is at its post state`);
   console.log(`  median of ${REPS} runs after 1 warm-up, interleaved\n`);
 

@@ -127,10 +127,13 @@ describe("ignore rules are not edits (issue 9, cases 1 and 2)", () => {
     ["a shell call rewrites .gitignore", (root) => writeFileSync(join(root, ".gitignore"), "node_modules/\n")],
     ["a shell call removes .gitignore", (root) => unlinkSync(join(root, ".gitignore"))],
     ["git rm .gitignore", (root) => git(root, "rm", "-q", ".gitignore")],
-    ["the rules move to info/exclude and back out", (root) => {
-      appendFileSync(join(root, ".git", "info", "exclude"), "*.tmp\n");
-      writeFileSync(join(root, ".gitignore"), "");
-    }],
+    [
+      "the rules move to info/exclude and back out",
+      (root) => {
+        appendFileSync(join(root, ".git", "info", "exclude"), "*.tmp\n");
+        writeFileSync(join(root, ".gitignore"), "");
+      },
+    ],
   ];
   for (const [name, change] of rewrites) {
     it(`${name}: the files it uncovered are not the session's; undo keeps them and takes back its real addition`, () => {
@@ -293,7 +296,10 @@ describe("every call is closed (issue 9, cases 5, 6 and 7)", () => {
     // A person's file after the failed call is nobody's: the call's window closed at its failure post.
     write(root, "person.txt", "mine\n");
     const r = unwind(root, ["undo", "--session", A, "--json"]);
-    expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([["a.txt", "restore"], ["coverage.json", "delete"]]);
+    expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([
+      ["a.txt", "restore"],
+      ["coverage.json", "delete"],
+    ]);
     expect(read(root, "person.txt")).toBe("mine\n");
   });
 
@@ -333,7 +339,10 @@ describe("every call is closed (issue 9, cases 5, 6 and 7)", () => {
     unlinkSync(join(root, "precious.txt"));
     write(root, "later.txt", "after\n");
     const cs = unwind(root, ["changes", "--session", A, "--json"]);
-    expect(cs.json.entries.map((e: any) => [e.path, e.unclosed])).toEqual([["later.txt", true], ["precious.txt", true]]);
+    expect(cs.json.entries.map((e: any) => [e.path, e.unclosed])).toEqual([
+      ["later.txt", true],
+      ["precious.txt", true],
+    ]);
   });
 
   it("a background command's window stays open until the session's next call: what it wrote after its post is the session's", () => {
@@ -348,7 +357,10 @@ describe("every call is closed (issue 9, cases 5, 6 and 7)", () => {
     expect(cs.json.entries.map((e: any) => e.path)).toEqual(["a.txt", "dist/out.js"]);
     expect(cs.json.entries[1].unclosed).toBeUndefined(); // its post came: closed, just late
     // Written after its post: in its window, but not provably its (a person may have written it): forced.
-    expect(unwind(root, ["undo", "--session", A, "--dry-run", "--json"]).json.items).toMatchObject([{ path: "a.txt", action: "restore" }, { path: "dist/out.js", action: "conflict" }]);
+    expect(unwind(root, ["undo", "--session", A, "--dry-run", "--json"]).json.items).toMatchObject([
+      { path: "a.txt", action: "restore" },
+      { path: "dist/out.js", action: "conflict" },
+    ]);
     expect(unwind(root, ["undo", "--session", A, "--force"]).code).toBe(0);
     expect(existsSync(join(root, "dist/out.js"))).toBe(false);
     expect(read(root, "person.txt")).toBe("after the next call\n");
@@ -428,7 +440,10 @@ describe("one store, one root (issue 9, case 3)", () => {
     expect(existsSync(join(sub, ".unwind"))).toBe(false);
     expect(existsSync(join(root, ".unwind"))).toBe(true);
     const r = unwind(root, ["undo", "--session", A, "--json"]);
-    expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([["sub/inner.txt", "restore"], ["top.txt", "restore"]]);
+    expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([
+      ["sub/inner.txt", "restore"],
+      ["top.txt", "restore"],
+    ]);
     expect(existsSync(join(root, ".unwind", "journal"))).toBe(true);
   });
   it("a store found in a subfolder (made there before) is never snapshotted, restored or deleted by the outer root", () => {
@@ -537,11 +552,7 @@ describe("concurrent applies (issue 9, case 16)", () => {
     write(root, "a.txt", "a2\n");
     write(root, "b.txt", "b2\n");
     const s2 = snapshotId(root);
-    const rs = await Promise.all([
-      unwindAsync(root, ["restore", s, "--json"]),
-      unwindAsync(root, ["undo", "--snapshot", s, "--to", s2, "--json"]),
-      unwindAsync(root, ["restore", s, "--", "a.txt"]),
-    ]);
+    const rs = await Promise.all([unwindAsync(root, ["restore", s, "--json"]), unwindAsync(root, ["undo", "--snapshot", s, "--to", s2, "--json"]), unwindAsync(root, ["restore", s, "--", "a.txt"])]);
     for (const r of rs) expect([0, 1]).toContain(r.code);
     expect(read(root, "a.txt")).toBe("a1\n");
     expect(read(root, "b.txt")).toBe("b1\n");
@@ -577,10 +588,12 @@ describe("names are bytes (issue 9, case 9)", () => {
     expect(human.stdout).toContain('"caf\\351.txt"');
     const r = unwind(root, ["undo", "--session", A, "--json"]);
     expect(r.code).toBe(0);
-    expect(r.json.items.map((i: any) => [i.pathBytes, i.action]).sort()).toEqual([
-      [latin1.toString("base64"), "delete"],
-      [junk.toString("base64"), "restore"],
-    ].sort());
+    expect(r.json.items.map((i: any) => [i.pathBytes, i.action]).sort()).toEqual(
+      [
+        [latin1.toString("base64"), "delete"],
+        [junk.toString("base64"), "restore"],
+      ].sort(),
+    );
     const names = readdirSync(root, { encoding: "buffer" });
     expect(names.some((n) => n.equals(junk))).toBe(true);
     expect(names.some((n) => n.equals(latin1))).toBe(false);
@@ -668,9 +681,13 @@ describe("a reading command closes an open call for good (review finding 2)", ()
     const root = makeRepo({ "notes.txt": "human v1\n" });
     ev(root, A, "PreToolUse", "Bash", { command: "make" }, "toolu_killed3");
     write(root, "x.out", "x\n");
-    const before = readdirSync(join(root, ".git", "unwind", "journal")).map((f) => readFileSync(join(root, ".git", "unwind", "journal", f), "utf8")).join("");
+    const before = readdirSync(join(root, ".git", "unwind", "journal"))
+      .map((f) => readFileSync(join(root, ".git", "unwind", "journal", f), "utf8"))
+      .join("");
     unwind(root, ["undo", "--session", A, "--dry-run"]);
-    const after = readdirSync(join(root, ".git", "unwind", "journal")).map((f) => readFileSync(join(root, ".git", "unwind", "journal", f), "utf8")).join("");
+    const after = readdirSync(join(root, ".git", "unwind", "journal"))
+      .map((f) => readFileSync(join(root, ".git", "unwind", "journal", f), "utf8"))
+      .join("");
     expect(after).toBe(before);
     write(root, "human.txt", "mine\n");
     expect(unwind(root, ["undo", "--session", A, "--dry-run", "--json"]).json.items.map((i: any) => i.path)).toEqual(["human.txt", "x.out"]);

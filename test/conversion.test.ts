@@ -54,37 +54,60 @@ describe("blobs are hashed in-process only where git would store the bytes as th
   // Each source of a clean conversion git reads, each proven live (git's id
   // differs from the raw bytes' id) before the snapshot must match git.
   const sources: [string, (root: string, home: string) => void, string?][] = [
-    ["a .gitattributes at the root", (root) => {
-      git(root, ...FILTER);
-      write(root, ".gitattributes", "*.txt filter=up\n");
-    }],
-    ["an ignored .gitattributes in the file's directory", (root) => {
-      git(root, ...FILTER);
-      write(root, "x/.gitattributes", "*.txt filter=up\n");
-      write(root, ".git/info/exclude", "x/.gitattributes\n");
-    }],
-    ["$GIT_DIR/info/attributes", (root) => {
-      git(root, ...FILTER);
-      write(root, ".git/info/attributes", "*.txt filter=up\n");
-    }],
-    ["the global attributes file", (root, home) => {
-      git(root, ...FILTER);
-      write(home, ".config/git/attributes", "*.txt filter=up\n");
-    }],
-    ["core.attributesFile", (root, home) => {
-      git(root, ...FILTER);
-      write(home, "attrs", "*.txt filter=up\n");
-      git(root, "config", "core.attributesFile", join(home, "attrs"));
-    }],
+    [
+      "a .gitattributes at the root",
+      (root) => {
+        git(root, ...FILTER);
+        write(root, ".gitattributes", "*.txt filter=up\n");
+      },
+    ],
+    [
+      "an ignored .gitattributes in the file's directory",
+      (root) => {
+        git(root, ...FILTER);
+        write(root, "x/.gitattributes", "*.txt filter=up\n");
+        write(root, ".git/info/exclude", "x/.gitattributes\n");
+      },
+    ],
+    [
+      "$GIT_DIR/info/attributes",
+      (root) => {
+        git(root, ...FILTER);
+        write(root, ".git/info/attributes", "*.txt filter=up\n");
+      },
+    ],
+    [
+      "the global attributes file",
+      (root, home) => {
+        git(root, ...FILTER);
+        write(home, ".config/git/attributes", "*.txt filter=up\n");
+      },
+    ],
+    [
+      "core.attributesFile",
+      (root, home) => {
+        git(root, ...FILTER);
+        write(home, "attrs", "*.txt filter=up\n");
+        git(root, "config", "core.attributesFile", join(home, "attrs"));
+      },
+    ],
     ["core.autocrlf in the repository's config", (root) => git(root, "config", "core.autocrlf", "true"), "crlf\r\n"],
-    ["core.autocrlf in the global config", (root, home) => {
-      git(root, "config", "--unset", "core.autocrlf");
-      write(home, ".gitconfig", "[core]\n\tautocrlf = input\n");
-    }, "crlf\r\n"],
-    ["core.autocrlf in an included config file", (root, home) => {
-      write(home, "extra.cfg", "[core]\n\tautocrlf = true\n");
-      git(root, "config", "include.path", join(home, "extra.cfg"));
-    }, "crlf\r\n"],
+    [
+      "core.autocrlf in the global config",
+      (root, home) => {
+        git(root, "config", "--unset", "core.autocrlf");
+        write(home, ".gitconfig", "[core]\n\tautocrlf = input\n");
+      },
+      "crlf\r\n",
+    ],
+    [
+      "core.autocrlf in an included config file",
+      (root, home) => {
+        write(home, "extra.cfg", "[core]\n\tautocrlf = true\n");
+        git(root, "config", "include.path", join(home, "extra.cfg"));
+      },
+      "crlf\r\n",
+    ],
   ];
   for (const [name, setUp, content = "hello\n"] of sources) {
     it(`${name}: git hashes them, and the snapshot holds git's converted bytes`, () => {
@@ -113,7 +136,7 @@ describe("pure: which config text can change how git hashes a file", () => {
   const cases: [string, boolean][] = [
     ["[user]\n\tname = x\n", true],
     ["[core]\n\tautocrlf = false\n", true],
-    ["[core]\n\tAutoCRLF = \"no\" ; explicit\r\n", true],
+    ['[core]\n\tAutoCRLF = "no" ; explicit\r\n', true],
     ["[core]\n\tautocrlf = 0\n", true],
     ["[core]\n\tautocrlf = true\n", false],
     ["[core]\n\tautocrlf = input\n", false],
@@ -122,7 +145,7 @@ describe("pure: which config text can change how git hashes a file", () => {
     ["[core]\n\tautocrlf = fal\\\nse\n", false],
     ["[core]\n\tattributesFile = ~/a\n", false],
     ["[include]\n\tpath = other\n", false],
-    ["[includeIf \"gitdir:~/w/\"]\n\tpath = other\n", false],
+    ['[includeIf "gitdir:~/w/"]\n\tpath = other\n', false],
     ["[attr]\n\ttree = HEAD\n", false], // git 2.42+: attributes read from a tree, not the work tree
   ];
   for (const [text, harmless] of cases) {

@@ -9,7 +9,8 @@ function fixture(harness: string, name: string, root: string, patch: (p: any) =>
   const p = JSON.parse(readFileSync(new URL(`./fixtures/hooks/${harness}/${name}.json`, import.meta.url), "utf8"));
   const oldCwd: string = p.cwd;
   p.cwd = root;
-  const fix = (v: unknown): unknown => (typeof v === "string" ? v.split(oldCwd).join(root) : Array.isArray(v) ? v.map(fix) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fix(x)])) : v);
+  const fix = (v: unknown): unknown =>
+    typeof v === "string" ? v.split(oldCwd).join(root) : Array.isArray(v) ? v.map(fix) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fix(x)])) : v;
   p.tool_input = fix(p.tool_input);
   patch(p);
   return JSON.stringify(p);
@@ -77,9 +78,15 @@ describe("Gemini CLI: write_file, replace and run_shell_command", () => {
 describe("journal retention", () => {
   it("gc drops records and content past the TTL, keeps what live records need; a dry run drops nothing", () => {
     const root = makeRepo({ "a.txt": "a\n" });
-    run(root, "claude", "write", () => {}, (p) => {
-      p.tool_input.file_path = join(root, "a.txt");
-    });
+    run(
+      root,
+      "claude",
+      "write",
+      () => {},
+      (p) => {
+        p.tool_input.file_path = join(root, "a.txt");
+      },
+    );
     const store = join(root, ".git", "unwind");
     const records = () => unwind(root, ["status", "--json"]).json.records;
     expect(records()).toBe(2);

@@ -78,7 +78,7 @@ export function unwind(cwd: string, args: string[], opts: { env?: Record<string,
     encoding: "utf8",
     timeout: 120_000,
   });
-  let json: unknown = undefined;
+  let json: unknown;
   if (args.includes("--json")) {
     try {
       json = JSON.parse(r.stdout);
@@ -124,7 +124,10 @@ export function treeState(root: string, exclude: string[] = [".git"]): Record<st
       else if (st.isDirectory()) {
         out[r + "/"] = "dir";
         walk(r);
-      } else out[r] = `${(st.mode & 0o777).toString(8)}:${createHash("sha256").update(readFileSync(join(root, r))).digest("hex")}`;
+      } else
+        out[r] = `${(st.mode & 0o777).toString(8)}:${createHash("sha256")
+          .update(readFileSync(join(root, r)))
+          .digest("hex")}`;
     }
   };
   walk("");
@@ -148,7 +151,9 @@ export function dirFingerprint(dir: string): Record<string, string> {
         out[r + "/"] = "dir";
         walk(r);
       } else if (st.isFile()) {
-        out[r] = `${st.size}:${st.mtimeMs}:${createHash("sha256").update(readFileSync(join(dir, r))).digest("hex")}`;
+        out[r] = `${st.size}:${st.mtimeMs}:${createHash("sha256")
+          .update(readFileSync(join(dir, r)))
+          .digest("hex")}`;
       } else out[r] = "other";
     }
   };
@@ -184,7 +189,10 @@ export { spawnSync };
  */
 export function wrappedGit(before: string): string {
   const bin = tempDir();
-  const real = (process.env.PATH ?? "").split(":").map((d) => join(d, "git")).find((p) => existsSync(p));
+  const real = (process.env.PATH ?? "")
+    .split(":")
+    .map((d) => join(d, "git"))
+    .find((p) => existsSync(p));
   writeFileSync(join(bin, "git"), `#!/bin/sh\n${before}\nexec "${real}" "$@"\n`);
   chmodSync(join(bin, "git"), 0o755);
   return `${bin}:${process.env.PATH}`;

@@ -91,10 +91,7 @@ describe("layout", () => {
 
   it("the pure code imports no effects, and the domain nothing of ours but itself", () => {
     const pure = (f: string) => PURE.some((p) => f.startsWith(p));
-    const bad = [
-      ...builtins.filter((e) => pure(e.from) && !e.typeOnly && EFFECTS.test(e.to)),
-      ...edges.filter((e) => pure(e.from) && !e.typeOnly && !pure(e.to)),
-    ].map((e) => `${e.from} -> ${e.to}`);
+    const bad = [...builtins.filter((e) => pure(e.from) && !e.typeOnly && EFFECTS.test(e.to)), ...edges.filter((e) => pure(e.from) && !e.typeOnly && !pure(e.to))].map((e) => `${e.from} -> ${e.to}`);
     expect(bad).toEqual([]);
   });
 
@@ -102,7 +99,9 @@ describe("layout", () => {
     // A command (cli/commands/undo.ts), its operation (ops/undo.ts) and its tool are one thing at three heights: they share a name on purpose.
     const clients = /^(cli|mcp|ui|ops)\//;
     const byName = new Map<string, string[]>();
-    for (const f of sources().map((f) => relative(SRC, f)).filter((f) => !clients.test(f))) {
+    for (const f of sources()
+      .map((f) => relative(SRC, f))
+      .filter((f) => !clients.test(f))) {
       const name = f.slice(f.lastIndexOf("/") + 1);
       // index.ts and a folder's entry may repeat: they are named by their folder
       if (name !== "index.ts") byName.set(name, [...(byName.get(name) ?? []), f]);

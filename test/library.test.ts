@@ -31,9 +31,7 @@ const B_TS2 = "export const b = 2;\n";
 function twoSessions(): string {
   const root = makeRepo({ "src/a.ts": A_TS, "src/b.ts": B_TS, "README.md": "# r\n" });
   claudeCall(root, A, "Edit", { file_path: join(root, "src/a.ts"), old_string: "1", new_string: "2" }, () => write(root, "src/a.ts", A_TS2));
-  claudeCall(root, A, "Bash", { command: "mkdir -p gen && echo generated > gen/out.txt", description: "generate" }, () =>
-    write(root, "gen/out.txt", "generated\n"),
-  );
+  claudeCall(root, A, "Bash", { command: "mkdir -p gen && echo generated > gen/out.txt", description: "generate" }, () => write(root, "gen/out.txt", "generated\n"));
   claudeCall(root, B, "Write", { file_path: join(root, "src/b.ts"), content: B_TS2 }, () => write(root, "src/b.ts", B_TS2));
   return root;
 }
@@ -469,9 +467,7 @@ describe("apply without a receipt (the revert check's throwaway work tree)", () 
     for (const seal of [false, true]) {
       const root = twoSessions();
       const u = await open({ root });
-      const report = await withScope(u.context, checkScope({ session: A }), {}, "apply", ({ cs }) =>
-        runUndo(u.context, cs, { dryRun: false, force: false, merge: false, kind: "undo", seal }),
-      );
+      const report = await withScope(u.context, checkScope({ session: A }), {}, "apply", ({ cs }) => runUndo(u.context, cs, { dryRun: false, force: false, merge: false, kind: "undo", seal }));
       expect(read(root, "src/a.ts")).toBe(A_TS); // written either way
       expect(report.counts.restore).toBeGreaterThan(0);
       const receipts = (await u.receipts()).receipts;

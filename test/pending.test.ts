@@ -36,14 +36,52 @@ describe("pure: what a snapshot takes from the last one's pending record", () =>
   });
 
   it("a .gitattributes read again or gone makes it unusable: the kept files may hash differently now", () => {
-    expect(overPending(record([["a", file("1", stat(5))]]), new Map([["a", stat(5)], ["d/.gitattributes", stat(6)]]))).toBeNull();
-    expect(overPending(record([["a", file("1", stat(5))], [".gitattributes", file("2", stat(5))]]), new Map([["a", stat(5)], [".gitattributes", null]]))).toBeNull();
+    expect(
+      overPending(
+        record([["a", file("1", stat(5))]]),
+        new Map([
+          ["a", stat(5)],
+          ["d/.gitattributes", stat(6)],
+        ]),
+      ),
+    ).toBeNull();
+    expect(
+      overPending(
+        record([
+          ["a", file("1", stat(5))],
+          [".gitattributes", file("2", stat(5))],
+        ]),
+        new Map([
+          ["a", stat(5)],
+          [".gitattributes", null],
+        ]),
+      ),
+    ).toBeNull();
     // Negative control: an unchanged one is kept like any file.
-    expect(overPending(record([["a", file("1", stat(5))], [".gitattributes", file("2", stat(5))]]), new Map([["a", stat(5)], [".gitattributes", stat(5)]]))?.kept.size).toBe(2);
+    expect(
+      overPending(
+        record([
+          ["a", file("1", stat(5))],
+          [".gitattributes", file("2", stat(5))],
+        ]),
+        new Map([
+          ["a", stat(5)],
+          [".gitattributes", stat(5)],
+        ]),
+      )?.kept.size,
+    ).toBe(2);
   });
 
   it("new paths are read; a path the record holds that no longer differs from the index tree makes it unusable", () => {
-    expect(overPending(record([["a", file("1", stat(5))]]), new Map([["a", stat(5)], ["b", stat(6)]]))?.rehash).toEqual(["b"]);
+    expect(
+      overPending(
+        record([["a", file("1", stat(5))]]),
+        new Map([
+          ["a", stat(5)],
+          ["b", stat(6)],
+        ]),
+      )?.rehash,
+    ).toEqual(["b"]);
     expect(overPending(record([["a", file("1", stat(5))]]), new Map([["b", stat(6)]]))).toBeNull();
   });
 });

@@ -235,7 +235,8 @@ class Run {
   private ev(agent: Agent, event: "PreToolUse" | "PostToolUse", tool: string, input: Record<string, unknown>, id: string) {
     this.seen.add(agent);
     const r = hook(this.root, "claude", claudePayload(this.root, this.sessions[agent], event, tool, input, id));
-    if (r.code !== 0 || r.stdout !== "") throw new Error(`seed ${this.seed}: ${agent} ${tool} ${event} hook: exit ${r.code}, stdout ${JSON.stringify(r.stdout)}, stderr ${r.stderr}\n${this.log.join("\n")}`);
+    if (r.code !== 0 || r.stdout !== "")
+      throw new Error(`seed ${this.seed}: ${agent} ${tool} ${event} hook: exit ${r.code}, stdout ${JSON.stringify(r.stdout)}, stderr ${r.stderr}\n${this.log.join("\n")}`);
   }
 
   shellPre(agent: Agent): { id: string; input: Record<string, unknown> } {

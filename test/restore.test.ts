@@ -13,7 +13,7 @@ describe("restore a snapshot on a real repository", () => {
       "run.sh": { content: "#!/bin/sh\n", mode: 0o755 },
       "name with spaces.txt": "spaces\n",
       "ünï/cödé.txt": "unicode\n",
-      "link": { symlink: "a.txt" },
+      link: { symlink: "a.txt" },
       "keep/deep/x.txt": "x\n",
     });
     write(root, "line\nbreak.txt", "newline in name\n");
@@ -243,7 +243,7 @@ describe("refusals on disk", () => {
   });
 
   it("a file that became a directory of files is restored in one run, and redo brings the directory back", () => {
-    const root = makeRepo({ "f": "file\n" });
+    const root = makeRepo({ f: "file\n" });
     const id = snapshotId(root);
     unlinkSync(join(root, "f"));
     write(root, "f/x.txt", "x\n");
@@ -271,7 +271,7 @@ describe("refusals on disk", () => {
   });
 
   it("a fifo where a file was is refused as not-regular", () => {
-    const root = makeRepo({ "p": "file\n" });
+    const root = makeRepo({ p: "file\n" });
     const id = snapshotId(root);
     unlinkSync(join(root, "p"));
     require("node:child_process").execFileSync("mkfifo", [join(root, "p")]);
@@ -283,7 +283,7 @@ describe("refusals on disk", () => {
   });
 
   it("a directory where a file was is refused as not-regular", () => {
-    const root = makeRepo({ "x": "file\n" });
+    const root = makeRepo({ x: "file\n" });
     const id = snapshotId(root);
     unlinkSync(join(root, "x"));
     mkdirSync(join(root, "x"));

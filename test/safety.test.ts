@@ -53,7 +53,7 @@ describe("snapshots stay right", () => {
   });
 
   it("a file the user marked assume-unchanged is still captured", () => {
-    const root = makeRepo({ "cfg": "v1\n" });
+    const root = makeRepo({ cfg: "v1\n" });
     git(root, "update-index", "--assume-unchanged", "cfg");
     expect(git(root, "ls-files", "-v", "cfg")).toBe("h cfg\n"); // the control: git itself no longer looks
     const id = snapshotId(root);

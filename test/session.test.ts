@@ -239,7 +239,10 @@ describe("session undo refusals, each with its negative control", () => {
       claudeCall(root, A, "Write", { file_path: p, content: "x" }, () => {});
     }
     expect(unwind(root, ["status", "--json"]).json.records).toBe(0);
-    const errors = readFileSync(join(root, ".git", "unwind", "errors.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const errors = readFileSync(join(root, ".git", "unwind", "errors.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(errors.map((e) => e.kind)).toEqual(Array(8).fill("skipped-path"));
     expect(errors.map((e) => e.message).join("\n")).toMatch(/outside the root[\s\S]*not capturable \(git-dir\)[\s\S]*beyond a symlink/);
     expect(unwind(root, ["undo", "--session", A]).code).toBe(3); // nothing recorded: no such session
@@ -265,7 +268,9 @@ describe("hooks never block or break the agent", () => {
     const r = hook(root, harness, input);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("");
-    const lines = readFileSync(join(root, ".git", "unwind", "errors.jsonl"), "utf8").trim().split("\n");
+    const lines = readFileSync(join(root, ".git", "unwind", "errors.jsonl"), "utf8")
+      .trim()
+      .split("\n");
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!).kind).toBe("bad-input");
     expect(existsSync(join(root, ".git", "unwind", "journal"))).toBe(false);
@@ -277,7 +282,9 @@ describe("hooks never block or break the agent", () => {
     const r = hook(root, "claude", payload);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("");
-    const errors = readFileSync(join(root, ".git", "unwind", "errors.jsonl"), "utf8").trim().split("\n");
+    const errors = readFileSync(join(root, ".git", "unwind", "errors.jsonl"), "utf8")
+      .trim()
+      .split("\n");
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/over \d+ bytes/);
   });
@@ -302,7 +309,10 @@ describe("hooks never block or break the agent", () => {
     const r = hook(root, "claude", claudePayload(root, A, "PreToolUse", "Bash", { command: "ls" }, "t1"), { UNWIND_HOOK_BUDGET_MS: "1" });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("");
-    const errors = readFileSync(join(root, ".git", "unwind", "errors.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const errors = readFileSync(join(root, ".git", "unwind", "errors.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(errors.map((e) => e.kind)).toEqual(["capture-timeout"]);
     expect(unwind(root, ["status"]).stdout).toMatch(/errors\s+1 not yet acknowledged/);
   });
@@ -324,7 +334,11 @@ describe("hooks never block or break the agent", () => {
     // 16 of the calls' own, and for session A's calls that were still open when another of its events came, a closing one each.
     const own = readdirSync(join(root, ".git", "unwind", "journal"))
       .filter((f) => f.endsWith(".jsonl"))
-      .flatMap((f) => readFileSync(join(root, ".git", "unwind", "journal", f), "utf8").trim().split("\n"))
+      .flatMap((f) =>
+        readFileSync(join(root, ".git", "unwind", "journal", f), "utf8")
+          .trim()
+          .split("\n"),
+      )
       .filter((l) => !l.includes('"closedBy"'));
     expect(own.length).toBe(16);
     expect(st.records).toBeGreaterThanOrEqual(16);

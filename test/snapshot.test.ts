@@ -11,7 +11,10 @@ describe("tree snapshots", () => {
     git(root, "update-index", "--split-index");
     write(root, "c.txt", "c\n");
     git(root, "add", "c.txt");
-    const shared = () => readdirSync(join(root, ".git")).filter((f) => f.startsWith("sharedindex.")).sort();
+    const shared = () =>
+      readdirSync(join(root, ".git"))
+        .filter((f) => f.startsWith("sharedindex."))
+        .sort();
     const before = { index: readFileSync(join(root, ".git", "index")), shared: shared(), head: git(root, "rev-parse", "HEAD") };
     expect(before.shared.length).toBeGreaterThan(0); // the negative control: the repository really is split
     const id = snapshotId(root);

@@ -144,7 +144,10 @@ describe("gc and private indexes", () => {
     snapshotId(root);
     snapshotId(wt);
     const indexDir = join(root, ".git", "unwind", "index");
-    const indexes = () => readdirSync(indexDir).filter((f) => f.endsWith(".index")).sort();
+    const indexes = () =>
+      readdirSync(indexDir)
+        .filter((f) => f.endsWith(".index"))
+        .sort();
     const refs = () => git(root, "for-each-ref", "--format=%(refname)", "refs/unwind/index/").trim().split("\n").filter(Boolean).sort();
     expect(indexes()).toHaveLength(2);
     expect(refs()).toHaveLength(2);
@@ -171,7 +174,14 @@ describe("gc and private indexes", () => {
 
 /** Whether index file `f` is the private index of work tree `wt` (its key is that of the worktree's git dir). */
 function snapshotIndexOf(wt: string, indexDir: string, f: string): boolean {
-  const gitDir = realpathSync(resolve(wt, readFileSync(join(wt, ".git"), "utf8").replace(/^gitdir: /, "").trim()));
+  const gitDir = realpathSync(
+    resolve(
+      wt,
+      readFileSync(join(wt, ".git"), "utf8")
+        .replace(/^gitdir: /, "")
+        .trim(),
+    ),
+  );
   return f === `${createHash("sha256").update(gitDir).digest("hex").slice(0, 16)}.index` && existsSync(join(indexDir, f));
 }
 
@@ -187,10 +197,7 @@ describe("stack", () => {
       [0, "run-1", null],
       [1, "run-2", "run-1"],
     ]);
-    expect(git(root, "for-each-ref", "--format=%(refname)", "refs/unwind/stacks/").trim().split("\n")).toEqual([
-      "refs/unwind/stacks/T-1/0",
-      "refs/unwind/stacks/T-1/1",
-    ]);
+    expect(git(root, "for-each-ref", "--format=%(refname)", "refs/unwind/stacks/").trim().split("\n")).toEqual(["refs/unwind/stacks/T-1/0", "refs/unwind/stacks/T-1/1"]);
     const missing = unwind(root, ["stack", "push", "--task", "T-1", "--branch", "nope"]);
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain("branch nope does not exist");

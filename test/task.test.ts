@@ -608,9 +608,9 @@ describe("entry kinds and order", () => {
       expect(e["moved/a.txt"]).toMatchObject({ change: "added", pre: null, post: { kind: "file", oid: blob(root, "main", "a.txt") } });
       expect(e["run.sh"]).toMatchObject({ change: "mode", pre: { kind: "file", mode: "100644" }, post: { kind: "file", mode: "100755" } });
       expect(e["run.sh"]!.pre.oid).toBe(e["run.sh"]!.post.oid);
-      expect(e["link"]).toMatchObject({ change: "added", post: { kind: "symlink", mode: "120000", oid: blob(root, "task/kinds", "link") } });
+      expect(e.link).toMatchObject({ change: "added", post: { kind: "symlink", mode: "120000", oid: blob(root, "task/kinds", "link") } });
       expect(e["conf.txt"]).toMatchObject({ change: "typechange", pre: { kind: "file" }, post: { kind: "symlink" } });
-      expect(e["sub"]).toMatchObject({ change: "added", pre: null, post: { kind: "gitlink", mode: "160000", oid: sub } });
+      expect(e.sub).toMatchObject({ change: "added", pre: null, post: { kind: "gitlink", mode: "160000", oid: sub } });
     };
     const withWorktree = changes(root, "T-kinds");
     check(withWorktree);
@@ -814,9 +814,15 @@ describe("a branch task's worktree file over the size cap (review finding 9)", (
     write(wt, "small.txt", "s\n");
     const env = { UNWIND_SIZE_CAP: "1000" };
     const cs = unwind(root, ["changes", "--task", "T-big", "--json"], { env });
-    expect(cs.json.entries.map((e: any) => [e.path, e.post?.kind])).toEqual([["big.bin", "toolarge"], ["small.txt", "file"]]);
+    expect(cs.json.entries.map((e: any) => [e.path, e.post?.kind])).toEqual([
+      ["big.bin", "toolarge"],
+      ["small.txt", "file"],
+    ]);
     const r = unwind(wt, ["undo", "--task", "T-big", "--json"], { env });
-    expect(items(r)).toEqual([["big.bin", "conflict", "toolarge"], ["small.txt", "delete", null]]);
+    expect(items(r)).toEqual([
+      ["big.bin", "conflict", "toolarge"],
+      ["small.txt", "delete", null],
+    ]);
     expect(read(wt, "big.bin")).toHaveLength(2000);
   });
 });

@@ -18,7 +18,7 @@ describe("trees edited in-process equal the trees git writes", () => {
   it("over rounds of random adds, edits, deletes, mode changes, symlinks and file/directory swaps", () => {
     const root = makeRepo({ "a/b/c.txt": "c\n", "a/x.txt": "x\n", "top.txt": "t\n", "name with space.txt": "s\n" });
     const rnd = prng(7);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
     const names = ["a", "a/b", "a/b/c.txt", "a/x.txt", "a/new.txt", "d/e/f.txt", "top.txt", "z.txt", "ü.txt", "a-b.txt", "a.b", "link"];
     unwind(root, ["snapshot"]); // seeds the private index and the recorded tree
     for (let round = 0; round < 12; round++) {
@@ -122,7 +122,6 @@ describe("trees edited in-process equal the trees git writes", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.tree).toBe(gitsTree(root)); // a/b/keep.txt is still in it
     expect(git(root, "ls-tree", "-r", "--name-only", r.json.tree)).toContain("a/b/keep.txt");
-
   });
 
   it("a changed file that vanishes before git hashes it (a build's temp file) is simply gone from the snapshot, which still succeeds", () => {
@@ -190,7 +189,11 @@ describe("trees edited in-process equal the trees git writes", () => {
   it("exec bits as git reads them (the owner's), and symlink targets that are not UTF-8, byte for byte", () => {
     const root = makeRepo({ "g.sh": "g\n", "o.sh": "o\n", "u.sh": "u\n" });
     unwind(root, ["snapshot"]);
-    for (const [f, mode] of [["g.sh", 0o654], ["o.sh", 0o645], ["u.sh", 0o744]] as const) {
+    for (const [f, mode] of [
+      ["g.sh", 0o654],
+      ["o.sh", 0o645],
+      ["u.sh", 0o744],
+    ] as const) {
       write(root, f, `${f} changed\n`);
       chmodSync(join(root, f), mode);
     }
@@ -198,7 +201,10 @@ describe("trees edited in-process equal the trees git writes", () => {
     symlinkSync(target, join(root, "odd-link"));
     const snap = unwind(root, ["snapshot", "--json"]).json;
     expect(snap.tree).toBe(gitsTree(root));
-    const modes = git(root, "ls-tree", snap.tree).trim().split("\n").map((l) => `${l.split("\t")[1]} ${l.split(" ")[0]}`);
+    const modes = git(root, "ls-tree", snap.tree)
+      .trim()
+      .split("\n")
+      .map((l) => `${l.split("\t")[1]} ${l.split(" ")[0]}`);
     expect(modes).toEqual(expect.arrayContaining(["g.sh 100644", "o.sh 100644", "u.sh 100755", "odd-link 120000"]));
     rmSync(join(root, "odd-link"));
     expect(unwind(root, ["restore", snap.id]).code).toBe(0);
@@ -210,7 +216,14 @@ describe("trees edited in-process equal the trees git writes", () => {
     const written: Buffer[] = [];
     const build = (entries: Record<string, TreeEntry>): Buffer => {
       const bodies: Buffer[] = [];
-      editTree(new Map(Object.entries(entries)), () => null, (b) => (bodies.push(b), "0".repeat(40)));
+      editTree(
+        new Map(Object.entries(entries)),
+        () => null,
+        (b) => {
+          bodies.push(b);
+          return "0".repeat(40);
+        },
+      );
       return bodies[bodies.length - 1]!;
     };
     editTree(
@@ -240,7 +253,7 @@ describe("trees edited in-process equal the trees git writes", () => {
     ]);
     expect([...flat!.keys()]).toEqual(["a", "a-b", "a.b"]);
     // Editing a sorted tree: a new name lands in order, a changed one in place, a removed one goes.
-    const base = { "": { b: e("100644", "b"), d: e("100644", "d"), f: e("100644", "f"), "a0": e("100644", "0") } };
+    const base = { "": { b: e("100644", "b"), d: e("100644", "d"), f: e("100644", "f"), a0: e("100644", "0") } };
     const [after] = edit(base, [
       ["c", e("100644", "c")],
       ["d", e("100755", "e")],
@@ -257,13 +270,10 @@ describe("trees edited in-process equal the trees git writes", () => {
   });
 
   it("pure: a directory that loses its last entry disappears, and a file may take its name", () => {
-    const written = edit(
-      { "": { d: e("40000", "d") }, d: { "only.txt": e("100644", "1") } },
-      [
-        ["d/only.txt", null],
-        ["d", e("100644", "f")],
-      ],
-    );
+    const written = edit({ "": { d: e("40000", "d") }, d: { "only.txt": e("100644", "1") } }, [
+      ["d/only.txt", null],
+      ["d", e("100644", "f")],
+    ]);
     expect(written).toHaveLength(1); // no tree for the emptied directory
     expect([...written[0]!.entries()]).toEqual([["d", e("100644", "f")]]);
   });

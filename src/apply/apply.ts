@@ -53,7 +53,11 @@ export async function performAll(
   let n = 0;
   let dirsRemoved = false;
   const removeDirs = () => {
-    removeEmptiedDirs(ctx.root, intent.items.filter((x) => x.action === "delete").map((x) => x.path), new Set(intent.keepDirs));
+    removeEmptiedDirs(
+      ctx.root,
+      intent.items.filter((x) => x.action === "delete").map((x) => x.path),
+      new Set(intent.keepDirs),
+    );
     dirsRemoved = true;
   };
   for (const [i, item] of intent.items.entries()) {
@@ -90,14 +94,7 @@ export async function performAll(
  * are thrown away afterwards, as the revert check's is (SPEC section 10):
  * nothing there needs recovering or redoing.
  */
-export async function applyPlan(
-  ctx: Context,
-  reader: ContentReader,
-  plan: Plan,
-  kind: ReceiptKind,
-  merged: ReadonlyMap<Sha256, Buffer>,
-  opts: { seal?: boolean } = {},
-): Promise<Receipt> {
+export async function applyPlan(ctx: Context, reader: ContentReader, plan: Plan, kind: ReceiptKind, merged: ReadonlyMap<Sha256, Buffer>, opts: { seal?: boolean } = {}): Promise<Receipt> {
   const seal = opts.seal !== false;
   const id = newReceiptId();
   const items: ReceiptItem[] = [];

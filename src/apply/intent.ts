@@ -42,7 +42,9 @@ export function pendingIntents(store: string): Intent[] {
   const dir = pendingDir(store);
   if (!existsSync(dir)) return [];
   const out: Intent[] = [];
-  for (const f of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
     let text: string;
     try {
       text = readFileSync(join(dir, f), "utf8");

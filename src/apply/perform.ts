@@ -5,7 +5,10 @@ import { fsPath } from "../domain/path-bytes.js";
 import type { RepoPath, State } from "../domain/types.js";
 
 export class PerformError extends Error {
-  constructor(readonly reason: "not-regular", message: string) {
+  constructor(
+    readonly reason: "not-regular",
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -57,7 +60,8 @@ export function performOne(root: string, rel: RepoPath, after: State | null, dat
   const tmp = tmpPath(root, rel, tmpTag);
   unlinkIfExists(tmp);
   try {
-    if (after.kind === "symlink") symlinkSync(data!, fsPath(tmp)); // the target's bytes as stored
+    if (after.kind === "symlink")
+      symlinkSync(data!, fsPath(tmp)); // the target's bytes as stored
     else writeTemp(tmp, data!, abs, after.mode === "100755");
     if (!recheck()) {
       unlinkIfExists(tmp);

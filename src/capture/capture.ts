@@ -172,7 +172,13 @@ function linkTarget(loc: Located, cwd: string, rel: RepoPath): { rel: RepoPath }
  * the record never saw, so the call is closed all the same.
  */
 function closingCaptures(loc: Located, ev: CaptureEvent, paths: readonly string[], labels: CaptureLabels, as: RecordAs): FileRecord[] {
-  const got = captureFiles(loc, ev, paths.map((p) => join(loc.root, p)), labels, as);
+  const got = captureFiles(
+    loc,
+    ev,
+    paths.map((p) => join(loc.root, p)),
+    labels,
+    as,
+  );
   const have = new Set<string>(got.map((r) => r.path));
   const at = got[0]?.at ?? new Date().toISOString();
   for (const p of paths) if (!have.has(p)) got.push({ ...base(ev, at, labels, as, loc.root), kind: "file", path: p as RepoPath, state: { kind: "unknown" } });
@@ -242,7 +248,8 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
     // A read-only call records nothing of its own: it only closed what was open.
     let own: JournalRecord[] = [];
     if (ev.target.kind === "files") own = captureFiles(loc, ev, ev.target.paths, labels);
-    else if (ev.target.kind === "tree") own = [{ ...base(ev, snap!.at, labels, {}, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree, ...(ev.background && ev.phase === "post" ? { background: true as const } : {}) }];
+    else if (ev.target.kind === "tree")
+      own = [{ ...base(ev, snap!.at, labels, {}, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree, ...(ev.background && ev.phase === "post" ? { background: true as const } : {}) }];
     records.push(...own);
     append(loc.store, records);
     const next = open.filter((o) => o.call !== ev.call && !closing.includes(o));
@@ -308,13 +315,14 @@ export async function closeStaleCalls(ctx: Context, candidates: readonly StaleCa
       const ev: CaptureEvent = { harness: c.harness, session: c.session, phase: "post", tool: c.tool, call: c.call, cwd: ctx.root, target: { kind: "tree" } };
       const labels = c.task ? { task: c.task } : {};
       const as: RecordAs = { closedBy: c.background ? "background" : "read" };
-      const mine =
-        c.kind === "tree"
-          ? [{ ...base(ev, snap!.at, labels, as, ctx.root), kind: "tree" as const, snapshot: snap!.id, tree: snap!.tree }]
-          : closingCaptures(loc, ev, c.paths, labels, as);
+      const mine = c.kind === "tree" ? [{ ...base(ev, snap!.at, labels, as, ctx.root), kind: "tree" as const, snapshot: snap!.id, tree: snap!.tree }] : closingCaptures(loc, ev, c.paths, labels, as);
       append(ctx.store, mine);
       records.push(...mine);
-      writeOpenCalls(ctx.store, c.session, readOpenCalls(ctx.store, c.session).filter((o) => o.call !== c.call));
+      writeOpenCalls(
+        ctx.store,
+        c.session,
+        readOpenCalls(ctx.store, c.session).filter((o) => o.call !== c.call),
+      );
     }
     return records;
   } finally {

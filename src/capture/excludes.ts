@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Sha256 } from "../domain/types.js";
-import { Cas } from "../store/cas.js";
+import type { Cas } from "../store/cas.js";
 import { sha256 } from "../domain/hash.js";
 import type { Context } from "../repo/context.js";
 import { configFiles } from "./conversion.js";

@@ -7,13 +7,7 @@
  * config says "all" too). The user's "trust stat data, never look" settings
  * must not blind snapshots.
  */
-export const INDEX_CONFIG = [
-  "-c", "core.splitIndex=false",
-  "-c", "core.fsmonitor=false",
-  "-c", "core.untrackedCache=true",
-  "-c", "status.showUntrackedFiles=all",
-  "-c", "core.ignoreStat=false",
-];
+export const INDEX_CONFIG = ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all", "-c", "core.ignoreStat=false"];
 
 /** `git status` as snapshots run it on the private index: everything that differs from it, untracked files one by one. */
 export const STATUS_ARGS = [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"];

@@ -38,7 +38,7 @@ export function observeOne(root: string, rel: string, format: "sha1" | "sha256",
     let problem = dirCache.get(acc);
     if (problem === undefined) {
       const st = lstatOrNull(join(root, acc));
-      problem = st?.isSymbolicLink() ? { kind: "blocked", at: acc } : st && st.isDirectory() ? null : { kind: "absent" };
+      problem = st?.isSymbolicLink() ? { kind: "blocked", at: acc } : st?.isDirectory() ? null : { kind: "absent" };
       dirCache.set(acc, problem);
     }
     if (problem) return problem;
@@ -71,7 +71,8 @@ export async function observe(ctx: Context, paths: readonly RepoPath[], opts: { 
     const o = observeOne(ctx.root, rel, ctx.objectFormat, dirCache);
     out.set(rel, o);
     if (opts.oids && o.kind === "file") {
-      if (lineSafe(rel)) viaGit.push(rel); // others get the raw-bytes id: hash-object reads lines
+      if (lineSafe(rel))
+        viaGit.push(rel); // others get the raw-bytes id: hash-object reads lines
       else o.oid = blobOid(readFileSync(fsPath(join(ctx.root, rel))), ctx.objectFormat);
     }
   }

@@ -150,4 +150,3 @@ export function readIndexTree(ctx: Context): string | null {
     return null;
   }
 }
-

@@ -61,7 +61,6 @@ export interface TreeResult {
   keepRecord(): void;
 }
 
-
 function newSnapshotId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:.]/g, "");
   return `s-${stamp}-${randomBytes(4).toString("hex")}`;
@@ -316,12 +315,7 @@ function lastPath(ctx: Context): string {
 }
 
 /** Takes a snapshot and names it under refs/unwind/snapshots/. The caller holds the store lock. */
-export async function takeSnapshot(
-  ctx: Context,
-  labels: SnapshotLabels = {},
-  opts: { deadline?: number } = {},
-  started?: StartedTree,
-): Promise<Snapshot> {
+export async function takeSnapshot(ctx: Context, labels: SnapshotLabels = {}, opts: { deadline?: number } = {}, started?: StartedTree): Promise<Snapshot> {
   const { tree, toolarge, toolargeFiles, keepRecord } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
 
   const now = new Date();

@@ -173,11 +173,7 @@ class DirEdit {
  * re-read its whole index to write a tree, as `git write-tree` must.
  * `read` returns an existing tree directory (null if there is none).
  */
-export function editTree(
-  changes: ReadonlyMap<string, TreeEntry | null>,
-  read: (dir: string) => RawTree | null,
-  write: (body: Buffer) => string,
-): string {
+export function editTree(changes: ReadonlyMap<string, TreeEntry | null>, read: (dir: string) => RawTree | null, write: (body: Buffer) => string): string {
   const dirs = new Set<string>([""]);
   for (const p of changes.keys()) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
   const edits = new Map<string, DirEdit>();
@@ -261,11 +257,17 @@ export async function incrementalTree(
       });
       const oids = r.stdout.toString("utf8").trim().split("\n");
       if (oids.length !== files.length) throw new Error("git hash-object gave fewer ids than paths");
-      files.forEach((p, i) => (changes.get(p)!.oid = oids[i]!));
+      files.forEach((p, i) => {
+        changes.get(p)!.oid = oids[i]!;
+      });
     })(),
     readTrees(ctx, base, [...dirs], env, timeoutMs),
   ]);
-  const tree = editTree(changes, (d) => trees.get(d) ?? null, (body) => writeLooseObject(objects, "tree", body, ctx.objectFormat));
+  const tree = editTree(
+    changes,
+    (d) => trees.get(d) ?? null,
+    (body) => writeLooseObject(objects, "tree", body, ctx.objectFormat),
+  );
   return { tree, changes, stats };
 }
 
@@ -296,12 +298,7 @@ function readOrGone(p: string, read: () => Buffer): Buffer | null {
 }
 
 /** Brings the private index up to date with entries `incrementalTree` returned, without re-hashing anything. */
-export async function foldIntoIndex(
-  ctx: Context,
-  env: Record<string, string>,
-  changes: ReadonlyMap<string, TreeEntry | null>,
-  timeoutMs: () => number | undefined,
-): Promise<void> {
+export async function foldIntoIndex(ctx: Context, env: Record<string, string>, changes: ReadonlyMap<string, TreeEntry | null>, timeoutMs: () => number | undefined): Promise<void> {
   const zero = "0".repeat(ctx.objectFormat === "sha256" ? 64 : 40);
   const info = [...changes].map(([p, e]) => (e ? `${e.mode} ${e.oid}\t${p}` : `0 ${zero}\t${p}`));
   await ctx.git([...INDEX_CONFIG, "update-index", "--add", "--replace", "-z", "--index-info"], {
@@ -318,13 +315,7 @@ export async function foldIntoIndex(
  * wrote, loose: they are read in-process, and only when one is not (packed,
  * or in an alternate) does a `cat-file --batch` run.
  */
-async function readTrees(
-  ctx: Context,
-  root: string,
-  dirs: readonly string[],
-  env: Record<string, string>,
-  timeoutMs: () => number | undefined,
-): Promise<Map<string, RawTree | null>> {
+async function readTrees(ctx: Context, root: string, dirs: readonly string[], env: Record<string, string>, timeoutMs: () => number | undefined): Promise<Map<string, RawTree | null>> {
   const oidBytes = ctx.objectFormat === "sha256" ? 32 : 20;
   const objects = join(ctx.commonDir, "objects");
   const out = new Map<string, RawTree | null>();
@@ -381,7 +372,9 @@ async function catFileTrees(
   }
   const trees = new Map<string, RawTree | null>();
   // "missing": a directory the base tree does not have, or an object that is gone (below).
-  parseBatch(out, dirs.length).forEach((o, k) => trees.set(dirs[k]!, o?.type === "tree" ? baseTree(o.body, oidBytes, o.oid) : null));
+  parseBatch(out, dirs.length).forEach((o, k) => {
+    trees.set(dirs[k]!, o?.type === "tree" ? baseTree(o.body, oidBytes, o.oid) : null);
+  });
   // "missing" also answers for a tree object that is gone (pruned once no
   // snapshot named it, or lost): taken for an empty directory, it would
   // silently drop everything below it from the snapshot.

@@ -93,10 +93,7 @@ export function clearAllPending(ctx: Context): void {
  * index-tree entry would be needed, which the record does not keep; or a
  * .gitattributes changed.
  */
-export function overPending(
-  pending: Pending,
-  now: ReadonlyMap<string, StatKey | null>,
-): { kept: Map<string, PendingEntry>; rehash: string[]; gone: string[] } | null {
+export function overPending(pending: Pending, now: ReadonlyMap<string, StatKey | null>): { kept: Map<string, PendingEntry>; rehash: string[]; gone: string[] } | null {
   for (const p of pending.entries.keys()) if (!now.has(p)) return null;
   const kept = new Map<string, PendingEntry>();
   const rehash: string[] = [];

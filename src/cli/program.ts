@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from "@commander-js/extra-typings";
+import { Command, CommanderError, Option, type OptionValues } from "@commander-js/extra-typings";
 import type { SnapshotStart } from "../capture/snapshot.js";
 import { Exit, UnwindError, usage, type ExitCode } from "../domain/errors.js";
 import type * as Undo from "./commands/undo.js";
@@ -6,6 +6,9 @@ import type { Globals } from "./globals.js";
 import { setColorMode, type ColorMode, type Output } from "./render.js";
 
 type Handler = () => Promise<Output>;
+
+/** Any command, whatever its arguments and options. */
+type AnyCommand = Command<unknown[], OptionValues, OptionValues>;
 
 /** The option type of a command module's handler (its `n`th parameter). */
 type Opts<F extends (...a: never[]) => unknown, N extends number> = Parameters<F>[N];
@@ -56,7 +59,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     return o;
   };
   // These add options a command shares with others; its action reads them through the command module's own option type.
-  const scopeOptions = <C extends Command<any, any, any>>(c: C): C =>
+  const scopeOptions = <C extends AnyCommand>(c: C): C =>
     c
       .option("--session <id>", "a session: full name, bare id, or unique prefix of 6+ characters")
       .option("--call <id>", "one tool call (with --session to pick among sessions that share the id)")
@@ -68,7 +71,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .option("--since <when>", "only calls that started at or after this ISO time, or this long ago (2h, 3d)")
       .option("--path <glob>", "only paths matching, relative to the current directory (repeatable)", collect)
       .option("--any-worktree", "with --snapshot: allow a snapshot taken in another worktree") as C;
-  const reportOptions = <C extends Command<any, any, any>>(c: C): C =>
+  const reportOptions = <C extends AnyCommand>(c: C): C =>
     c
       .option("--dry-run", "plan only, change nothing; prints the plan's digest")
       .option("--expect <digest>", "apply only if the plan is still the one a dry run printed (else exit 3, nothing done)")
@@ -161,13 +164,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   );
 
   example(
-    reportOptions(
-      program
-        .command("redo")
-        .description("take an undo or restore back")
-        .argument("[receipt]", `the receipt: ${ID}`)
-        .option("--last", "the newest receipt"),
-    ).action(function (id, opts) {
+    reportOptions(program.command("redo").description("take an undo or restore back").argument("[receipt]", `the receipt: ${ID}`).option("--last", "the newest receipt")).action(function (id, opts) {
       run(g(this), async () => (await import("./commands/undo.js")).redo(g(this), id, opts as Opts<typeof Undo.redo, 2>));
     }),
     "unwind redo --last",
@@ -276,10 +273,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   );
 
   example(
-    program
-      .command("hook")
-      .description("capture one hook event from stdin (claude|codex|gemini); what the harness runs; always exits 0")
-      .argument("<harness>", "claude, codex or gemini"),
+    program.command("hook").description("capture one hook event from stdin (claude|codex|gemini); what the harness runs; always exits 0").argument("<harness>", "claude, codex or gemini"),
     "echo '{...}' | unwind hook claude   (unwind init writes this into the harness's settings)",
   );
 

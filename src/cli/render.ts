@@ -56,7 +56,11 @@ function cut(s: string, n: number): string {
 export function table(rows: string[][], colors: (Color | null)[] = [], max = width()): string {
   if (rows.length === 0) return "";
   const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, len(c))));
+  for (const r of rows) {
+    r.forEach((c, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, len(c));
+    });
+  }
   const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
   while (total() > max) {
     const widest = widths.indexOf(Math.max(...widths));

@@ -52,7 +52,6 @@ export function encodePath(s: string): Buffer {
 /** Whether a path holds bytes that are not UTF-8. */
 export const hasRawBytes = (s: string): boolean => RAW_BYTE.test(s);
 
-
 /** A path as the file system takes it: the string, or its exact bytes where it is not UTF-8. */
 export function fsPath(s: string): string | Buffer {
   return hasRawBytes(s) ? encodePath(s) : s;

@@ -31,13 +31,8 @@ export class GitError extends UnwindError {
   constructor(args: readonly string[], gitCode: number | "timeout" | "spawn", stderr: string) {
     const first = stderr.trim().split("\n")[0] ?? "";
     const sub = args.find((a, i) => !a.startsWith("-") && args[i - 1] !== "-c") ?? "";
-    const what =
-      gitCode === "timeout" ? "timed out" : gitCode === "spawn" ? "could not be started" : `exited ${gitCode}`;
-    super(
-      gitCode === "spawn" ? "E_GIT_MISSING" : "E_GIT",
-      `git ${sub} ${what}${first ? `: ${first}` : ""}`,
-      gitCode === "spawn" ? { hint: "install git 2.31 or newer and put it on PATH" } : {},
-    );
+    const what = gitCode === "timeout" ? "timed out" : gitCode === "spawn" ? "could not be started" : `exited ${gitCode}`;
+    super(gitCode === "spawn" ? "E_GIT_MISSING" : "E_GIT", `git ${sub} ${what}${first ? `: ${first}` : ""}`, gitCode === "spawn" ? { hint: "install git 2.31 or newer and put it on PATH" } : {});
     this.name = "GitError";
     this.args = args;
     this.gitCode = gitCode;
@@ -150,4 +145,3 @@ export function splitZ(buf: Buffer | string): string[] {
   if (start < b.length) parts.push(decodePath(b.subarray(start)));
   return parts;
 }
-

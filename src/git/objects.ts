@@ -16,7 +16,9 @@ export function blobOid(data: Buffer | string, format: "sha1" | "sha256"): GitOi
 }
 
 export function objectId(type: ObjectType, body: Buffer | string, format: "sha1" | "sha256"): string {
-  return createHash(format).update(framed(type, typeof body === "string" ? Buffer.from(body) : body)).digest("hex");
+  return createHash(format)
+    .update(framed(type, typeof body === "string" ? Buffer.from(body) : body))
+    .digest("hex");
 }
 
 /**

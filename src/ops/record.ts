@@ -43,7 +43,13 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
   const session = opts.session.includes(":") ? opts.session : `record:${opts.session}`;
   const tool = opts.tool ?? "record";
   // Without --call, pre and post of the same tool on the same paths pair up.
-  const call = opts.call ?? "r-" + createHash("sha256").update([session, tool, ...[...paths].sort()].join("\0")).digest("hex").slice(0, 16);
+  const call =
+    opts.call ??
+    "r-" +
+      createHash("sha256")
+        .update([session, tool, ...[...paths].sort()].join("\0"))
+        .digest("hex")
+        .slice(0, 16);
   const ev: CaptureEvent = {
     harness: session.slice(0, session.indexOf(":")),
     session,

@@ -38,7 +38,10 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
   let errors = exists ? unacknowledgedErrors(ctx.store) : [];
   let acknowledged = 0;
   if (opts.ack && errors.length > 0) {
-    acknowledgeErrors(ctx.store, errors.reduce((t, e) => (e.at > t ? e.at : t), ""));
+    acknowledgeErrors(
+      ctx.store,
+      errors.reduce((t, e) => (e.at > t ? e.at : t), ""),
+    );
     acknowledged = errors.length;
     errors = [];
   }

@@ -154,11 +154,7 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
  */
 function giveWay(root: string, inputs: PlanInput[], first: Plan): PlanInput[] {
   const deletes = new Set<string>(first.items.filter((i) => i.action === "delete").map((i) => i.path));
-  const blocked = new Set(
-    first.items
-      .filter((i) => i.action === "conflict" && ((i.expect.kind === "dir" && i.reason === "not-regular") || i.expect.kind === "blocked"))
-      .map((i) => i.path as string),
-  );
+  const blocked = new Set(first.items.filter((i) => i.action === "conflict" && ((i.expect.kind === "dir" && i.reason === "not-regular") || i.expect.kind === "blocked")).map((i) => i.path as string));
   if (blocked.size === 0) return inputs;
   return inputs.map((input) => {
     const cur = input.current;
@@ -198,13 +194,7 @@ function nowState(o: Observed): NowState {
  * `pre` into `post`; someone then turned `post` into what is on disk. Merging
  * current ← (post → pre) keeps their hunks and reverts ours.
  */
-async function threeWay(
-  ctx: Context,
-  reader: ContentReader,
-  pre: State | null,
-  post: State | null,
-  path: RepoPath,
-): Promise<{ clean: boolean; data: Buffer } | null> {
+async function threeWay(ctx: Context, reader: ContentReader, pre: State | null, post: State | null, path: RepoPath): Promise<{ clean: boolean; data: Buffer } | null> {
   if (!pre || !post || pre.kind !== "file" || post.kind !== "file") return null;
   let preData: Buffer;
   let postData: Buffer;

@@ -93,9 +93,7 @@ export async function redo(ctx: Context, id: IdRef, opts: { dryRun?: boolean | u
   const dryRun = Boolean(opts.dryRun);
   const receipts = new Receipts(ctx.store);
   const receipt = receipts.read(pickId(receipts.ids(), id, "receipt", "unwind receipts"));
-  const entries: ChangeEntry[] = receipt.items
-    .filter((i) => acts(i.action))
-    .map((i) => ({ path: i.path, change: changeKind(i.before, i.after), pre: i.before, post: i.after, by: [receipt.id] }));
+  const entries: ChangeEntry[] = receipt.items.filter((i) => acts(i.action)).map((i) => ({ path: i.path, change: changeKind(i.before, i.after), pre: i.before, post: i.after, by: [receipt.id] }));
   const cs: ChangeSet = { scope: { kind: "receipt", id: receipt.id }, entries };
   return guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo", expect: opts.expect }));
 }

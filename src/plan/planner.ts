@@ -15,8 +15,7 @@ export function plan(scope: Scope, inputs: readonly PlanInput[], opts: PlanOptio
 export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   const { entry, current } = input;
   const base = { path: entry.path, pre: entry.pre, post: entry.post, expect: current };
-  const refuse = (reason: Reason, detail?: string): PlanItem =>
-    detail === undefined ? { ...base, action: "conflict", reason } : { ...base, action: "conflict", reason, detail };
+  const refuse = (reason: Reason, detail?: string): PlanItem => (detail === undefined ? { ...base, action: "conflict", reason } : { ...base, action: "conflict", reason, detail });
   const laterRefusal = (l: LaterWrite) => (l.by ? refuse("later-write", `${l.by} at ${l.at}`) : refuse("changed-since", `changed at ${l.at}, after this scope`));
 
   const problem = checkRepoPath(entry.path);
@@ -87,4 +86,3 @@ function canWrite(input: PlanInput): Reason | null {
   if (input.preBlob === undefined) return "missing-blob";
   return null;
 }
-

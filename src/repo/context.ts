@@ -49,10 +49,7 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
   const env = envStore(cwd);
   let probe: GitResult | null = null;
   try {
-    probe = await git(
-      ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-object-format"],
-      { cwd: start, okCodes: [128] },
-    );
+    probe = await git(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir", "--show-object-format"], { cwd: start, okCodes: [128] });
   } catch (e) {
     if (e instanceof GitError && e.gitCode === 129) {
       throw new UnwindError("E_GIT_OLD", "git is too old for unwind (needs 2.31 or newer)", {

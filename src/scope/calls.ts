@@ -61,9 +61,16 @@ export function resolveCall(records: readonly JournalRecord[], wanted: string): 
   if (hits.length === 0 && wanted.length >= 6) hits = calls.filter((c) => c.call.startsWith(wanted));
   if (hits.length === 1) return hits[0]!;
   if (hits.length > 1) {
-    throw new UnwindError("E_SCOPE_AMBIGUOUS", `${hits.length} calls match '${wanted}': ${hits.slice(0, 8).map((c) => `${c.call} (${c.session})`).join(", ")}`, {
-      hint: "narrow it with --session, or use more characters",
-    });
+    throw new UnwindError(
+      "E_SCOPE_AMBIGUOUS",
+      `${hits.length} calls match '${wanted}': ${hits
+        .slice(0, 8)
+        .map((c) => `${c.call} (${c.session})`)
+        .join(", ")}`,
+      {
+        hint: "narrow it with --session, or use more characters",
+      },
+    );
   }
   throw new UnwindError("E_SCOPE_UNKNOWN", `no call '${wanted}'`, { hint: "list them with: unwind log" });
 }
@@ -85,7 +92,10 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   // Records of other work trees say nothing about this one (older records carry no root: they count).
   const records = allRecords.filter((r) => r.root === undefined || r.root === ctx.root);
   const snaps = (await listSnapshots(ctx)).filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-  const calls = callWindows(records, snaps.map((s) => s.at));
+  const calls = callWindows(
+    records,
+    snaps.map((s) => s.at),
+  );
   // Only what happened from the first wanted call's start on can bear on it.
   const from = calls.filter(wanted).reduce((m, c) => (c.start < m ? c.start : m), OPEN);
   const written = receiptCalls(ctx, from);
@@ -111,7 +121,15 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
     const captured = new Map<RepoPath, string[]>();
     for (const pt of filePts) captured.set(pt.path, [...(captured.get(pt.path) ?? []), pt.at]);
     const constant = await unchangedStates(ctx, seq[0], diffs, [...captured.keys()]);
-    const points: Point[] = [...snapshotPoints(seq.map((s) => s.at), diffs, captured, constant), ...filePts];
+    const points: Point[] = [
+      ...snapshotPoints(
+        seq.map((s) => s.at),
+        diffs,
+        captured,
+        constant,
+      ),
+      ...filePts,
+    ];
     // Where git converts bytes on the way in, a capture's raw-bytes id is not the id a snapshot holds.
     if (!storedAsIs(ctx, [...captured.keys()])) await cleanOids(ctx, filePts);
     return { calls, events: changeEvents(points, calls, !keepsExecBits(ctx)) };
@@ -133,7 +151,7 @@ async function cleanOids(ctx: Context, points: Point[]): Promise<void> {
   try {
     for (const pt of points) {
       const st = pt.state;
-      if (!st || st.kind !== "file" || !st.sha256) continue;
+      if (st?.kind !== "file" || !st.sha256) continue;
       const k = `${pt.path}\0${st.sha256}`;
       let oid = done.get(k);
       if (oid === undefined) {
@@ -261,11 +279,7 @@ export interface JournalChangeSet {
  * (exit 4): a change set built around a record we cannot read could undo
  * too little or the wrong thing.
  */
-export async function journalChangeSet(
-  ctx: Context,
-  scope: JournalScope,
-  opts: { since?: string; paths?: string[]; close?: "lock" | "locked" },
-): Promise<JournalChangeSet> {
+export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: { since?: string; paths?: string[]; close?: "lock" | "locked" }): Promise<JournalChangeSet> {
   const read = readJournal(ctx.store);
   const damaged = read.damaged;
   // Calls still open are closed now, for good (a dry run closes them in memory only: it writes nothing).
@@ -334,4 +348,3 @@ export async function treeCallPaths(ctx: Context, read: readonly JournalRecord[]
   }
   return out;
 }
-

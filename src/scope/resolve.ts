@@ -16,13 +16,7 @@ import { branchChangeSet, taskEvidence } from "./task.js";
  * A scope as a caller names it (SPEC sections 4 and 11): exactly one of
  * these, except that `session` beside `call` narrows the call.
  */
-export type ScopeInput =
-  | { session: string }
-  | { call: string; session?: string }
-  | { task: string }
-  | { snapshot: string; to?: string }
-  | { run: string }
-  | { baseline: string };
+export type ScopeInput = { session: string } | { call: string; session?: string } | { task: string } | { snapshot: string; to?: string } | { run: string } | { baseline: string };
 
 /** Every key a scope may have: what a JavaScript caller or a command line hands in, checked by `checkScope`. */
 export interface ScopeFields {

@@ -235,9 +235,16 @@ export async function taskEvidence(ctx: Context, task: string): Promise<TaskEvid
   if (own) return { kind: "branch", binding: own };
   const sdd = await sddBindings(ctx, task);
   if (sdd.length > 1) {
-    throw new UnwindError("E_SCOPE_AMBIGUOUS", `several worktrees claim task ${task}: sessions ${sdd.map((s) => s.session).sort().join(", ")}`, {
-      hint: "remove the stale session records under .sdd/runtime/pids/",
-    });
+    throw new UnwindError(
+      "E_SCOPE_AMBIGUOUS",
+      `several worktrees claim task ${task}: sessions ${sdd
+        .map((s) => s.session)
+        .sort()
+        .join(", ")}`,
+      {
+        hint: "remove the stale session records under .sdd/runtime/pids/",
+      },
+    );
   }
   if (sdd.length === 1) return { kind: "branch", binding: sdd[0]! };
   return { kind: "journal" };
@@ -287,12 +294,19 @@ async function branchSteps(ctx: Context, b: TaskBinding, fork: string, tip: stri
     const ids = async (commits: string[]) => {
       const patches = await ctx.git(["show", "--no-merges", "-p", "--format=commit %H", ...commits]);
       const r = await ctx.git(["patch-id", "--stable"], { input: patches.stdout });
-      return r.stdout.toString("utf8").split("\n").filter(Boolean).map((l) => l.split(" ") as [string, string]);
+      return r.stdout
+        .toString("utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split(" ") as [string, string]);
     };
     const picked = new Set((await ids(theirs)).map(([id]) => id));
     for (const [id, c] of await ids(mine)) if (picked.has(id)) own.set(c, false);
   }
-  const diffs = await diffPairs(ctx, chain.map(([c, p]) => ({ from: p!, to: c! })));
+  const diffs = await diffPairs(
+    ctx,
+    chain.map(([c, p]) => ({ from: p!, to: c! })),
+  );
   return chain.map(([c], i) => ({ id: c!, own: own.get(c!)!, entries: diffs[i]! }));
 }
 

@@ -18,15 +18,7 @@ export function stateFromTree(mode: string, oid: string): State | null {
  * Renames are a deletion plus an addition. Optional paths limit it (a
  * directory takes everything below it); they are matched literally.
  */
-export async function treeChangeSet(
-  ctx: Context,
-  scope: Scope,
-  from: string,
-  to: string,
-  paths: readonly RepoPath[] = [],
-  by: string[] = [],
-  env: Record<string, string> = {},
-): Promise<ChangeSet> {
+export async function treeChangeSet(ctx: Context, scope: Scope, from: string, to: string, paths: readonly RepoPath[] = [], by: string[] = [], env: Record<string, string> = {}): Promise<ChangeSet> {
   const args = ["--literal-pathspecs", "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", from, to];
   if (paths.length > 0) args.push("--", ...paths);
   const r = await ctx.git(args, { env });

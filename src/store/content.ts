@@ -1,6 +1,6 @@
 import { parseBatch } from "../git/git.js";
 import type { Context } from "../repo/context.js";
-import { BlobError, Cas } from "./cas.js";
+import { BlobError, type Cas } from "./cas.js";
 import { sha256 } from "../domain/hash.js";
 import { blobOid } from "../git/objects.js";
 import type { BlobStatus, GitOid, State } from "../domain/types.js";

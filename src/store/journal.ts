@@ -60,7 +60,11 @@ export function journalDir(store: string): string {
 
 /** One file per session, so concurrent sessions never contend for one file. */
 export function sessionFile(store: string, session: string): string {
-  const harness = session.split(":")[0]!.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 24) || "session";
+  const harness =
+    session
+      .split(":")[0]!
+      .replace(/[^A-Za-z0-9_-]/g, "_")
+      .slice(0, 24) || "session";
   const key = sha256(session).slice(0, 16);
   return join(journalDir(store), `${harness}-${key}.jsonl`);
 }
@@ -170,7 +174,9 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
     .sort()
     .map((f) => {
       const path = join(dir, f);
-      const lines = readFileSync(path, "utf8").split("\n").filter((l) => l !== "");
+      const lines = readFileSync(path, "utf8")
+        .split("\n")
+        .filter((l) => l !== "");
       return { path, lines, decoded: lines.map(decodeLine) };
     });
   const windows = new Map<string, { start: string; end: string }>();

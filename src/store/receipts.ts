@@ -43,7 +43,10 @@ export interface ChainPointer {
 }
 
 export function newReceiptId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
   return `r-${stamp}-${randomBytes(4).toString("hex")}`;
 }
 

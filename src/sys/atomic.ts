@@ -29,11 +29,7 @@ export function tempNameFor(path: string, tag = randomBytes(4).toString("hex")):
  * leaves loose objects out). `mode` is set exactly; `createMode` only asks
  * for it at creation, leaving the umask to narrow it.
  */
-export function writeFileAtomic(
-  path: string,
-  data: Buffer | string,
-  opts: { mode?: number; createMode?: number; tmp?: string; sync?: boolean } = {},
-): void {
+export function writeFileAtomic(path: string, data: Buffer | string, opts: { mode?: number; createMode?: number; tmp?: string; sync?: boolean } = {}): void {
   const sync = opts.sync ?? true;
   const tmp = opts.tmp ?? tempNameFor(path);
   const fd = openSync(tmp, "wx", opts.mode ?? opts.createMode ?? 0o644);

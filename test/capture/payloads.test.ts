@@ -290,13 +290,7 @@ describe("codex", () => {
   });
 
   it("hunk lines that merely mention a header are not headers", () => {
-    const patch = [
-      "*** Begin Patch",
-      "*** Add File: docs/patch-format.md",
-      "+*** Delete File: this/is/content.md",
-      "+*** Move to: also/content.md",
-      "*** End Patch",
-    ].join("\n");
+    const patch = ["*** Begin Patch", "*** Add File: docs/patch-format.md", "+*** Delete File: this/is/content.md", "+*** Move to: also/content.md", "*** End Patch"].join("\n");
     expect(parseOk("codex", patchVariant(patch)).target).toEqual({ kind: "files", paths: ["docs/patch-format.md"] });
   });
 
@@ -326,10 +320,7 @@ describe("codex", () => {
   });
 
   it("a codex subagent's agent_id/agent_type are kept as well", () => {
-    const event = parseOk(
-      "codex",
-      variant("codex", "bash.pre", { agent_id: "0199e3a5-0000-7000-8000-000000000001", agent_type: "worker" }),
-    );
+    const event = parseOk("codex", variant("codex", "bash.pre", { agent_id: "0199e3a5-0000-7000-8000-000000000001", agent_type: "worker" }));
     expect(event.agent).toBe("0199e3a5-0000-7000-8000-000000000001");
     expect(event.agentType).toBe("worker");
   });
@@ -340,9 +331,7 @@ describe("gemini", () => {
     const preText = raw("gemini", "write-file.pre");
     const postText = raw("gemini", "write-file.post");
     // The fixtures really do list tool_input keys in different orders.
-    expect(Object.keys(payload("gemini", "write-file.pre").tool_input as Payload)).not.toEqual(
-      Object.keys(payload("gemini", "write-file.post").tool_input as Payload),
-    );
+    expect(Object.keys(payload("gemini", "write-file.pre").tool_input as Payload)).not.toEqual(Object.keys(payload("gemini", "write-file.post").tool_input as Payload));
     const pre = parseOk("gemini", preText);
     const post = parseOk("gemini", postText);
     expect(pre).toEqual({
@@ -384,18 +373,7 @@ describe("gemini", () => {
   it("read_file is ignored, as is every read-only tool", () => {
     expect(parseOk("gemini", raw("gemini", "read-file.pre")).target).toEqual({ kind: "ignore" });
     expect(parseOk("gemini", raw("gemini", "read-file.post")).target).toEqual({ kind: "ignore" });
-    const readOnly = [
-      "read_file",
-      "read_many_files",
-      "list_directory",
-      "glob",
-      "search_file_content",
-      "grep",
-      "google_web_search",
-      "web_fetch",
-      "save_memory",
-      "write_todos",
-    ];
+    const readOnly = ["read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep", "google_web_search", "web_fetch", "save_memory", "write_todos"];
     expectIgnored("gemini", "run-shell-command.pre", readOnly);
   });
 

@@ -127,13 +127,29 @@ describe("mergeHooks (pure)", () => {
       harness: "claude",
       existing: {
         hooks: {
-          PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "lint" }, { type: "command", command: "/old/bin/unwind hook claude", timeout: 99 }] }],
+          PreToolUse: [
+            {
+              matcher: "*",
+              hooks: [
+                { type: "command", command: "lint" },
+                { type: "command", command: "/old/bin/unwind hook claude", timeout: 99 },
+              ],
+            },
+          ],
           PostToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "'/old path/unwind' hook claude", timeout: 30 }] }],
         },
       },
       settings: {
         hooks: {
-          PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: "lint" }, { type: "command", command: `${CMD} hook claude`, timeout: 99 }] }],
+          PreToolUse: [
+            {
+              matcher: "*",
+              hooks: [
+                { type: "command", command: "lint" },
+                { type: "command", command: `${CMD} hook claude`, timeout: 99 },
+              ],
+            },
+          ],
           PostToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
           // Installed before PostToolUseFailure was hooked: that event is added, not "updated".
           PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
@@ -155,19 +171,43 @@ describe("mergeHooks (pure)", () => {
       existing: {
         hooks: {
           PreToolUse: [
-            { matcher: "*", hooks: [{ type: "command", command: "other-tool hook claude" }, { type: "command", command: "/home/unwinder/bin/audit hook claude" }] },
+            {
+              matcher: "*",
+              hooks: [
+                { type: "command", command: "other-tool hook claude" },
+                { type: "command", command: "/home/unwinder/bin/audit hook claude" },
+              ],
+            },
           ],
-          PostToolUse: [{ hooks: [{ type: "command", command: "/opt/unwind/bin/unwind hook codex" }, { type: "command", command: "/opt/unwind/bin/unwind hook claude --verbose" }] }],
+          PostToolUse: [
+            {
+              hooks: [
+                { type: "command", command: "/opt/unwind/bin/unwind hook codex" },
+                { type: "command", command: "/opt/unwind/bin/unwind hook claude --verbose" },
+              ],
+            },
+          ],
         },
       },
       settings: {
         hooks: {
           PreToolUse: [
-            { matcher: "*", hooks: [{ type: "command", command: "other-tool hook claude" }, { type: "command", command: "/home/unwinder/bin/audit hook claude" }] },
+            {
+              matcher: "*",
+              hooks: [
+                { type: "command", command: "other-tool hook claude" },
+                { type: "command", command: "/home/unwinder/bin/audit hook claude" },
+              ],
+            },
             { matcher: "*", hooks: [unwindEntry("claude")] },
           ],
           PostToolUse: [
-            { hooks: [{ type: "command", command: "/opt/unwind/bin/unwind hook codex" }, { type: "command", command: "/opt/unwind/bin/unwind hook claude --verbose" }] },
+            {
+              hooks: [
+                { type: "command", command: "/opt/unwind/bin/unwind hook codex" },
+                { type: "command", command: "/opt/unwind/bin/unwind hook claude --verbose" },
+              ],
+            },
             { matcher: "*", hooks: [unwindEntry("claude")] },
           ],
           PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],

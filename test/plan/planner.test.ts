@@ -6,19 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { countActions, isPartial } from "../../src/domain/actions.js";
 import { plan } from "../../src/plan/planner.js";
-import type {
-  ChangeEntry,
-  GitOid,
-  Observed,
-  PlanInput,
-  PlanItem,
-  PlanOptions,
-  Reason,
-  RepoPath,
-  Scope,
-  Sha256,
-  State,
-} from "../../src/domain/types.js";
+import type { ChangeEntry, GitOid, Observed, PlanInput, PlanItem, PlanOptions, Reason, RepoPath, Scope, Sha256, State } from "../../src/domain/types.js";
 
 // ---------------------------------------------------------------- builders
 
@@ -43,10 +31,7 @@ function toolargeState(content?: string): State {
 /** What is on disk now. */
 const obs = {
   absent: (): Observed => ({ kind: "absent" }),
-  file: (
-    content: string,
-    o: { mode?: string; size?: number; nlink?: number; text?: boolean; oid?: string; noSha?: boolean } = {},
-  ): Observed => ({
+  file: (content: string, o: { mode?: string; size?: number; nlink?: number; text?: boolean; oid?: string; noSha?: boolean } = {}): Observed => ({
     kind: "file",
     mode: o.mode ?? "100644",
     size: o.size ?? 10,
@@ -67,11 +52,7 @@ function entry(path: string, pre: State | null, post: State | null): ChangeEntry
 }
 
 /** A plan input; the pre blob is readable unless said otherwise. */
-function input(
-  e: ChangeEntry,
-  current: Observed,
-  extra: Partial<Omit<PlanInput, "entry" | "current">> = {},
-): PlanInput {
+function input(e: ChangeEntry, current: Observed, extra: Partial<Omit<PlanInput, "entry" | "current">> = {}): PlanInput {
   const needsBlob = e.pre !== null && (e.pre.kind === "file" || e.pre.kind === "symlink");
   return { entry: e, current, ...(needsBlob ? { preBlob: "ok" as const } : {}), ...extra };
 }
@@ -250,9 +231,7 @@ describe("SPEC 3 table: --force", () => {
   });
 
   it("with --force an unclean merge does not stop the restore", () => {
-    expect(outcome(input(modified(), obs.file("C"), { merge: { clean: false } }), { force: true, merge: true })).toEqual(
-      RESTORE,
-    );
+    expect(outcome(input(modified(), obs.file("C"), { merge: { clean: false } }), { force: true, merge: true })).toEqual(RESTORE);
   });
 });
 
@@ -272,12 +251,9 @@ describe("refusal: unsafe-path", () => {
     expect(item.detail).toBe(problem);
   });
 
-  it.each([["src/a.ts"], ["..foo/x"], [".gitignore"], [".github/workflows/ci.yml"]])(
-    "negative control: %j with the same state → restore",
-    (path) => {
-      expect(outcome(input(modified(path), obs.file("B")))).toEqual(RESTORE);
-    },
-  );
+  it.each([["src/a.ts"], ["..foo/x"], [".gitignore"], [".github/workflows/ci.yml"]])("negative control: %j with the same state → restore", (path) => {
+    expect(outcome(input(modified(path), obs.file("B")))).toEqual(RESTORE);
+  });
 
   it("is checked even when current equals pre (no skip for a path that must not be touched)", () => {
     expect(outcome(input(modified(".git/config"), obs.file("A")))).toEqual(conflict("unsafe-path"));
@@ -541,11 +517,7 @@ describe("output is in git path order (bytewise UTF-8), regardless of input orde
   });
 
   it("each item keeps its own outcome after sorting", () => {
-    const p = plan(
-      SCOPE,
-      [input(modified("z"), obs.file("C")), input(added("a"), obs.file("B")), input(modified("M"), obs.file("A"))],
-      opts(),
-    );
+    const p = plan(SCOPE, [input(modified("z"), obs.file("C")), input(added("a"), obs.file("B")), input(modified("M"), obs.file("A"))], opts());
     expect(p.items.map((i) => [i.path, i.action, i.reason])).toEqual([
       ["M", "skip", "unchanged"],
       ["a", "delete", null],
@@ -574,16 +546,7 @@ describe("countActions", () => {
     expect(countActions([])).toEqual({ restore: 0, delete: 0, merge: 0, skip: 0, conflict: 0 });
   });
   it("counts a real plan", () => {
-    const p = plan(
-      SCOPE,
-      [
-        input(modified("a"), obs.file("B")),
-        input(added("b"), obs.file("B")),
-        input(modified("c"), obs.file("A")),
-        input(modified("d"), obs.file("C")),
-      ],
-      opts(),
-    );
+    const p = plan(SCOPE, [input(modified("a"), obs.file("B")), input(added("b"), obs.file("B")), input(modified("c"), obs.file("A")), input(modified("d"), obs.file("C"))], opts());
     expect(countActions(p.items)).toEqual({ restore: 1, delete: 1, merge: 0, skip: 1, conflict: 1 });
   });
 });
@@ -591,9 +554,31 @@ describe("countActions", () => {
 describe("isPartial (exit 1: a conflict, or a skip other than unchanged)", () => {
   it.each([
     ["nothing", [], false],
-    ["only done actions", [{ action: "restore", reason: null }, { action: "delete", reason: null }, { action: "merge", reason: null }], false],
-    ["unchanged skips", [{ action: "skip", reason: "unchanged" }, { action: "restore", reason: null }], false],
-    ["a conflict", [{ action: "restore", reason: null }, { action: "conflict", reason: "changed-since" }], true],
+    [
+      "only done actions",
+      [
+        { action: "restore", reason: null },
+        { action: "delete", reason: null },
+        { action: "merge", reason: null },
+      ],
+      false,
+    ],
+    [
+      "unchanged skips",
+      [
+        { action: "skip", reason: "unchanged" },
+        { action: "restore", reason: null },
+      ],
+      false,
+    ],
+    [
+      "a conflict",
+      [
+        { action: "restore", reason: null },
+        { action: "conflict", reason: "changed-since" },
+      ],
+      true,
+    ],
     ["a refusal", [{ action: "conflict", reason: "hardlink" }], true],
     ["a skip for another reason", [{ action: "skip", reason: "changed-since" }], true],
   ] as [string, Pick<PlanItem, "action" | "reason">[], boolean][])("%s → %s", (_name, items, partial) => {

@@ -108,18 +108,42 @@ describe("who may have made a change", () => {
 
 describe("points from consecutive snapshot diffs", () => {
   it("a path a diff shows is known at the snapshots around each of its changes", () => {
-    const pts = snapshotPoints([t(1), t(2), t(3), t(4), t(5)], [
-      { index: 1, entries: [{ path: P, pre: st("x"), post: st("y") }] },
-      { index: 3, entries: [{ path: P, pre: st("y"), post: null }] },
+    const pts = snapshotPoints(
+      [t(1), t(2), t(3), t(4), t(5)],
+      [
+        { index: 1, entries: [{ path: P, pre: st("x"), post: st("y") }] },
+        { index: 3, entries: [{ path: P, pre: st("y"), post: null }] },
+      ],
+    );
+    expect(pts.map((p) => [p.at, p.state])).toEqual([
+      [t(2), st("x")],
+      [t(3), st("y")],
+      [t(4), st("y")],
+      [t(5), null],
     ]);
-    expect(pts.map((p) => [p.at, p.state])).toEqual([[t(2), st("x")], [t(3), st("y")], [t(4), st("y")], [t(5), null]]);
   });
   it("a captured path is known at the snapshots around each capture: from the diffs, else its constant state; an ignored one not at all", () => {
     const Q = "q.txt" as RepoPath;
     const R = "ignored.env" as RepoPath;
-    const pts = snapshotPoints([t(1), t(3), t(5)], [{ index: 0, entries: [{ path: P, pre: null, post: st("y") }] }], new Map([[P, [t(4)]], [Q, [t(2)]], [R, [t(2)]]]), new Map([[Q, null]]));
-    expect(pts.filter((p) => p.path === P).map((p) => [p.at, p.state])).toEqual([[t(1), null], [t(3), st("y")], [t(5), st("y")]]);
-    expect(pts.filter((p) => p.path === Q).map((p) => [p.at, p.state])).toEqual([[t(1), null], [t(3), null]]);
+    const pts = snapshotPoints(
+      [t(1), t(3), t(5)],
+      [{ index: 0, entries: [{ path: P, pre: null, post: st("y") }] }],
+      new Map([
+        [P, [t(4)]],
+        [Q, [t(2)]],
+        [R, [t(2)]],
+      ]),
+      new Map([[Q, null]]),
+    );
+    expect(pts.filter((p) => p.path === P).map((p) => [p.at, p.state])).toEqual([
+      [t(1), null],
+      [t(3), st("y")],
+      [t(5), st("y")],
+    ]);
+    expect(pts.filter((p) => p.path === Q).map((p) => [p.at, p.state])).toEqual([
+      [t(1), null],
+      [t(3), null],
+    ]);
     expect(pts.filter((p) => p.path === R)).toEqual([]);
   });
   it("a change inside a window that does not cover its whole interval is marked uncovered: someone unrecorded may have made it", () => {

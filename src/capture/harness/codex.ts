@@ -40,7 +40,7 @@ function patchText(command: Json | undefined): string | undefined {
   }
   for (let i = parts.length - 1; i >= 0; i--) {
     const part = parts[i];
-    if (part !== undefined && part.includes(PATCH_BEGIN)) return part;
+    if (part?.includes(PATCH_BEGIN)) return part;
   }
   const joined = parts.join("\n");
   return joined === "" ? undefined : joined;

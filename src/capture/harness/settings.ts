@@ -184,7 +184,7 @@ export function installHooks(root: string, harness: Harness, command: string): I
   }
 
   let existing: unknown;
-  const bom = raw !== undefined && raw.startsWith("\uFEFF");
+  const bom = raw?.startsWith("\uFEFF");
   const text = bom ? raw!.slice(1) : raw;
   if (text !== undefined && text.trim() !== "") {
     try {
@@ -198,7 +198,7 @@ export function installHooks(root: string, harness: Harness, command: string): I
   const { settings, added, updated } = merge(harness, existing, command, target);
   const changed = added.length > 0 || updated.length > 0;
   if (changed) {
-    const eol = raw !== undefined && raw.includes("\r\n") ? "\r\n" : "\n";
+    const eol = raw?.includes("\r\n") ? "\r\n" : "\n";
     let out = JSON.stringify(settings, null, raw === undefined ? 2 : detectIndent(raw)) + "\n";
     if (eol !== "\n") out = out.replace(/\n/g, eol);
     if (bom) out = "\uFEFF" + out;

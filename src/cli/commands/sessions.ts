@@ -8,7 +8,9 @@ export async function sessions(globals: Globals, opts: ListOptions & { task?: st
   const u = await openFor(globals);
   const r = await u.sessions(opts);
   const rows = r.sessions.map((s) => [s.session, s.harness, s.agents.join(",") || "-", s.tasks.join(",") || "-", when(s.first), when(s.last), String(s.calls), String(s.paths)]);
-  const human = rows.length ? [table([["SESSION", "HARNESS", "AGENT", "TASK", "FIRST", "LAST", "CALLS", "PATHS"], ...rows]), ...more(rows.length, r.total, "sessions")].join("\n") : "no sessions recorded";
+  const human = rows.length
+    ? [table([["SESSION", "HARNESS", "AGENT", "TASK", "FIRST", "LAST", "CALLS", "PATHS"], ...rows]), ...more(rows.length, r.total, "sessions")].join("\n")
+    : "no sessions recorded";
   return { json: r, human, exit: Exit.ok };
 }
 
@@ -26,8 +28,18 @@ export async function receipts(globals: Globals, opts: ListOptions): Promise<Out
   const ids = shortIds(r.receipts.map((x) => x.id));
   const rows = r.receipts.map((x) => {
     const c = x.counts;
-    const parts = [[c.restore, "restored"], [c.delete, "deleted"], [c.merge, "merged"], [c.skip, "skipped"], [c.conflict, "conflicts"]] as const;
-    const counts = (parts.filter(([n]) => n > 0).map(([n, w]) => `${n} ${w}`).join(", ") || "nothing to do") + (x.recovered ? " (recovered)" : "");
+    const parts = [
+      [c.restore, "restored"],
+      [c.delete, "deleted"],
+      [c.merge, "merged"],
+      [c.skip, "skipped"],
+      [c.conflict, "conflicts"],
+    ] as const;
+    const counts =
+      (parts
+        .filter(([n]) => n > 0)
+        .map(([n, w]) => `${n} ${w}`)
+        .join(", ") || "nothing to do") + (x.recovered ? " (recovered)" : "");
     return [ids.get(x.id)!, when(x.at), x.kind, `${x.scope.kind} ${x.scope.id}`, counts];
   });
   const human = rows.length ? [table([["RECEIPT", "WHEN", "KIND", "SCOPE", "COUNTS"], ...rows]), ...more(rows.length, r.total, "receipts")].join("\n") : "no receipts";

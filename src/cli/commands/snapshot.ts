@@ -43,7 +43,10 @@ export async function diff(globals: Globals, a: string | undefined, b: string | 
   if (d.patch !== null) human = colorPatch(d.patch);
   else {
     human = d.files.length
-      ? table(d.files.map((s) => [s.binary ? "bin" : `+${s.added}`, s.binary ? "" : `-${s.deleted}`, showPath(s.path)]), ["green", "red", null]) + `\n${d.files.length} path(s) changed`
+      ? table(
+          d.files.map((s) => [s.binary ? "bin" : `+${s.added}`, s.binary ? "" : `-${s.deleted}`, showPath(s.path)]),
+          ["green", "red", null],
+        ) + `\n${d.files.length} path(s) changed`
       : "no changes";
   }
   return { json: d, human, exit: Exit.ok };
@@ -52,8 +55,6 @@ export async function diff(globals: Globals, a: string | undefined, b: string | 
 function colorPatch(patch: string): string {
   return patch
     .split("\n")
-    .map((l) =>
-      /^(diff |index |--- |\+\+\+ )/.test(l) ? paint(l, "bold") : l.startsWith("@@") ? paint(l, "cyan") : l.startsWith("+") ? paint(l, "green") : l.startsWith("-") ? paint(l, "red") : l,
-    )
+    .map((l) => (/^(diff |index |--- |\+\+\+ )/.test(l) ? paint(l, "bold") : l.startsWith("@@") ? paint(l, "cyan") : l.startsWith("+") ? paint(l, "green") : l.startsWith("-") ? paint(l, "red") : l))
     .join("\n");
 }

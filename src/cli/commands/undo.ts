@@ -147,7 +147,11 @@ export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boole
     shown = r.items.filter((i) => i.action === "conflict" || others-- > 0);
   }
   const rows = shown.map((i) => [i.action, showJsonPath(i), `${nowOf(i)} -> ${targetOf(i)}`, i.reason ? `${i.reason}${i.detail ? `: ${i.detail}` : ""}` : ""]);
-  const body = rows.length ? table(rows).split("\n").map((line, k) => paint(line, actionColor[shown[k]!.action] ?? "dim")) : [];
+  const body = rows.length
+    ? table(rows)
+        .split("\n")
+        .map((line, k) => paint(line, actionColor[shown[k]!.action] ?? "dim"))
+    : [];
   const rest = r.items.length - shown.length;
   const cutLine = rest > 0 && !opts.quiet ? [paint(`… and ${rest} more path(s) (--all lists every one, --json gives them all)`, "dim")] : [];
   const reasons = [...new Set(r.items.filter((i) => i.action === "conflict" && i.reason).map((i) => i.reason!))];

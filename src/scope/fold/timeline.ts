@@ -249,7 +249,12 @@ export function attribute(events: ReadonlyMap<RepoPath, readonly ChangeEvent[]>,
             unclosed ||= c.unclosed;
           } else if (!ours(c)) shared.set(key(c), { session: c.session, call: c.call });
         }
-        if (e.uncovered && !interleaved.has(p)) interleaved.set(p, { by: null, at: second(e.to.at), note: "outside what the record vouches for (a call's window not closed by its own post, or not opened by its own pre): someone else may have made it" });
+        if (e.uncovered && !interleaved.has(p))
+          interleaved.set(p, {
+            by: null,
+            at: second(e.to.at),
+            note: "outside what the record vouches for (a call's window not closed by its own post, or not opened by its own pre): someone else may have made it",
+          });
       } else if (k === "receipt") {
         // unwind's own write: it takes others' writes back, or moves what the scope left (an undo of part of it).
         if (pending.length > 0) {
