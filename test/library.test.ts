@@ -483,3 +483,19 @@ describe("apply without a receipt (the revert check's throwaway work tree)", () 
     }
   });
 });
+
+describe("progress", () => {
+  it("undo tells its progress path by path, ending at the total it wrote; a dry run writes nothing and tells nothing", async () => {
+    const root = twoSessions();
+    const u = await open({ root });
+    const dry: [number, number][] = [];
+    await u.undo({ session: A }, { dryRun: true, progress: (d, t) => dry.push([d, t]) });
+    expect(dry).toEqual([]);
+    const seen: [number, number][] = [];
+    const r = await u.undo({ session: A }, { progress: (d, t) => seen.push([d, t]) });
+    const written = r.counts.restore + r.counts.delete + r.counts.merge;
+    expect(written).toBeGreaterThan(1);
+    expect(seen[0]).toEqual([0, written]);
+    expect(seen.at(-1)).toEqual([written, written]);
+  });
+});

@@ -48,9 +48,12 @@ export async function performAll(
   intent: Intent,
   content: (item: ReceiptItem) => Promise<Buffer | null>,
   expect: (item: ReceiptItem, now: Observed) => "go" | "done" | "changed",
+  progress?: Progress,
 ): Promise<void> {
   const tag = intent.receipt.slice(-8);
   let n = 0;
+  const total = intent.items.filter((x) => acts(x.action)).length;
+  let seen = 0;
   let dirsRemoved = false;
   const removeDirs = () => {
     removeEmptiedDirs(
@@ -62,6 +65,7 @@ export async function performAll(
   };
   for (const [i, item] of intent.items.entries()) {
     if (!acts(item.action)) continue;
+    progress?.(seen++, total);
     if (item.action !== "delete" && !dirsRemoved) removeDirs();
     let verdict = "go" as "go" | "done" | "changed";
     const recheck = () => {
@@ -80,21 +84,31 @@ export async function performAll(
     crashPoint(`write:${++n}`);
   }
   if (!dirsRemoved) removeDirs();
+  progress?.(total, total);
 }
+
+/** Told how many of the paths to write are done, before each and once at the end. */
+export type Progress = (done: number, total: number) => void;
 
 /**
  * Applies a plan. The caller holds the store lock. Order of durability:
  * (1) what each path holds now goes into the CAS, (2) the intent record,
  * (3) each path, re-checked right before it is touched, (4) the receipt,
  * (5) the intent is cleared. A crash anywhere is finished by `recover`.
- */
-/**
+ *
  * `seal: false` applies without touching the store's record: no intent, no
  * receipt in the chain (the returned one is not kept). For work trees that
  * are thrown away afterwards, as the revert check's is (SPEC section 10):
  * nothing there needs recovering or redoing.
  */
-export async function applyPlan(ctx: Context, reader: ContentReader, plan: Plan, kind: ReceiptKind, merged: ReadonlyMap<Sha256, Buffer>, opts: { seal?: boolean } = {}): Promise<Receipt> {
+export async function applyPlan(
+  ctx: Context,
+  reader: ContentReader,
+  plan: Plan,
+  kind: ReceiptKind,
+  merged: ReadonlyMap<Sha256, Buffer>,
+  opts: { seal?: boolean; progress?: Progress | undefined } = {},
+): Promise<Receipt> {
   const seal = opts.seal !== false;
   const id = newReceiptId();
   const items: ReceiptItem[] = [];
@@ -153,6 +167,7 @@ export async function applyPlan(ctx: Context, reader: ContentReader, plan: Plan,
     intent,
     async (item) => payload.get(item.path) ?? null,
     (item, now) => (sameObserved(now, expectOf.get(item.path)!) ? "go" : "changed"),
+    opts.progress,
   );
   return seal ? finish(ctx, intent) : { ...receiptOf(ctx, intent, false), prev: null };
 }

@@ -166,19 +166,41 @@ export function shortIds(ids: readonly string[], min = 6): Map<string, string> {
   return out;
 }
 
+/** A progress line (see `progress`): `tick` says how far the work is, `done` clears the line. */
+export interface ProgressLine {
+  tick(done: number, total: number): void;
+  done(): void;
+}
+
 /**
- * A progress line on stderr for work that takes more than a second; only on
+ * A progress line on stderr for work that takes more than a second: the
+ * label, then counts and a rate once the work reports them (`tick`); only on
  * a terminal, so pipes and --json consumers never see it.
  */
-export function progress(label: string): () => void {
-  if (!process.stderr.isTTY) return () => {};
+export function progress(label: string, stream: NodeJS.WriteStream = process.stderr): ProgressLine {
+  if (!stream.isTTY) return { tick: () => {}, done: () => {} };
+  const start = Date.now();
   let shown = false;
-  const timer = setTimeout(() => {
+  let last = 0;
+  let counts = "";
+  const draw = () => {
     shown = true;
-    process.stderr.write(`${label}…\r`);
-  }, 1000);
-  return () => {
-    clearTimeout(timer);
-    if (shown) process.stderr.write("\u001b[2K");
+    stream.write(`\u001b[2K${label}${counts || "…"}\r`);
+  };
+  const timer = setTimeout(draw, 1000);
+  return {
+    tick(done, total) {
+      const now = Date.now();
+      const rate = done / Math.max(0.001, (now - start) / 1000);
+      counts = ` ${done}/${total} paths (${Math.round(rate)}/s)`;
+      if (now - start >= 1000 && (now - last >= 100 || done === total)) {
+        last = now;
+        draw();
+      }
+    },
+    done() {
+      clearTimeout(timer);
+      if (shown) stream.write("\u001b[2K");
+    },
   };
 }

@@ -57,7 +57,7 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     plan: (scope: ScopeInput | ScopeFields, o?: Omit<UndoOptions, "dryRun" | "expect">) => plan(ctx, scope, o),
     undo: (scope: ScopeInput | ScopeFields, o?: UndoOptions) => undo(ctx, scope, o),
     restore: (id: IdRef, o?: RestoreOptions) => restore(ctx, id, o),
-    redo: (id: IdRef, o?: { dryRun?: boolean; expect?: string }) => redo(ctx, id, o),
+    redo: (id: IdRef, o?: Parameters<typeof redo>[2]) => redo(ctx, id, o),
 
     snapshot: (labels?: SnapshotLabels, o?: { start?: SnapshotStart | null }) => snapshot(ctx, labels, o),
     snapshots: (o?: SnapshotsOptions) => snapshots(ctx, o),

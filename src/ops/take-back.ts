@@ -9,7 +9,7 @@ import { Cas } from "../store/cas.js";
 import { canonicalJson, sha256 } from "../domain/hash.js";
 import { loadConfig } from "../store/config.js";
 import type { ReceiptKind } from "../store/receipts.js";
-import { applyPlan } from "../apply/apply.js";
+import { applyPlan, type Progress } from "../apply/apply.js";
 import { ContentReader } from "../store/content.js";
 import { matches } from "../domain/states.js";
 import { countActions, isPartial } from "../domain/actions.js";
@@ -24,6 +24,8 @@ export interface UndoOptions {
   kind: ReceiptKind;
   /** false: apply without intent or receipt, for a work tree that is thrown away after (src/apply/apply.ts). */
   seal?: boolean | undefined;
+  /** Told how many of the paths to write are written, as the apply goes. */
+  progress?: Progress | undefined;
   /** Apply only if the plan's digest is this one (a preview's `plan`); else nothing is done (SPEC section 4). */
   expect?: string | undefined;
   laterWrites?: ReadonlyMap<RepoPath, LaterWrite> | undefined;
@@ -81,7 +83,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
     });
   }
   if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
-  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false });
+  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress });
   const byPath = new Map<string, PlanItem>(plan.items.map((i) => [i.path, i]));
   const items = receipt.items.map((r) => reportItem({ ...byPath.get(r.path)!, action: r.action, reason: r.reason, ...(r.detail ? { detail: r.detail } : {}) }));
   return report(opts.seal === false ? null : receipt.id, cs.scope, false, digest, items);

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { Progress } from "../apply/apply.js";
 import { recoverPending } from "../apply/recover.js";
 import { resolveSnapshot, writeWorkTree } from "../capture/snapshot.js";
 import { acts } from "../domain/actions.js";
@@ -23,6 +24,8 @@ export interface UndoOptions extends ScopeOptions {
   merge?: boolean | undefined;
   /** Apply only if the plan's digest is still this one (from a preview's `plan`); else exit 3 and nothing is done. */
   expect?: string | undefined;
+  /** Told how many of the paths to write are written, as the apply goes (for a progress line). */
+  progress?: Progress | undefined;
 }
 
 /**
@@ -45,7 +48,7 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
   const dryRun = Boolean(opts.dryRun);
   return guarded(ctx, dryRun, "undo", () =>
     withScope(ctx, scope, opts, dryRun ? "dry" : "apply", ({ cs, laterWrites, interleaved }) =>
-      runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: Boolean(opts.merge), kind: "undo", expect: opts.expect, laterWrites, interleaved }),
+      runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: Boolean(opts.merge), kind: "undo", expect: opts.expect, progress: opts.progress, laterWrites, interleaved }),
     ),
   );
 }
@@ -63,6 +66,7 @@ export interface RestoreOptions {
   expect?: string | undefined;
   /** Write a snapshot taken in another worktree of the repository here. */
   anyWorktree?: boolean | undefined;
+  progress?: Progress | undefined;
 }
 
 /** Makes the non-ignored work tree (or just `paths`) equal to a snapshot; redoable. */
@@ -80,7 +84,7 @@ export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}
     try {
       const cas = new Cas(join(ctx.store, "cas"));
       const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: snap.id }, snapshotSide(cas, snap), nowSide(ctx, current), [...(opts.paths ?? [])]);
-      return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore", expect: opts.expect });
+      return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore", expect: opts.expect, progress: opts.progress });
     } finally {
       current.dispose();
     }
@@ -88,12 +92,12 @@ export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}
 }
 
 /** Takes an undo or a restore back: what its receipt wrote goes back to what was there. */
-export async function redo(ctx: Context, id: IdRef, opts: { dryRun?: boolean | undefined; expect?: string | undefined } = {}): Promise<UndoReport> {
+export async function redo(ctx: Context, id: IdRef, opts: { dryRun?: boolean | undefined; expect?: string | undefined; progress?: Progress | undefined } = {}): Promise<UndoReport> {
   checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
   const receipts = new Receipts(ctx.store);
   const receipt = receipts.read(pickId(receipts.ids(), id, "receipt", "unwind receipts"));
   const entries: ChangeEntry[] = receipt.items.filter((i) => acts(i.action)).map((i) => ({ path: i.path, change: changeKind(i.before, i.after), pre: i.before, post: i.after, by: [receipt.id] }));
   const cs: ChangeSet = { scope: { kind: "receipt", id: receipt.id }, entries };
-  return guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo", expect: opts.expect }));
+  return guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo", expect: opts.expect, progress: opts.progress }));
 }

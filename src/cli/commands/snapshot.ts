@@ -8,12 +8,12 @@ import { idOrLast, openFor } from "./common.js";
 /** `start`: the first phase bin/unwind began before the command line loaded (src/cli/early-start.ts), or null. */
 export async function snapshot(globals: Globals, opts: { task?: string; session?: string; label?: string }, start: SnapshotStart | null): Promise<Output> {
   const u = await openFor(globals);
-  const done = progress("snapshotting");
+  const line = progress("snapshotting");
   let snap: SnapshotInfo;
   try {
     snap = await u.snapshot({ task: opts.task ?? process.env.UNWIND_TASK, session: opts.session, label: opts.label }, { start });
   } finally {
-    done();
+    line.done();
   }
   const lines = [`${paint(snap.id, "bold")}  tree ${snap.tree.slice(0, 8)}`];
   for (const p of snap.toolarge) lines.push(`${paint("toolarge", "yellow")}  ${showPath(p)} (over the size cap: not captured)`);

@@ -32,31 +32,45 @@ function scopeOf(opts: ScopeFlags): ScopeFields {
 export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean }): Promise<Output> {
   const scope = scopeOf(opts);
   const u = await openFor(globals);
-  const done = progress(opts.dryRun ? "planning" : "undoing");
+  const line = progress(opts.dryRun ? "planning" : "undoing");
   try {
-    const r = await u.undo(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree, dryRun: opts.dryRun, force: opts.force, merge: opts.merge, expect: opts.expect });
+    const r = await u.undo(scope, {
+      ...cwdGlobs(u.root, opts.path),
+      since: opts.since,
+      anyWorktree: opts.anyWorktree,
+      dryRun: opts.dryRun,
+      force: opts.force,
+      merge: opts.merge,
+      expect: opts.expect,
+      progress: line.tick,
+    });
     return renderReport(r, opts);
   } finally {
-    done();
+    line.done();
   }
 }
 
 export async function restore(globals: Globals, id: string | undefined, rawPaths: string[], opts: ReportFlags & { anyWorktree?: boolean; last?: boolean }): Promise<Output> {
   const which = idOrLast(id, opts.last, "snapshot");
   const u = await openFor(globals);
-  const done = progress(opts.dryRun ? "planning" : "restoring");
+  const line = progress(opts.dryRun ? "planning" : "restoring");
   try {
-    const r = await u.restore(which, { paths: cwdPaths(u.root, rawPaths), dryRun: opts.dryRun, force: opts.force, expect: opts.expect, anyWorktree: opts.anyWorktree });
+    const r = await u.restore(which, { paths: cwdPaths(u.root, rawPaths), dryRun: opts.dryRun, force: opts.force, expect: opts.expect, anyWorktree: opts.anyWorktree, progress: line.tick });
     return renderReport(r, opts);
   } finally {
-    done();
+    line.done();
   }
 }
 
 export async function redo(globals: Globals, id: string | undefined, opts: ReportFlags & { last?: boolean }): Promise<Output> {
   const which = idOrLast(id, opts.last, "receipt");
   const u = await openFor(globals);
-  return renderReport(await u.redo(which, { dryRun: opts.dryRun, expect: opts.expect }), opts);
+  const line = progress(opts.dryRun ? "planning" : "redoing");
+  try {
+    return renderReport(await u.redo(which, { dryRun: opts.dryRun, expect: opts.expect, progress: line.tick }), opts);
+  } finally {
+    line.done();
+  }
 }
 
 export async function changes(globals: Globals, opts: ScopeFlags): Promise<Output> {
