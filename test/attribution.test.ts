@@ -333,6 +333,25 @@ describe("every call is closed (issue 9, cases 5, 6 and 7)", () => {
     expect(read(root, "later.txt")).toMatch(/a person/);
   });
 
+  it("a file call whose post never came is a conflict until forced, in the dry run and in the undo alike (the closing capture is the call's in name only)", () => {
+    const root = makeRepo({ "a.txt": "one\n" });
+    ev(root, A, "PreToolUse", "Edit", { file_path: join(root, "a.txt") }, "toolu_nopost");
+    write(root, "a.txt", "two\n"); // the Edit, or a person: the record cannot tell, it has no post
+    const dry = unwind(root, ["undo", "--session", A, "--dry-run", "--json"]);
+    expect(dry.json.items).toMatchObject([{ path: "a.txt", action: "conflict", reason: "changed-since" }]);
+    const r = unwind(root, ["undo", "--session", A, "--json"]);
+    expect(r.code).toBe(1);
+    expect(r.json.items).toMatchObject([{ path: "a.txt", action: "conflict", reason: "changed-since" }]);
+    expect(read(root, "a.txt")).toBe("two\n");
+    // negative control: with its own post, the same call's change is provably its, and undo restores it
+    const root2 = makeRepo({ "a.txt": "one\n" });
+    claudeCall(root2, A, "Edit", { file_path: join(root2, "a.txt") }, () => write(root2, "a.txt", "two\n"));
+    expect(unwind(root2, ["undo", "--session", A]).code).toBe(0);
+    expect(read(root2, "a.txt")).toBe("one\n");
+    expect(unwind(root, ["undo", "--session", A, "--force"]).code).toBe(0); // forced, it is taken back
+    expect(read(root, "a.txt")).toBe("one\n");
+  });
+
   it("negative control: with no next event the call stays open, so a reading command closes it with the work tree as it is now", () => {
     const root = makeRepo({ "precious.txt": "keep me\n" });
     ev(root, A, "PreToolUse", "Bash", { command: "rm precious.txt" }, "toolu_open");

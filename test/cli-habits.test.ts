@@ -1,5 +1,7 @@
+import { appendFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeRepo, read, snapshotId, treeState, unwind, write, spawnSync, BIN } from "./helpers.js";
+import { BIN, git, makeRepo, read, snapshotId, spawnSync, treeState, unwind, write } from "./helpers.js";
 import { claudeCall } from "./journal-helpers.js";
 
 // The command line as a new user meets it (SPEC section 4): ids as the
@@ -195,5 +197,50 @@ describe("errors and help", () => {
     expect(unwind(root, ["status"]).stdout).toMatch(/errors\s+none/);
     unwind(root, ["hook", "claude"], { input: "still not json" });
     expect(unwind(root, ["status", "--json"]).json.errorCount).toBe(1); // a new one shows again
+  });
+});
+
+describe("review fixes", () => {
+  it("redo --last is this work tree's newest receipt; another worktree's receipt is refused unless --any-worktree", () => {
+    const root = makeRepo({ "x.txt": "committed\n" });
+    const wt = `${root}-wt`;
+    git(root, "worktree", "add", "-q", "-b", "side", wt);
+    claudeCall(wt, "wt-sess", "Edit", { file_path: `${wt}/x.txt` }, () => write(wt, "x.txt", "agent in the worktree\n"));
+    const u = unwind(wt, ["undo", "--session", "wt-sess", "--json"]);
+    expect(u.code).toBe(0);
+    const before = treeState(root);
+    const last = unwind(root, ["redo", "--last"]);
+    expect(last.code).toBe(3); // this work tree has no receipt of its own
+    const byId = unwind(root, ["redo", u.json.receipt]);
+    expect(byId.code).toBe(3);
+    expect(byId.stderr).toContain("applied in another work tree");
+    expect(treeState(root)).toEqual(before); // nothing written here
+    // control: in its own worktree, --last is that receipt and redo brings the agent's work back
+    expect(unwind(wt, ["redo", "--last"]).code).toBe(0);
+    expect(read(wt, "x.txt")).toBe("agent in the worktree\n");
+    rmSync(wt, { recursive: true, force: true });
+  });
+
+  it("an unreadable error line is acknowledged like any other, and errors after it still show", () => {
+    const root = makeRepo({});
+    unwind(root, ["hook", "claude"], { input: "not json" }); // creates the store and one error
+    appendFileSync(join(root, ".git", "unwind", "errors.jsonl"), "{torn\n");
+    expect(unwind(root, ["status", "--json"]).json.errorCount).toBe(2);
+    expect(unwind(root, ["status", "--ack", "--json"]).json.acknowledged).toBe(2);
+    expect(unwind(root, ["status", "--json"]).json.errorCount).toBe(0);
+    unwind(root, ["hook", "claude"], { input: "still not json" });
+    const after = unwind(root, ["status", "--json"]).json;
+    expect(after.errorCount).toBe(1);
+    expect(after.errors[0].kind).toBe("bad-input");
+  });
+
+  it("the preview shows every path whole, however long; lists cut only their free text", () => {
+    const deep = `src/${"components/authentication/".repeat(4)}oauth-google-callback-handler.ts`;
+    const root = makeRepo({ [deep]: "one\n" });
+    claudeCall(root, S, "Edit", { file_path: join(root, deep) }, () => write(root, deep, "two\n"));
+    const dry = unwind(root, ["undo", "--session", S, "--dry-run"]);
+    expect(dry.stdout).toContain(deep);
+    expect(unwind(root, ["changes", "--session", S]).stdout).toContain(deep);
+    expect(unwind(root, ["log"]).stdout).toContain(deep);
   });
 });

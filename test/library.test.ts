@@ -10,7 +10,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
 import { open, UnwindError, type UndoReport } from "../src/index.js";
-import { dirFingerprint, makeRepo, read, treeState, write } from "./helpers.js";
+import { dirFingerprint, makeRepo, read, snapshotId, treeState, unwind, write } from "./helpers.js";
 import { claudeCall } from "./journal-helpers.js";
 
 const A = "lib-aaaa-1111";
@@ -497,5 +497,46 @@ describe("progress", () => {
     expect(written).toBeGreaterThan(1);
     expect(seen[0]).toEqual([0, written]);
     expect(seen.at(-1)).toEqual([written, written]);
+  });
+});
+
+describe("the snapshot's early start and recovery", () => {
+  /** A repo with an apply killed right after its intent record: the next open must finish it, under the lock. */
+  function crashed(): string {
+    const root = makeRepo({ "a.txt": "a1\n" });
+    const id = snapshotId(root);
+    write(root, "a.txt", "a2\n");
+    expect(unwind(root, ["restore", id], { env: { UNWIND_TEST_CRASH: "intent" } }).code).not.toBe(0);
+    return root;
+  }
+
+  it("a start this process holds is settled before recovery takes the lock; the snapshot is then taken anew", async () => {
+    const { usualContext } = await import("../src/repo/context.js");
+    const { startSnapshot } = await import("../src/capture/snapshot.js");
+    const root = crashed();
+    const start = startSnapshot(usualContext(root)!)!;
+    expect(start).not.toBeNull(); // it holds the store lock
+    const u = await open({ root, holding: start });
+    expect(start.settled).toBe(true);
+    expect(u.recovered).toHaveLength(1);
+    expect(read(root, "a.txt")).toBe("a1\n");
+    const snap = await u.snapshot({}, { start });
+    expect(snap.id).toMatch(/^s-/);
+  });
+
+  it("control: without saying it holds the start, opening waits on its own lock and gives up", async () => {
+    const { usualContext } = await import("../src/repo/context.js");
+    const { settleSnapshot, startSnapshot } = await import("../src/capture/snapshot.js");
+    const root = crashed();
+    const start = startSnapshot(usualContext(root)!)!;
+    const saved = process.env.UNWIND_LOCK_TIMEOUT_MS;
+    process.env.UNWIND_LOCK_TIMEOUT_MS = "300";
+    try {
+      await expect(open({ root })).rejects.toMatchObject({ code: "E_LOCKED" });
+    } finally {
+      if (saved === undefined) delete process.env.UNWIND_LOCK_TIMEOUT_MS;
+      else process.env.UNWIND_LOCK_TIMEOUT_MS = saved;
+      await settleSnapshot(start);
+    }
   });
 });

@@ -39,12 +39,14 @@ describe("progress line", () => {
 });
 
 describe("tables and times", () => {
-  it("cuts the widest column to fit, keeps narrow ones whole", () => {
-    const t = table([["a", "x".repeat(200)]], [], 40);
+  it("cuts only the free-text columns it may, to fit; paths and ids stay whole", () => {
+    const t = table([["a", "x".repeat(200)]], [], { fit: [1], max: 40 });
     expect([...t].length).toBeLessThanOrEqual(40);
     expect(t.startsWith("a  ")).toBe(true);
     expect(t.endsWith("…")).toBe(true);
-    expect(table([["a", "short"]], [], 40)).toBe("a  short"); // control: what fits is not cut
+    expect(table([["a", "short"]], [], { fit: [1], max: 40 })).toBe("a  short"); // control: what fits is not cut
+    const path = `src/${"deep/".repeat(30)}file.ts`;
+    expect(table([["restore", path]], [], { max: 40 })).toBe(`restore  ${path}`); // a path is never cut
   });
 
   it("relative times within a week, the local date after", () => {

@@ -350,6 +350,8 @@ export interface SnapshotStart {
   readonly status: Promise<GitResult>;
   /** Releases the store lock taken for it (once; later calls do nothing). */
   release(): void;
+  /** Set by `settleSnapshot`: given up, its lock released; `finishSnapshot` then takes the snapshot anew. */
+  settled?: boolean;
 }
 
 /**
@@ -381,6 +383,7 @@ export function startSnapshot(ctx: Context): SnapshotStart | null {
  * or index than `ctx` names.
  */
 export async function finishSnapshot(ctx: Context, start: SnapshotStart, labels: SnapshotLabels = {}): Promise<Snapshot | null> {
+  if (start.settled) return null;
   if (ctx.store !== start.store || ctx.indexFile !== start.indexFile) {
     await settleSnapshot(start);
     return null;
@@ -399,6 +402,7 @@ export async function finishSnapshot(ctx: Context, start: SnapshotStart, labels:
 
 /** Ends a start nobody finished: `git status` may write the private index, so the lock is held until it is done. */
 export async function settleSnapshot(start: SnapshotStart): Promise<void> {
+  start.settled = true;
   await start.status.catch(() => undefined);
   start.release();
 }

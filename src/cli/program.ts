@@ -164,7 +164,14 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   );
 
   example(
-    reportOptions(program.command("redo").description("take an undo or restore back").argument("[receipt]", `the receipt: ${ID}`).option("--last", "the newest receipt")).action(function (id, opts) {
+    reportOptions(
+      program
+        .command("redo")
+        .description("take an undo or restore back")
+        .argument("[receipt]", `the receipt: ${ID}`)
+        .option("--last", "this work tree's newest receipt")
+        .option("--any-worktree", "allow a receipt applied in another worktree of the repository"),
+    ).action(function (id, opts) {
       run(g(this), async () => (await import("./commands/undo.js")).redo(g(this), id, opts as Opts<typeof Undo.redo, 2>));
     }),
     "unwind redo --last",

@@ -49,12 +49,15 @@ function cut(s: string, n: number): string {
 }
 
 /**
- * Aligned columns that fit `width()`: the widest column is cut (with "…")
- * until the rows fit; the last column is not padded. `colors` paints whole
- * cells after padding.
+ * Aligned columns; the last column is not padded. `colors` paints whole
+ * cells after padding. Only the columns named in `fit` (free text: labels,
+ * counts) are ever cut (with "…"), widest first, until the rows fit `max`;
+ * paths, ids and reasons are shown whole, however wide.
  */
-export function table(rows: string[][], colors: (Color | null)[] = [], max = width()): string {
+export function table(rows: string[][], colors: (Color | null)[] = [], opts: { fit?: readonly number[]; max?: number } = {}): string {
   if (rows.length === 0) return "";
+  const max = opts.max ?? width();
+  const fit = new Set(opts.fit ?? []);
   const widths: number[] = [];
   for (const r of rows) {
     r.forEach((c, i) => {
@@ -63,16 +66,17 @@ export function table(rows: string[][], colors: (Color | null)[] = [], max = wid
   }
   const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
   while (total() > max) {
-    const widest = widths.indexOf(Math.max(...widths));
-    if (widths[widest]! <= 8) break;
+    const cuttable = [...fit].filter((i) => (widths[i] ?? 0) > 8);
+    if (cuttable.length === 0) break;
+    const widest = cuttable.reduce((a, b) => (widths[b]! > widths[a]! ? b : a));
     widths[widest] = Math.max(8, widths[widest]! - (total() - max));
   }
   return rows
     .map((r) =>
       r
         .map((c, i) => {
-          const text = cut(c, widths[i]!);
-          const cell = i === r.length - 1 ? text : text + " ".repeat(widths[i]! - len(text));
+          const text = fit.has(i) ? cut(c, widths[i]!) : c;
+          const cell = i === r.length - 1 ? text : text + " ".repeat(Math.max(0, widths[i]! - len(text)));
           const color = colors[i];
           return color ? paint(cell, color) : cell;
         })

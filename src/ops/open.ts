@@ -1,6 +1,6 @@
 import { pendingIntents } from "../apply/intent.js";
 import { recoverPending } from "../apply/recover.js";
-import type { SnapshotLabels, SnapshotStart } from "../capture/snapshot.js";
+import { settleSnapshot, type SnapshotLabels, type SnapshotStart } from "../capture/snapshot.js";
 import { UnwindError } from "../domain/errors.js";
 import type { IdRef } from "../domain/ids.js";
 import { resolveContext, type Context } from "../repo/context.js";
@@ -25,6 +25,12 @@ export interface OpenOptions {
   root?: string | undefined;
   /** Where a relative `root` is resolved from (default: the process's directory). */
   cwd?: string | undefined;
+  /**
+   * A snapshot's first phase this process began, holding the store lock
+   * (src/cli/early-start.ts). Recovery needs that lock, so when there is an
+   * apply to finish the start is settled first and the snapshot taken anew.
+   */
+  holding?: SnapshotStart | null | undefined;
 }
 
 const notBuilt = (what: string, spec: string) => async (): Promise<never> => {
@@ -40,7 +46,11 @@ const notBuilt = (what: string, spec: string) => async (): Promise<never> => {
 export async function open(opts: OpenOptions = {}) {
   const ctx = await resolveContext(opts.root, opts.cwd);
   // Only an actual intent takes the lock: a dry run must not create even a lock file.
-  const recovered: Receipt[] = pendingIntents(ctx.store).length > 0 ? await withLock(ctx.store, "recover", () => recoverPending(ctx)) : [];
+  let recovered: Receipt[] = [];
+  if (pendingIntents(ctx.store).length > 0) {
+    if (opts.holding) await settleSnapshot(opts.holding);
+    recovered = await withLock(ctx.store, "recover", () => recoverPending(ctx));
+  }
   return bind(ctx, recovered);
 }
 

@@ -35,10 +35,15 @@ export interface RecordReport {
  * format of their own. Unlike a hook, it reports failures with an exit code:
  * the caller asked for this capture explicitly.
  */
-export async function record(ctx: Context, paths: readonly string[], opts: RecordOptions): Promise<RecordReport> {
+/** The options of a capture, checked before anything is read or written; the task label it carries. */
+export function checkRecord(opts: RecordOptions): string | undefined {
   if (opts.phase !== "pre" && opts.phase !== "post") throw usage(`--phase ${opts.phase}: expected pre or post`);
   if (!opts.session.trim()) throw usage("--session is empty");
-  const task = taskName(opts.task);
+  return taskName(opts.task);
+}
+
+export async function record(ctx: Context, paths: readonly string[], opts: RecordOptions): Promise<RecordReport> {
+  const task = checkRecord(opts);
   await ensureStore(ctx);
   const session = opts.session.includes(":") ? opts.session : `record:${opts.session}`;
   const tool = opts.tool ?? "record";
@@ -63,7 +68,7 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
   const records = await captureEvent({ mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx }, ev, task ? { task } : {}, 120_000);
   const files = records.flatMap((r) => (r.kind === "file" ? [r.path] : []));
   const tree = records.find((r) => r.kind === "tree");
-  return { session, phase: opts.phase, call, files, snapshot: tree && tree.kind === "tree" ? tree.snapshot : null, skipped: paths.length - files.length };
+  return { session, phase: opts.phase as Phase, call, files, snapshot: tree && tree.kind === "tree" ? tree.snapshot : null, skipped: paths.length - files.length };
 }
 
 /** Creates the store and merges unwind's hooks into each named harness's project settings (idempotent). */

@@ -35,13 +35,11 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
   const snaps = exists ? await listSnapshots(ctx) : [];
   const receipts = exists ? new Receipts(ctx.store).list() : [];
   const journal = exists ? readJournal(ctx.store) : { records: [], damaged: [] };
-  let errors = exists ? unacknowledgedErrors(ctx.store) : [];
+  const read = exists ? unacknowledgedErrors(ctx.store) : { errors: [], upTo: 0 };
+  let errors = read.errors;
   let acknowledged = 0;
   if (opts.ack && errors.length > 0) {
-    acknowledgeErrors(
-      ctx.store,
-      errors.reduce((t, e) => (e.at > t ? e.at : t), ""),
-    );
+    acknowledgeErrors(ctx.store, read.upTo);
     acknowledged = errors.length;
     errors = [];
   }

@@ -111,7 +111,7 @@ function report(receipt: string | null, scope: Scope, dryRun: boolean, plan: str
  * the work tree or the record that would change the plan changes it.
  */
 export function planDigest(scope: Scope, items: readonly ReportItem[]): string {
-  return sha256(canonicalJson({ scope, items: items.map(({ path, action, reason, detail, pre, post, now }) => ({ path, action, reason, detail, pre, post, now })) }));
+  return sha256(canonicalJson({ scope, items: items.map(({ path, pathBytes, action, reason, detail, pre, post, now }) => ({ path, pathBytes, action, reason, detail, pre, post, now })) }));
 }
 
 /** Observes everything the planner needs (the give-way rule included), then plans: the planner itself touches nothing. */

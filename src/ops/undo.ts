@@ -8,7 +8,7 @@ import { pickId, type IdRef } from "../domain/ids.js";
 import { changeKind } from "../domain/states.js";
 import type { ChangeEntry, ChangeSet, RepoPath } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
-import { checkScope, withScope, type ScopeFields, type ScopeOptions } from "../scope/resolve.js";
+import { checkScope, checkScopeOptions, withScope, type ScopeFields, type ScopeOptions } from "../scope/resolve.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "../scope/snapshot-diff.js";
 import { Cas } from "../store/cas.js";
 import { withLock } from "../store/lock.js";
@@ -44,6 +44,7 @@ function guarded<T>(ctx: Context, dryRun: boolean, what: string, fn: () => Promi
 /** Takes a scope's changes back (SPEC section 3), or plans it with `dryRun`. */
 export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOptions = {}): Promise<UndoReport> {
   const scope = checkScope(scopeFields);
+  checkScopeOptions(scope, opts); // usage errors before the lock is taken or anything is read
   checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
   return guarded(ctx, dryRun, "undo", () =>
@@ -92,11 +93,29 @@ export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}
 }
 
 /** Takes an undo or a restore back: what its receipt wrote goes back to what was there. */
-export async function redo(ctx: Context, id: IdRef, opts: { dryRun?: boolean | undefined; expect?: string | undefined; progress?: Progress | undefined } = {}): Promise<UndoReport> {
+export async function redo(
+  ctx: Context,
+  id: IdRef,
+  opts: { dryRun?: boolean | undefined; expect?: string | undefined; anyWorktree?: boolean | undefined; progress?: Progress | undefined } = {},
+): Promise<UndoReport> {
   checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
   const receipts = new Receipts(ctx.store);
-  const receipt = receipts.read(pickId(receipts.ids(), id, "receipt", "unwind receipts"));
+  // The store is shared by every worktree of the repository: --last means this work tree's newest.
+  const ids =
+    typeof id === "string"
+      ? receipts.ids()
+      : receipts
+          .list()
+          .filter((r) => r.root === undefined || r.root === ctx.root)
+          .map((r) => r.id);
+  const receipt = receipts.read(pickId(ids, id, "receipt", "unwind receipts"));
+  // Redoing another worktree's receipt would write its files here (as restore, SPEC section 4).
+  if (receipt.root !== undefined && receipt.root !== ctx.root && !opts.anyWorktree) {
+    throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `receipt ${receipt.id} was applied in another work tree (${receipt.root}), not in ${ctx.root}`, {
+      hint: "redo it from that work tree, or pass --any-worktree to write it here",
+    });
+  }
   const entries: ChangeEntry[] = receipt.items.filter((i) => acts(i.action)).map((i) => ({ path: i.path, change: changeKind(i.before, i.after), pre: i.before, post: i.after, by: [receipt.id] }));
   const cs: ChangeSet = { scope: { kind: "receipt", id: receipt.id }, entries };
   return guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo", expect: opts.expect, progress: opts.progress }));

@@ -37,22 +37,33 @@ export interface LoggedError {
 }
 
 const ackPath = (store: string) => join(store, "errors.ack");
+const logPath = (store: string) => join(store, "errors.jsonl");
 
-/** The time up to which errors were acknowledged (`unwind status --ack`), or null. */
-export function acknowledgedUntil(store: string): string | null {
+/**
+ * How many bytes of the log were acknowledged (`unwind status --ack`). By
+ * offset, not by time: a line that cannot be read, or one a slow hook
+ * appended with an earlier time, is acknowledged exactly when it was shown.
+ */
+function acknowledgedBytes(store: string): number {
   try {
-    return readFileSync(ackPath(store), "utf8").trim() || null;
+    const n = Number(readFileSync(ackPath(store), "utf8").trim());
+    return Number.isSafeInteger(n) && n >= 0 ? n : 0;
   } catch {
-    return null;
+    return 0;
   }
 }
 
-/** The errors logged after the last acknowledgement, oldest first; `total` counts them all. */
-export function unacknowledgedErrors(store: string): LoggedError[] {
-  const p = join(store, "errors.jsonl");
-  if (!existsSync(p)) return [];
-  const after = acknowledgedUntil(store);
-  return readFileSync(p, "utf8")
+/** The log's errors after the last acknowledgement, oldest first, and the log's length they were read at. */
+export function unacknowledgedErrors(store: string): { errors: LoggedError[]; upTo: number } {
+  if (!existsSync(logPath(store))) return { errors: [], upTo: 0 };
+  const all = readFileSync(logPath(store));
+  // Only whole lines: one a hook is still appending is read next time.
+  const upTo = all.lastIndexOf(0x0a) + 1;
+  let from = acknowledgedBytes(store);
+  if (from > upTo) from = 0; // the log was replaced since: everything in it is new
+  const errors = all
+    .subarray(from, upTo)
+    .toString("utf8")
     .split("\n")
     .filter(Boolean)
     .map((l): LoggedError => {
@@ -61,11 +72,11 @@ export function unacknowledgedErrors(store: string): LoggedError[] {
       } catch {
         return { at: "?", kind: "unreadable", message: `unreadable error record: ${l.slice(0, 80)}` };
       }
-    })
-    .filter((e) => after === null || e.at === "?" || e.at > after);
+    });
+  return { errors, upTo };
 }
 
-/** Marks every error logged so far as seen: `status` stops showing them; the log itself is kept. */
-export function acknowledgeErrors(store: string, upTo: string): void {
-  writeFileAtomic(ackPath(store), upTo + "\n");
+/** Marks the log up to `upTo` bytes (what `unacknowledgedErrors` read) as seen: `status` stops showing it; the log itself is kept. */
+export function acknowledgeErrors(store: string, upTo: number): void {
+  writeFileAtomic(ackPath(store), `${upTo}\n`);
 }

@@ -4,12 +4,13 @@ import { usage } from "../../domain/errors.js";
 import { rootGlob } from "../../domain/glob.js";
 import { checkRepoPath, insideRoot } from "../../domain/paths.js";
 import type { RepoPath } from "../../domain/types.js";
+import type { SnapshotStart } from "../../capture/snapshot.js";
 import { open, type Unwind } from "../../ops/open.js";
 import type { Globals } from "../globals.js";
 
 /** Opens the record for a command, and says which interrupted applies were finished first. */
-export async function openFor(globals: Globals): Promise<Unwind> {
-  const u = await open({ root: globals.root });
+export async function openFor(globals: Globals, holding: SnapshotStart | null = null): Promise<Unwind> {
+  const u = await open({ root: globals.root, holding });
   for (const r of u.recovered) process.stderr.write(`unwind: finished interrupted ${r.kind} ${r.id}\n`);
   return u;
 }

@@ -1,5 +1,5 @@
 import { Exit } from "../../domain/errors.js";
-import type { RecordOptions } from "../../ops/record.js";
+import { checkRecord, type RecordOptions } from "../../ops/record.js";
 import type { Globals } from "../globals.js";
 import { showPath, type Output } from "../render.js";
 import { openFor } from "./common.js";
@@ -10,8 +10,10 @@ import { openFor } from "./common.js";
  * the caller asked for this capture explicitly.
  */
 export async function record(globals: Globals, paths: string[], opts: RecordOptions): Promise<Output> {
+  const options = { ...opts, task: opts.task ?? process.env.UNWIND_TASK, cwd: process.cwd() };
+  checkRecord(options); // usage errors before the store is touched
   const u = await openFor(globals);
-  const r = await u.record(paths, { ...opts, task: opts.task ?? process.env.UNWIND_TASK, cwd: process.cwd() });
+  const r = await u.record(paths, options);
   const human =
     r.snapshot !== null
       ? `${r.session} ${r.phase} ${r.call}: snapshot ${r.snapshot}`

@@ -9,7 +9,7 @@ export async function sessions(globals: Globals, opts: ListOptions & { task?: st
   const r = await u.sessions(opts);
   const rows = r.sessions.map((s) => [s.session, s.harness, s.agents.join(",") || "-", s.tasks.join(",") || "-", when(s.first), when(s.last), String(s.calls), String(s.paths)]);
   const human = rows.length
-    ? [table([["SESSION", "HARNESS", "AGENT", "TASK", "FIRST", "LAST", "CALLS", "PATHS"], ...rows]), ...more(rows.length, r.total, "sessions")].join("\n")
+    ? [table([["SESSION", "HARNESS", "AGENT", "TASK", "FIRST", "LAST", "CALLS", "PATHS"], ...rows], [], { fit: [2, 3] }), ...more(rows.length, r.total, "sessions")].join("\n")
     : "no sessions recorded";
   return { json: r, human, exit: Exit.ok };
 }
@@ -42,6 +42,6 @@ export async function receipts(globals: Globals, opts: ListOptions): Promise<Out
         .join(", ") || "nothing to do") + (x.recovered ? " (recovered)" : "");
     return [ids.get(x.id)!, when(x.at), x.kind, `${x.scope.kind} ${x.scope.id}`, counts];
   });
-  const human = rows.length ? [table([["RECEIPT", "WHEN", "KIND", "SCOPE", "COUNTS"], ...rows]), ...more(rows.length, r.total, "receipts")].join("\n") : "no receipts";
+  const human = rows.length ? [table([["RECEIPT", "WHEN", "KIND", "SCOPE", "COUNTS"], ...rows], [], { fit: [4] }), ...more(rows.length, r.total, "receipts")].join("\n") : "no receipts";
   return { json: r, human, exit: Exit.ok };
 }

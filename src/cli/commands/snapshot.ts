@@ -1,17 +1,19 @@
 import type { SnapshotStart } from "../../capture/snapshot.js";
 import { Exit, usage } from "../../domain/errors.js";
 import type { SnapshotInfo } from "../../ops/snapshot.js";
+import { taskName } from "../../scope/resolve.js";
 import type { Globals } from "../globals.js";
 import { more, paint, progress, shortIds, showPath, table, when, type Output } from "../render.js";
 import { idOrLast, openFor } from "./common.js";
 
 /** `start`: the first phase bin/unwind began before the command line loaded (src/cli/early-start.ts), or null. */
 export async function snapshot(globals: Globals, opts: { task?: string; session?: string; label?: string }, start: SnapshotStart | null): Promise<Output> {
-  const u = await openFor(globals);
+  const task = taskName(opts.task ?? process.env.UNWIND_TASK); // a usage error before the store is touched
+  const u = await openFor(globals, start);
   const line = progress("snapshotting");
   let snap: SnapshotInfo;
   try {
-    snap = await u.snapshot({ task: opts.task ?? process.env.UNWIND_TASK, session: opts.session, label: opts.label }, { start });
+    snap = await u.snapshot({ task, session: opts.session, label: opts.label }, { start });
   } finally {
     line.done();
   }
@@ -25,7 +27,7 @@ export async function snapshots(globals: Globals, opts: { task?: string; session
   const { snapshots: list, total } = await u.snapshots(opts);
   const ids = shortIds(list.map((s) => s.id));
   const rows = list.map((s) => [ids.get(s.id)!, when(s.at), s.tree.slice(0, 8), describe(s)]);
-  const human = list.length ? [table([["ID", "TAKEN", "TREE", "LABEL"], ...rows]), ...more(list.length, total, "snapshots")].join("\n") : "no snapshots";
+  const human = list.length ? [table([["ID", "TAKEN", "TREE", "LABEL"], ...rows], [], { fit: [3] }), ...more(list.length, total, "snapshots")].join("\n") : "no snapshots";
   return { json: { snapshots: list, total }, human, exit: Exit.ok };
 }
 
@@ -35,7 +37,7 @@ function describe(s: SnapshotInfo): string {
 
 export async function diff(globals: Globals, a: string | undefined, b: string | undefined, opts: { stat?: boolean; patch?: boolean; last?: boolean }): Promise<Output> {
   if (opts.stat && opts.patch) throw usage("--stat and --patch exclude each other");
-  if (opts.last && b !== undefined) throw usage("with --last, give no snapshot ids", "--last diffs this worktree's newest snapshot against the work tree now");
+  if (opts.last && a !== undefined) throw usage("with --last, give no snapshot ids", "--last diffs this worktree's newest snapshot against the work tree now");
   const from = opts.last ? { last: true as const } : idOrLast(a, false, "snapshot");
   const u = await openFor(globals);
   const d = await u.diff(from, b ?? null, { patch: opts.patch });

@@ -51,6 +51,8 @@ export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { 
 }
 
 export async function restore(globals: Globals, id: string | undefined, rawPaths: string[], opts: ReportFlags & { anyWorktree?: boolean; last?: boolean }): Promise<Output> {
+  // `restore --last -- PATH`: with --last the first operand is a path, not an id.
+  if (opts.last && id !== undefined) [id, rawPaths] = [undefined, [id, ...rawPaths]];
   const which = idOrLast(id, opts.last, "snapshot");
   const u = await openFor(globals);
   const line = progress(opts.dryRun ? "planning" : "restoring");
@@ -62,12 +64,12 @@ export async function restore(globals: Globals, id: string | undefined, rawPaths
   }
 }
 
-export async function redo(globals: Globals, id: string | undefined, opts: ReportFlags & { last?: boolean }): Promise<Output> {
+export async function redo(globals: Globals, id: string | undefined, opts: ReportFlags & { last?: boolean; anyWorktree?: boolean }): Promise<Output> {
   const which = idOrLast(id, opts.last, "receipt");
   const u = await openFor(globals);
   const line = progress(opts.dryRun ? "planning" : "redoing");
   try {
-    return renderReport(await u.redo(which, { dryRun: opts.dryRun, expect: opts.expect, progress: line.tick }), opts);
+    return renderReport(await u.redo(which, { dryRun: opts.dryRun, expect: opts.expect, anyWorktree: opts.anyWorktree, progress: line.tick }), opts);
   } finally {
     line.done();
   }

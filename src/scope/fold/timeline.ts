@@ -178,7 +178,9 @@ export function changeEvents(points: readonly Point[], calls: readonly CallWindo
       const pins = own ? candidates.filter((c) => key(c) === key(own) && c.start <= from.at && c.end >= to.at) : [];
       if (pins.length > 0) candidates = pins;
       const event: ChangeEvent = { path, from, to, candidates };
-      if (pins.length === 0 && candidates.length > 0 && !covers(candidates, from.at, to.at)) event.uncovered = true;
+      // A pin proves the call only as far as the record vouches for its window: a capture that closed
+      // it (its post never came) is the call's in name only, so the change may be someone else's.
+      if (candidates.length > 0 && !covers(candidates, from.at, to.at)) event.uncovered = true;
       events.push(event);
     }
     if (events.length > 0) out.set(path, events);
