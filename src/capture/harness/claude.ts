@@ -45,4 +45,6 @@ export const claude: HarnessRules = {
     file: ".claude/settings.json",
     group: (command) => ({ matcher: "*", hooks: [{ type: "command", command, timeout: 30 }] }),
   },
+  // Claude Code reads project-scoped MCP servers from `.mcp.json` at the project root: `{"mcpServers": {name: {command, args, env}}}`.
+  mcp: { file: ".mcp.json" },
 };
