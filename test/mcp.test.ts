@@ -14,7 +14,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterEach, describe, expect, it } from "vitest";
 import { TOOLS } from "../src/mcp/server.js";
 import { BIN, dirFingerprint, makeRepo, read, treeState, write } from "./helpers.js";
-import { claudeCall } from "./journal-helpers.js";
+import { claudeCall, claudePayload, hook } from "./journal-helpers.js";
 
 const A = "mcp-aaaa-1111";
 const B = "mcp-bbbb-2222";
@@ -297,6 +297,35 @@ describe("unwind mcp: the tools", () => {
     expect((await doc(c, "sessions")).total).toBe(2);
     const d = await connect(elsewhere, { CLAUDE_PROJECT_DIR: root }, ["--root", elsewhere]);
     expect((await doc(d, "sessions")).total).toBe(0);
+  });
+});
+
+describe("unwind mcp with unwind's hooks installed", () => {
+  it("an agent takes back its own session through MCP; the hook leaves unwind's own tool calls to their receipts", async () => {
+    const root = twoSessions();
+    const c = await connect(root, { CLAUDE_CODE_SESSION_ID: A });
+    /** One MCP tool call as Claude Code makes it: PreToolUse hook, the call, PostToolUse hook. */
+    const viaClaude = async (tool: string, args: Record<string, unknown>, id: string) => {
+      expect(hook(root, "claude", claudePayload(root, A, "PreToolUse", `mcp__unwind__${tool}`, args, id)).code).toBe(0);
+      const result = await doc(c, tool, args);
+      expect(hook(root, "claude", claudePayload(root, A, "PostToolUse", `mcp__unwind__${tool}`, args, id)).code).toBe(0);
+      return result;
+    };
+    const p = await viaClaude("undo_preview", {}, "toolu_mcp_1");
+    const u = await viaClaude("undo", { plan: p.plan }, "toolu_mcp_2");
+    expect(u.receipt).toMatch(/^r-/);
+    expect(read(root, "src/a.ts")).toBe(A_TS);
+    expect(existsSync(join(root, "gen"))).toBe(false);
+    // The session's record is its own work only; taken back, a new preview finds nothing left to do.
+    const log = await doc(c, "log", { session: A });
+    expect(log.calls.map((x: any) => x.tool)).toEqual(["Bash", "Edit"]);
+    const again = await doc(c, "undo_preview");
+    expect(again.items.filter((i: any) => i.action !== "skip")).toEqual([]);
+    expect(again.partial).toBe(false);
+    // The control: another server's tool call around the same kind of work is on the record.
+    hook(root, "claude", claudePayload(root, A, "PreToolUse", "mcp__other__tool", {}, "toolu_mcp_3"));
+    hook(root, "claude", claudePayload(root, A, "PostToolUse", "mcp__other__tool", {}, "toolu_mcp_3"));
+    expect((await doc(c, "log", { session: A })).calls.map((x: any) => x.tool)).toEqual(["mcp__other__tool", "Bash", "Edit"]);
   });
 });
 
