@@ -381,3 +381,21 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   await closed;
   await server.close();
 }
+
+/**
+ * `unwind mcp` as `unwind init --mcp` registers it, straight from bin/unwind
+ * without the command line's bundle (as `unwind hook` goes to its own):
+ * the client waits for this start-up before its agent can call a tool.
+ * Anything else (`--root`, `--help`) goes through the command line.
+ */
+export function main(): void {
+  serve().then(
+    () => {
+      process.exitCode = 0;
+    },
+    (e: unknown) => {
+      process.stderr.write(`unwind: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\nThis is a bug in unwind; please report it with the command you ran.\n`);
+      process.exitCode = 70;
+    },
+  );
+}
