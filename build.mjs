@@ -4,6 +4,9 @@
 // - dist/hook.cjs: `unwind hook`, which runs inside every tool call of an
 //   agent: the smallest bundle that captures a file edit; its tree-snapshot
 //   code and child_process initialise only for shell tools.
+// - dist/mcp.cjs: `unwind mcp`, the MCP server and the SDK it is built on,
+//   loaded by that command alone (in dist/unwind.cjs it would cost every
+//   command's start-up ~15 ms).
 // - dist/early.cjs: what `unwind snapshot` runs before dist/unwind.cjs loads,
 //   to start its git status sooner (src/cli/early-start.ts).
 // - dist/lib/index.js: the library (`import { open } from "unwind"`, SPEC
@@ -19,9 +22,10 @@ rmSync("dist", { recursive: true, force: true });
 
 const common = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning" };
 
-await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs"] });
+await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs", "./mcp.cjs"] });
 await build({ ...common, entryPoints: ["src/hook/entry.ts"], outfile: "dist/hook.cjs" });
 await build({ ...common, entryPoints: ["src/cli/early-start.ts"], outfile: "dist/early.cjs" });
+await build({ ...common, entryPoints: ["src/mcp/server.ts"], outfile: "dist/mcp.cjs" });
 
 // The library: ESM for `import`; nothing of it is CommonJS, so it needs no require shim.
 await build({ ...common, entryPoints: ["src/index.ts"], outfile: "dist/lib/index.js", format: "esm" });

@@ -10,6 +10,7 @@
 //   wide      unwind snapshot, 1 change in a 20,000-entry dir   (wide.mjs)
 //   store     store bytes for 1,000 captured source files       (store.mjs)
 //   task      a 5,000-path task: change set and undo plan       (task.mjs)
+//   mcp       unwind mcp start-up: initialize, tools/list       (mcp.mjs)
 //
 //   npm run bench                      everything (100,000 files)
 //   BENCH_ONLY=hook,task npm run bench a subset (run in the order above)
@@ -17,6 +18,7 @@
 //   BENCH_REPS=11                      more repetitions (hook: BENCH_HOOK_REPS, default max(REPS, 21))
 //   BENCH_STORE_FILES=200              fewer files for the store benchmark
 //   BENCH_WIDE_FILES=2000              a narrower directory for the wide benchmark
+//   BENCH_MCP_REPS=31                  repetitions of the MCP start-up (default max(REPS, 21))
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
 //
 // The 100,000-file repository is generated once and shared by snapshot,
@@ -24,7 +26,7 @@
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "wide", "store", "task"];
+const SUITE = ["snapshot", "hook", "bash", "wide", "store", "task", "mcp"];
 
 const only = (process.env.BENCH_ONLY ?? "")
   .split(",")

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option, type OptionValues } from "@commander-j
 import type { SnapshotStart } from "../capture/snapshot.js";
 import { Exit, UnwindError, usage, type ExitCode } from "../domain/errors.js";
 import type * as Undo from "./commands/undo.js";
+import { VERSION } from "../domain/version.js";
 import type { Globals } from "./globals.js";
 import { setColorMode, type ColorMode, type Output } from "./render.js";
 
@@ -39,7 +40,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   const program = new Command()
     .name("unwind")
     .description("A flight recorder and precise undo for AI coding agents.")
-    .version("0.1.0")
+    .version(VERSION)
     .option("--root <dir>", "the work tree to guard (default: the repository of the current directory)")
     .option("--json", "print exactly one JSON document on stdout (messages go to stderr)")
     .addOption(new Option("--color <when>", "colour in human output (NO_COLOR and FORCE_COLOR are honoured under auto)").choices(["auto", "always", "never"] as const).default("auto" as const))
@@ -269,14 +270,16 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   example(
     program
       .command("init")
-      .description("create the store; merge unwind's hooks into the harnesses' project settings")
+      .description("create the store; merge unwind's hooks into the harnesses' project settings (and with --mcp, register the MCP server)")
       .option("--claude", "Claude Code: .claude/settings.json")
       .option("--codex", "Codex: .codex/hooks.json")
       .option("--gemini", "Gemini CLI: .gemini/settings.json")
+      .option("--mcp", "also register `unwind mcp` as an MCP server: Claude Code .mcp.json, Codex .codex/config.toml, Gemini CLI .gemini/settings.json")
       .action(function (opts) {
         run(g(this), async () => (await import("./commands/record.js")).init(g(this), opts));
       }),
     "unwind init --claude --codex",
+    "unwind init --claude --mcp",
   );
 
   example(
@@ -316,6 +319,16 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind task start login-form --worktree ../login-form",
   );
 
+  example(
+    program
+      .command("mcp")
+      .description("the MCP server over stdio: agents inspect and take back their own work (register it with unwind init --mcp)")
+      .action(function () {
+        run(g(this), async () => (await import("./commands/mcp.js")).mcp(g(this)));
+      }),
+    "unwind init --claude --mcp   (registers `unwind mcp` in .mcp.json; the client starts it)",
+  );
+
   // In the contract (SPEC section 4) but not built yet: said so, never a silent no-op.
   const notBuilt: [string, string, string][] = [
     ["run", "run a command in a sealed run capsule", "9"],
@@ -324,7 +337,6 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     ["baseline", "stage baselines: capture, list", "10"],
     ["revert-check", "the revert check of a stage", "10"],
     ["ui", "the local web timeline", "12"],
-    ["mcp", "the MCP server over stdio", "13"],
     ["push", "share records through a git remote", "14"],
     ["fetch", "fetch shared records from a git remote", "14"],
   ];

@@ -1,4 +1,4 @@
-import { UnwindError } from "./errors.js";
+import { UnwindError, usage } from "./errors.js";
 
 /** A single id as people give it (SPEC section 4): the id, a unique prefix or suffix of 6+ characters, or the newest. */
 export type IdRef = string | { last: true };
@@ -27,4 +27,15 @@ export function pickId(ids: readonly string[], wanted: IdRef, what: string, list
   throw new UnwindError("E_SCOPE_UNKNOWN", `no ${what} ${wanted}${short}`, {
     hint: near.length ? `the newest: ${near.join(", ")}; list them with: ${listWith}` : `there are none yet; list them with: ${listWith}`,
   });
+}
+
+/**
+ * An id given as an argument, or `last`: exactly one of them. What `--last`
+ * means on the command line and `last: true` in an MCP tool call.
+ */
+export function idOrLast(id: string | undefined, last: boolean | undefined, what: string): IdRef {
+  if (id !== undefined && last) throw usage(`give a ${what} id or --last, not both`);
+  if (id !== undefined) return id;
+  if (last) return { last: true };
+  throw usage(`no ${what} given`, `name one (a unique prefix or suffix of 6+ characters), or pass --last`);
 }

@@ -1,5 +1,7 @@
-import { isAbsolute, relative, sep } from "node:path";
+import { isAbsolute, posix, relative, sep } from "node:path";
+import { usage } from "./errors.js";
 import { encodePath, hasRawBytes, RAW_BYTE } from "./path-bytes.js";
+import type { RepoPath } from "./types.js";
 
 export { decodePath, encodePath, fsPath, hasRawBytes } from "./path-bytes.js";
 
@@ -25,6 +27,33 @@ export function checkRepoPath(p: string): PathProblem | null {
   // captured, restored or deleted, whichever root is looking (SPEC section 2).
   if (parts.includes(".unwind")) return "store";
   return null;
+}
+
+/** A root-relative path from outside (argv, a tool call), checked once: a usage error names it as `typed`. */
+export function checkedRepoPath(rel: string, typed: string): RepoPath {
+  const problem = checkRepoPath(rel);
+  if (problem === "git-dir") throw usage(`path '${typed}' is inside .git`, "unwind never writes there");
+  if (problem) throw usage(`path '${typed}' is not a usable path (${problem})`);
+  return rel as RepoPath;
+}
+
+/**
+ * Paths given relative to the root (an MCP tool call's), normalized as a
+ * shell would (`./a`, `a/`, `a//b`) and checked. One naming the root itself
+ * means the whole tree: the result is then empty (no limit), as on the
+ * command line.
+ */
+export function rootPaths(raw: readonly string[]): RepoPath[] {
+  const out: RepoPath[] = [];
+  for (const p of raw) {
+    if (p.includes("\0")) throw usage(`path '${p}' holds a NUL byte`);
+    if (p.startsWith("/")) throw usage(`path '${p}' is absolute`, "give paths relative to the work tree's root");
+    const rel = posix.normalize(p).replace(/\/+$/, "");
+    if (rel === "." || rel === "") return [];
+    if (rel === ".." || rel.startsWith("../")) throw usage(`path '${p}' leaves the work tree`, "give paths relative to the work tree's root");
+    out.push(checkedRepoPath(rel, p));
+  }
+  return out;
 }
 
 /** A path for JSON: `path` with invalid bytes as U+FFFD, plus `pathBytes` (base64) when there are any. */

@@ -87,7 +87,7 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     stackClear: (task: string) => stackClear(ctx, task),
 
     record: (paths: readonly string[], o: RecordOptions) => record(ctx, paths, o),
-    init: (harnesses: readonly Harness[], o?: { command?: string }) => init(ctx, harnesses, o),
+    init: (harnesses: readonly Harness[], o?: Parameters<typeof init>[2]) => init(ctx, harnesses, o),
 
     runs: notBuilt("run capsules (unwind run, runs)", "9"),
     baselines: notBuilt("stage baselines (unwind baseline)", "10"),

@@ -71,20 +71,37 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
   return { session, phase: opts.phase as Phase, call, files, snapshot: tree && tree.kind === "tree" ? tree.snapshot : null, skipped: paths.length - files.length };
 }
 
-/** Creates the store and merges unwind's hooks into each named harness's project settings (idempotent). */
-export async function init(ctx: Context, harnesses: readonly Harness[], opts: { command?: string | undefined } = {}) {
-  await ensureStore(ctx);
+/**
+ * Creates the store and merges unwind's hooks into each named harness's
+ * project settings (idempotent); with `mcp`, also registers `unwind mcp` in
+ * each one's MCP configuration. `command`: the hook command's binary (shell
+ * quoted); `bin`: the binary the MCP client runs (default: this one).
+ */
+export async function init(ctx: Context, harnesses: readonly Harness[], opts: { command?: string | undefined; mcp?: boolean | undefined; bin?: string | undefined } = {}) {
   const { installHooks } = await import("../capture/harness/settings.js");
+  const { installMcpServer } = await import("../capture/harness/mcp-config.js");
   const command = opts.command ?? hookCommand();
-  const hooks = [];
-  for (const h of harnesses) {
+  const entry = { command: opts.bin ?? thisBinary(), args: ["mcp"] };
+  // Every file is read and checked before any is written: one that cannot be parsed leaves them all as they were.
+  const pass = (write: boolean) => {
     try {
-      hooks.push(installHooks(ctx.root, h, command));
+      const hooks = harnesses.map((h) => installHooks(ctx.root, h, command, write));
+      // After the hooks: Gemini CLI keeps both in .gemini/settings.json, so this reads what the hooks wrote.
+      const mcp = opts.mcp ? harnesses.map((h) => installMcpServer(ctx.root, h, entry, write)) : [];
+      return { hooks, mcp };
     } catch (e) {
       throw usage(e instanceof Error ? e.message : String(e));
     }
-  }
-  return { store: ctx.store, root: ctx.root, hooks };
+  };
+  pass(false);
+  await ensureStore(ctx);
+  const { hooks, mcp } = pass(true);
+  return { store: ctx.store, root: ctx.root, hooks, mcp };
+}
+
+/** This very binary, by absolute path (Node resolves the script's path), so it works whether or not `unwind` is on PATH. */
+function thisBinary(): string {
+  return process.argv[1] ?? "unwind";
 }
 
 /**
@@ -92,6 +109,6 @@ export async function init(ctx: Context, harnesses: readonly Harness[], opts: { 
  * from any directory of the project whether or not `unwind` is on PATH.
  */
 function hookCommand(): string {
-  const bin = process.argv[1] ?? "unwind";
+  const bin = thisBinary();
   return /^[\w./@+-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`;
 }

@@ -79,7 +79,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
   const digest = planDigest(cs.scope, planned);
   if (opts.expect !== undefined && !sameDigest(opts.expect, digest)) {
     throw new UnwindError("E_PLAN_CHANGED", `the plan is no longer the one previewed (${short(opts.expect)}; now ${short(digest)}): nothing was done`, {
-      hint: "preview it again (--dry-run), check it, and apply with the new digest",
+      hint: "preview it again (--dry-run; undo_preview or restore_preview over MCP), check it, and apply with the new digest",
     });
   }
   if (opts.dryRun) return report(null, cs.scope, true, digest, planned);

@@ -47,6 +47,8 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
   checkScopeOptions(scope, opts); // usage errors before the lock is taken or anything is read
   checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
+  // A refused plan writes nothing: checked first by a dry run, then planned again under the lock.
+  if (opts.expect !== undefined && !dryRun) await undo(ctx, scopeFields, { ...opts, dryRun: true, progress: undefined });
   return guarded(ctx, dryRun, "undo", () =>
     withScope(ctx, scope, opts, dryRun ? "dry" : "apply", ({ cs, laterWrites, interleaved }) =>
       runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: Boolean(opts.merge), kind: "undo", expect: opts.expect, progress: opts.progress, laterWrites, interleaved }),
@@ -80,6 +82,8 @@ export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}
     });
   }
   const dryRun = Boolean(opts.dryRun);
+  // As for undo: a stale digest is refused before the real tree is written (status would refresh the private index).
+  if (opts.expect !== undefined && !dryRun) await restore(ctx, id, { ...opts, dryRun: true, progress: undefined });
   return guarded(ctx, dryRun, "restore", async () => {
     const current = await writeWorkTree(ctx, { scratch: dryRun });
     try {

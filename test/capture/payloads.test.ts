@@ -109,6 +109,16 @@ describe("claude", () => {
     expect(pre.call).toBe(post.call);
   });
 
+  it("unwind's own MCP tools are ignored (their receipts are the record); every other MCP tool gets a tree snapshot", () => {
+    for (const tool of ["mcp__unwind__undo", "mcp__unwind__restore", "mcp__unwind__redo", "mcp__unwind__undo_preview", "mcp__unwind__sessions"]) {
+      expect(parseOk("claude", variant("claude", "bash.pre", { tool_name: tool })).target, tool).toEqual({ kind: "ignore" });
+    }
+    // The control: another server's tools, even one named like it, have unknown effects.
+    for (const tool of ["mcp__github__create_pr", "mcp__unwinder__undo", "unwind__undo"]) {
+      expect(parseOk("claude", variant("claude", "bash.pre", { tool_name: tool })).target, tool).toEqual({ kind: "tree" });
+    }
+  });
+
   it("Read is ignored", () => {
     expect(parseOk("claude", raw("claude", "read.pre")).target).toEqual({ kind: "ignore" });
     expect(parseOk("claude", raw("claude", "read.post")).target).toEqual({ kind: "ignore" });

@@ -41,8 +41,15 @@ export const claude: HarnessRules = {
     "EnterPlanMode",
   ]),
   background: ["run_in_background"],
+  // unwind's own MCP tools (`unwind init --mcp` registers the server as "unwind"): what undo, restore
+  // and redo write is on the record as their receipts, and the rest only read. A tree snapshot around
+  // them would be a second, competing record, and their call's open window would be closed for good
+  // by the very undo it wraps.
+  classify: (tool) => (tool.startsWith("mcp__unwind__") ? { kind: "ignore" } : undefined),
   settings: {
     file: ".claude/settings.json",
     group: (command) => ({ matcher: "*", hooks: [{ type: "command", command, timeout: 30 }] }),
   },
+  // Claude Code reads project-scoped MCP servers from `.mcp.json` at the project root: `{"mcpServers": {name: {command, args, env}}}`.
+  mcp: { file: ".mcp.json" },
 };

@@ -24,6 +24,8 @@ export const codex: HarnessRules = {
     file: ".codex/hooks.json",
     group: (command) => ({ hooks: [{ type: "command", command, timeout: 30 }] }),
   },
+  // Codex reads project-scoped config from `.codex/config.toml` (in a trusted project only): `[mcp_servers.<name>]` with `command`, `args`.
+  mcp: { file: ".codex/config.toml" },
 };
 
 /**

@@ -25,4 +25,6 @@ export const gemini: HarnessRules = {
     group: (command) => ({ hooks: [{ name: "unwind", type: "command", command, timeout: 30000 }] }),
     comments: true,
   },
+  // Gemini CLI reads `mcpServers` from the same project `.gemini/settings.json` its hooks live in.
+  mcp: { file: ".gemini/settings.json" },
 };

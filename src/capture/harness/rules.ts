@@ -36,6 +36,12 @@ export interface HarnessRules {
   classify?(tool: string, input: Json | undefined): Target | { error: string } | undefined;
   /** The project settings file `unwind init` merges its hooks into. */
   settings: SettingsRules;
+  /**
+   * The project file where the harness, as an MCP client, reads its MCP
+   * servers (`unwind init --mcp`): JSON with `mcpServers.<name>`, or for a
+   * `.toml` file a `[mcp_servers.<name>]` table (src/capture/harness/mcp-config.ts).
+   */
+  mcp: { file: string };
 }
 
 export interface SettingsRules {

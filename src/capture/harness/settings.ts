@@ -62,7 +62,7 @@ export function isUnwindHookCommand(cmd: string, harness: Harness): boolean {
     .some((token) => token.split(/[/\\]/).some((seg) => /^unwind(@[^\s]*)?(\.(c|m)?js|\.cmd|\.exe|\.ps1|\.sh)?$/i.test(seg)));
 }
 
-class SettingsError extends Error {
+export class SettingsError extends Error {
   constructor(label: string, problem: string) {
     super(`${label}: ${problem}; fix it by hand (or move it aside), then run unwind init again`);
     this.name = "SettingsError";
@@ -150,16 +150,24 @@ function oneLine(s: string): string {
   return s.replace(/\s+/g, " ").trim();
 }
 
-/**
- * Merges unwind's hooks into `<root>/<settings file>` for `harness`. Creates
- * the directory and file when missing; writes (atomically, keeping the
- * file's mode, indentation and line endings) only when something changed.
- */
-export function installHooks(root: string, harness: Harness, command: string): InitResult {
-  const file = HARNESSES[harness].settings.file;
-  let target = join(root, file);
+/** A settings file as read: where it really is (a symlink is followed), its text and mode (undefined when missing). */
+export interface SettingsFile {
+  /** `<root>/<file>`, for messages. */
+  label: string;
+  /** The file written: the symlink's target when the file is a symlink. */
+  target: string;
+  raw: string | undefined;
+  mode: number | undefined;
+}
 
-  // A settings file kept as a symlink (dotfile managers) is edited where it points, not replaced.
+/**
+ * Reads `<root>/<file>` for an edit. A settings file kept as a symlink
+ * (dotfile managers) is edited where it points, not replaced; a file that
+ * cannot be read is reported, one line, naming it.
+ */
+export function readSettingsFile(root: string, file: string): SettingsFile {
+  const label = join(root, file);
+  let target = label;
   let mode: number | undefined;
   let raw: string | undefined;
   let isLink = false;
@@ -179,35 +187,59 @@ export function installHooks(root: string, harness: Harness, command: string): I
   } catch (e) {
     if (e instanceof SettingsError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
-    if (isLink && code === "ENOENT") throw new SettingsError(join(root, file), "a symlink to a missing file");
+    if (isLink && code === "ENOENT") throw new SettingsError(label, "a symlink to a missing file");
     if (code !== "ENOENT" && code !== "ENOTDIR") throw new SettingsError(target, `cannot read it (${code ?? oneLine(String(e))})`);
   }
+  return { label, target, raw, mode };
+}
 
-  let existing: unknown;
-  const bom = raw?.startsWith("\uFEFF");
-  const text = bom ? raw!.slice(1) : raw;
-  if (text !== undefined && text.trim() !== "") {
-    try {
-      existing = JSON.parse(text);
-    } catch (e) {
-      const comments = HARNESSES[harness].settings.comments === true && /\/\/|\/\*/.test(text) ? "; if it has comments, take them out (unwind cannot keep comments)" : "";
-      throw new SettingsError(target, `not valid JSON (${oneLine((e as Error).message)})${comments}`);
-    }
+/** The file's text without a byte order mark, and whether it had one. */
+export function stripBom(raw: string | undefined): { text: string | undefined; bom: boolean } {
+  const bom = raw?.startsWith("\uFEFF") ?? false;
+  return { text: bom ? raw!.slice(1) : raw, bom };
+}
+
+/** Parses a JSON settings file (undefined when missing or empty); `comments`: the harness allows them, so say so on failure. */
+export function parseJsonSettings(f: SettingsFile, comments: boolean): unknown {
+  const { text } = stripBom(f.raw);
+  if (text === undefined || text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const hint = comments && /\/\/|\/\*/.test(text) ? "; if it has comments, take them out (unwind cannot keep comments)" : "";
+    throw new SettingsError(f.target, `not valid JSON (${oneLine((e as Error).message)})${hint}`);
   }
+}
 
-  const { settings, added, updated } = merge(harness, existing, command, target);
+/** `value` as the file's JSON: its indentation, line endings and byte order mark kept. */
+export function jsonText(f: SettingsFile, value: unknown): string {
+  let out = JSON.stringify(value, null, f.raw === undefined ? 2 : detectIndent(f.raw)) + "\n";
+  if (f.raw?.includes("\r\n")) out = out.replace(/\n/g, "\r\n");
+  return stripBom(f.raw).bom ? "\uFEFF" + out : out;
+}
+
+/** Writes the file atomically, keeping its mode; creates its directory when missing. */
+export function writeSettingsFile(f: SettingsFile, text: string): void {
+  try {
+    mkdirSync(dirname(f.target), { recursive: true });
+  } catch (e) {
+    throw new SettingsError(dirname(f.target), `cannot create the directory (${(e as NodeJS.ErrnoException).code ?? oneLine(String(e))})`);
+  }
+  writeFileAtomic(f.target, text, f.mode === undefined ? {} : { mode: f.mode });
+}
+
+/**
+ * Merges unwind's hooks into `<root>/<settings file>` for `harness`. Creates
+ * the directory and file when missing; writes (atomically, keeping the
+ * file's mode, indentation and line endings) only when something changed.
+ * `write` false: everything is read and checked, nothing is written.
+ */
+export function installHooks(root: string, harness: Harness, command: string, write = true): InitResult {
+  const file = HARNESSES[harness].settings.file;
+  const f = readSettingsFile(root, file);
+  const existing = parseJsonSettings(f, HARNESSES[harness].settings.comments === true);
+  const { settings, added, updated } = merge(harness, existing, command, f.target);
   const changed = added.length > 0 || updated.length > 0;
-  if (changed) {
-    const eol = raw?.includes("\r\n") ? "\r\n" : "\n";
-    let out = JSON.stringify(settings, null, raw === undefined ? 2 : detectIndent(raw)) + "\n";
-    if (eol !== "\n") out = out.replace(/\n/g, eol);
-    if (bom) out = "\uFEFF" + out;
-    try {
-      mkdirSync(dirname(target), { recursive: true });
-    } catch (e) {
-      throw new SettingsError(dirname(target), `cannot create the directory (${(e as NodeJS.ErrnoException).code ?? oneLine(String(e))})`);
-    }
-    writeFileAtomic(target, out, mode === undefined ? {} : { mode });
-  }
+  if (changed && write) writeSettingsFile(f, jsonText(f, settings));
   return { harness, file, changed, added, updated };
 }

@@ -2,7 +2,7 @@ import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { usage } from "../../domain/errors.js";
 import { rootGlob } from "../../domain/glob.js";
-import { checkRepoPath, insideRoot } from "../../domain/paths.js";
+import { checkedRepoPath, insideRoot } from "../../domain/paths.js";
 import type { RepoPath } from "../../domain/types.js";
 import type { SnapshotStart } from "../../capture/snapshot.js";
 import { open, type Unwind } from "../../ops/open.js";
@@ -35,10 +35,7 @@ export function cwdPaths(root: string, raw: readonly string[]): RepoPath[] {
     const rel = insideRoot(root, resolve(realCwd(), p));
     if (rel === null) throw usage(`path '${p}' is outside the work tree ${root}`, "give paths inside the work tree, relative to the current directory");
     if (rel === "") return [];
-    const problem = checkRepoPath(rel);
-    if (problem === "git-dir") throw usage(`path '${p}' is inside .git`, "unwind never writes there");
-    if (problem) throw usage(`path '${p}' is not a usable path (${problem})`);
-    out.push(rel as RepoPath);
+    out.push(checkedRepoPath(rel, p));
   }
   return out;
 }
@@ -53,12 +50,4 @@ export function cwdGlobs(root: string, globs: readonly string[] | undefined): { 
     return r;
   });
   return { paths, pathNames: [...typed] };
-}
-
-/** An id argument, or `--last`: exactly one of them. */
-export function idOrLast(id: string | undefined, last: boolean | undefined, what: string): string | { last: true } {
-  if (id !== undefined && last) throw usage(`give a ${what} id or --last, not both`);
-  if (id !== undefined) return id;
-  if (last) return { last: true };
-  throw usage(`no ${what} given`, `name one (a unique prefix or suffix of 6+ characters), or pass --last`);
 }

@@ -1,4 +1,4 @@
-import { Exit } from "../../domain/errors.js";
+import { Exit, usage } from "../../domain/errors.js";
 import { checkRecord, type RecordOptions } from "../../ops/record.js";
 import type { Globals } from "../globals.js";
 import { showPath, type Output } from "../render.js";
@@ -21,14 +21,19 @@ export async function record(globals: Globals, paths: string[], opts: RecordOpti
   return { json: r, human, exit: r.skipped > 0 ? Exit.partial : Exit.ok };
 }
 
-export async function init(globals: Globals, opts: { claude?: boolean; codex?: boolean; gemini?: boolean }): Promise<Output> {
-  const u = await openFor(globals);
+export async function init(globals: Globals, opts: { claude?: boolean; codex?: boolean; gemini?: boolean; mcp?: boolean }): Promise<Output> {
   const harnesses = (["claude", "codex", "gemini"] as const).filter((h) => opts[h]);
-  const r = await u.init(harnesses);
+  if (opts.mcp && harnesses.length === 0) throw usage("--mcp: name the clients to register the server with", "add --claude, --codex and/or --gemini");
+  const u = await openFor(globals);
+  const r = await u.init(harnesses, { mcp: opts.mcp });
   const lines = [`store ${r.store}`];
   for (const h of r.hooks) {
     const what = [...h.added.map((e) => `+${e}`), ...h.updated.map((e) => `~${e}`)].join(", ");
     lines.push(`${h.changed ? "updated  " : "unchanged"}  ${h.file}${what ? `  (${what})` : ""}`);
+  }
+  for (const m of r.mcp) {
+    const what = m.action === "added" ? "+mcp server unwind" : m.action === "updated" ? "~mcp server unwind" : "mcp server unwind";
+    lines.push(`${m.changed ? "updated  " : "unchanged"}  ${m.file}  (${what})`);
   }
   if (harnesses.length === 0) lines.push("no harness named: pass --claude, --codex and/or --gemini to install hooks");
   return { json: r, human: lines.join("\n"), exit: Exit.ok };

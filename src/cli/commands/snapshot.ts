@@ -4,7 +4,8 @@ import type { SnapshotInfo } from "../../ops/snapshot.js";
 import { taskName } from "../../scope/resolve.js";
 import type { Globals } from "../globals.js";
 import { more, paint, progress, shortIds, showPath, table, when, type Output } from "../render.js";
-import { idOrLast, openFor } from "./common.js";
+import { openFor } from "./common.js";
+import { idOrLast } from "../../domain/ids.js";
 
 /** `start`: the first phase bin/unwind began before the command line loaded (src/cli/early-start.ts), or null. */
 export async function snapshot(globals: Globals, opts: { task?: string; session?: string; label?: string }, start: SnapshotStart | null): Promise<Output> {

@@ -5,7 +5,8 @@ import type { NowState, ReportItem, UndoReport } from "../../ops/take-back.js";
 import { checkScope, checkScopeOptions, type ScopeFields } from "../../scope/resolve.js";
 import type { Globals } from "../globals.js";
 import { paint, progress, short, showJsonPath, table, type Color, type Output } from "../render.js";
-import { cwdGlobs, cwdPaths, idOrLast, openFor } from "./common.js";
+import { cwdGlobs, cwdPaths, openFor } from "./common.js";
+import { idOrLast } from "../../domain/ids.js";
 
 interface ScopeFlags extends ScopeFields {
   anyWorktree?: boolean;

@@ -1,0 +1,34 @@
+/**
+ * Who is calling: the calling agent's own session, where its client says.
+ *
+ * What each client tells a stdio MCP server (docs/design.md, "MCP server"):
+ * - Claude Code sets `CLAUDE_CODE_SESSION_ID` in the server's environment
+ *   (since 2.1.154; the same id its hooks get as `session_id` since
+ *   2.1.163, `--resume` included). The server keeps the id it was started
+ *   with: after `/clear` the conversation has a new id and the server still
+ *   names the old one, which is why a default is only a default (every
+ *   report names the session it used, and undo applies only a previewed plan).
+ * - Codex passes no session in the server's environment; Gemini CLI passes
+ *   only `GEMINI_CLI=1`. Their agents name their session explicitly.
+ */
+export interface Caller {
+  /** The session as unwind names it (`claude:<id>`), or null when the client does not say. */
+  session: string | null;
+  /** Where it came from, for messages. */
+  source: string | null;
+}
+
+export function callerOf(env: NodeJS.ProcessEnv): Caller {
+  const id = env.CLAUDE_CODE_SESSION_ID?.trim();
+  if (id) return { session: `claude:${id}`, source: "CLAUDE_CODE_SESSION_ID" };
+  return { session: null, source: null };
+}
+
+/**
+ * The work tree the server guards: `--root`, else the project directory the
+ * client names (as a hook does: SPEC section 2), else the directory the
+ * client started it in.
+ */
+export function serverRoot(root: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  return root ?? (env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR || undefined);
+}
