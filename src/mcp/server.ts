@@ -23,7 +23,6 @@ import * as z from "zod";
 import { UnwindError, usage } from "../domain/errors.js";
 import { rootGlob } from "../domain/glob.js";
 import { idOrLast } from "../domain/ids.js";
-import { rootPaths } from "../domain/paths.js";
 import { VERSION } from "../domain/version.js";
 import { open, type Unwind } from "../ops/open.js";
 import type { ScopeFields } from "../scope/resolve.js";
@@ -329,7 +328,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
       annotations: { title: "Preview a restore", ...RO },
     },
     run(async (u, a) => {
-      const r = await u.restore(idOrLast(a.snapshot, a.last, "snapshot"), { paths: rootPaths(a.paths ?? []), force: a.force, dryRun: true });
+      const r = await u.restore(idOrLast(a.snapshot, a.last, "snapshot"), { paths: a.paths ?? [], force: a.force, dryRun: true });
       return ok(r, line.previewLine(r, "restore"));
     }),
   );
@@ -344,7 +343,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
       annotations: { title: "Restore a snapshot", ...WRITES },
     },
     run(async (u, a) => {
-      const r = await u.restore(idOrLast(a.snapshot, a.last, "snapshot"), { paths: rootPaths(a.paths ?? []), force: a.force, expect: a.plan });
+      const r = await u.restore(idOrLast(a.snapshot, a.last, "snapshot"), { paths: a.paths ?? [], force: a.force, expect: a.plan });
       return ok(r, line.appliedLine(r, "restored"));
     }),
   );

@@ -6,7 +6,8 @@ import { acts } from "../domain/actions.js";
 import { UnwindError } from "../domain/errors.js";
 import { pickId, type IdRef } from "../domain/ids.js";
 import { changeKind } from "../domain/states.js";
-import type { ChangeEntry, ChangeSet, RepoPath } from "../domain/types.js";
+import type { ChangeEntry, ChangeSet } from "../domain/types.js";
+import { rootPaths } from "../domain/paths.js";
 import type { Context } from "../repo/context.js";
 import { checkScope, checkScopeOptions, withScope, type ScopeFields, type ScopeOptions } from "../scope/resolve.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "../scope/snapshot-diff.js";
@@ -62,8 +63,8 @@ export function plan(ctx: Context, scope: ScopeFields, opts: Omit<UndoOptions, "
 }
 
 export interface RestoreOptions {
-  /** Root-relative paths: only these (a directory means everything under it). */
-  paths?: readonly RepoPath[] | undefined;
+  /** Root-relative paths: only these (a directory means everything under it); one outside the root or in .git is a usage error. */
+  paths?: readonly string[] | undefined;
   dryRun?: boolean | undefined;
   force?: boolean | undefined;
   expect?: string | undefined;
@@ -75,6 +76,7 @@ export interface RestoreOptions {
 /** Makes the non-ignored work tree (or just `paths`) equal to a snapshot; redoable. */
 export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}): Promise<UndoReport> {
   checkDigest(opts.expect);
+  const paths = rootPaths(opts.paths ?? []); // usage errors before anything is read
   const snap = await resolveSnapshot(ctx, id);
   if (snap.root !== ctx.root && !opts.anyWorktree) {
     throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `snapshot ${snap.id} was taken in another work tree (${snap.root}), not in ${ctx.root}`, {
@@ -88,7 +90,7 @@ export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}
     const current = await writeWorkTree(ctx, { scratch: dryRun });
     try {
       const cas = new Cas(join(ctx.store, "cas"));
-      const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: snap.id }, snapshotSide(cas, snap), nowSide(ctx, current), [...(opts.paths ?? [])]);
+      const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: snap.id }, snapshotSide(cas, snap), nowSide(ctx, current), paths);
       return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore", expect: opts.expect, progress: opts.progress });
     } finally {
       current.dispose();

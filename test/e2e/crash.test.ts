@@ -1,0 +1,69 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { makeRepo, read, snapshotId, treeState, unwind, write } from "../helpers.js";
+
+/** A repo with a snapshot and three kinds of change after it: modify, add (in a new dir), delete. */
+function setup() {
+  const root = makeRepo({ "a.txt": "a1\n", "b.txt": "b1\n", "c.txt": "c1\n" });
+  const original = treeState(root);
+  const id = snapshotId(root);
+  write(root, "a.txt", "a2\n");
+  write(root, "new/n.txt", "n\n");
+  require("node:fs").unlinkSync(join(root, "c.txt"));
+  return { root, id, original, changed: treeState(root) };
+}
+
+describe("a crash at any step of apply is recovered by the next command, nothing lost", () => {
+  it.each(["intent", "write:1", "write:2", "write:3", "receipt"])("SIGKILL at %s", (point) => {
+    const { root, id, original, changed } = setup();
+    const crashed = unwind(root, ["restore", id, "--json"], { env: { UNWIND_TEST_CRASH: point } });
+    expect(crashed.code).not.toBe(0); // killed
+    expect(crashed.stdout).toBe("");
+
+    const next = unwind(root, ["receipts", "--json"]);
+    expect(next.code).toBe(0);
+    expect(treeState(root)).toEqual(original);
+    const receipts = next.json.receipts;
+    expect(receipts).toHaveLength(1);
+    expect(receipts[0].counts).toMatchObject({ restore: 2, delete: 1, conflict: 0 });
+    expect(Boolean(receipts[0].recovered)).toBe(point !== "receipt");
+    expect(readdirSync(join(root, ".git", "unwind", "pending"))).toEqual([]);
+    expect(unwind(root, ["verify"]).code).toBe(0);
+
+    // Nothing lost: redo brings back exactly what the crashed apply replaced.
+    expect(unwind(root, ["redo", receipts[0].id]).code).toBe(0);
+    expect(treeState(root)).toEqual(changed);
+  });
+
+  it("recovery leaves alone a path someone changed after the crash, and removes stale temp files", () => {
+    const { root, id } = setup();
+    const crashed = unwind(root, ["restore", id], { env: { UNWIND_TEST_CRASH: "intent" } });
+    expect(crashed.code).not.toBe(0);
+    const pending = readdirSync(join(root, ".git", "unwind", "pending"));
+    expect(pending).toHaveLength(1);
+    const intent = JSON.parse(readFileSync(join(root, ".git", "unwind", "pending", pending[0]!), "utf8"));
+    const tag = intent.receipt.slice(-8);
+    const index = intent.items.findIndex((i: any) => i.path === "c.txt");
+    const tmp = join(root, `.unwind-${tag}-${index}.tmp`);
+    writeFileSync(tmp, "half written");
+    write(root, "a.txt", "human after crash\n");
+
+    const next = unwind(root, ["receipts", "--json"]);
+    expect(next.code).toBe(0);
+    expect(read(root, "a.txt")).toBe("human after crash\n");
+    expect(existsSync(tmp)).toBe(false);
+    expect(read(root, "c.txt")).toBe("c1\n");
+    expect(existsSync(join(root, "new"))).toBe(false);
+    expect(next.json.receipts[0].counts).toMatchObject({ restore: 1, delete: 1, conflict: 1 });
+  });
+
+  it("negative control: without a crash no intent is left and the receipt is not marked recovered", () => {
+    const { root, id, original } = setup();
+    const r = unwind(root, ["restore", id, "--json"]);
+    expect(r.code).toBe(0);
+    expect(treeState(root)).toEqual(original);
+    expect(readdirSync(join(root, ".git", "unwind", "pending"))).toEqual([]);
+    expect(unwind(root, ["receipts", "--json"]).json.receipts[0].recovered).toBe(false);
+  });
+});

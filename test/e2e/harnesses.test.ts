@@ -1,0 +1,107 @@
+import { existsSync, readFileSync, renameSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { makeRepo, read, treeState, unwind, write } from "../helpers.js";
+import { hook } from "../journal-helpers.js";
+
+/** A real fixture payload, re-pointed at a temporary repository. */
+function fixture(harness: string, name: string, root: string, patch: (p: any) => void = () => {}): string {
+  const p = JSON.parse(readFileSync(new URL(`../fixtures/hooks/${harness}/${name}.json`, import.meta.url), "utf8"));
+  const oldCwd: string = p.cwd;
+  p.cwd = root;
+  const fix = (v: unknown): unknown =>
+    typeof v === "string" ? v.split(oldCwd).join(root) : Array.isArray(v) ? v.map(fix) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fix(x)])) : v;
+  p.tool_input = fix(p.tool_input);
+  patch(p);
+  return JSON.stringify(p);
+}
+
+function run(root: string, harness: string, name: string, effect: () => void, patch?: (p: any) => void): void {
+  for (const phase of ["pre", "post"] as const) {
+    const r = hook(root, harness, fixture(harness, `${name}.${phase}`, root, patch));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("");
+    if (phase === "pre") effect();
+  }
+  expect(existsSync(join(root, ".git", "unwind", "errors.jsonl")), "no capture errors").toBe(false);
+}
+
+describe("Codex: apply_patch with Add, Update + Move and Delete, then a shell command", () => {
+  it("is taken back exactly, through the real payloads", () => {
+    const root = makeRepo({
+      "src/utils/format.ts": "export function formatDate(date: Date): string {\n  return date.toISOString();\n}\n",
+      "src/utils/legacy.ts": "legacy\n",
+      "README.md": "readme\n",
+    });
+    const before = treeState(root);
+    run(root, "codex", "apply-patch", () => {
+      write(root, "src/lib/slugify.ts", "export function slugify() {}\n");
+      write(root, "src/lib/format.ts", read(root, "src/utils/format.ts").replace("toISOString()", "toISOString().slice(0, 10)"));
+      unlinkSync(join(root, "src/utils/format.ts"));
+      unlinkSync(join(root, "src/utils/legacy.ts"));
+    });
+    run(root, "codex", "bash", () => write(root, "generated.txt", "from the shell\n"));
+    const sessions = unwind(root, ["sessions", "--json"]).json.sessions;
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0].harness).toBe("codex");
+
+    const r = unwind(root, ["undo", "--session", sessions[0].session, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([
+      ["generated.txt", "delete"],
+      ["src/lib/format.ts", "delete"],
+      ["src/lib/slugify.ts", "delete"],
+      ["src/utils/format.ts", "restore"],
+      ["src/utils/legacy.ts", "restore"],
+    ]);
+    expect(treeState(root, [".git"])).toEqual(before);
+  });
+});
+
+describe("Gemini CLI: write_file, replace and run_shell_command", () => {
+  it("pairs BeforeTool with AfterTool without a tool-use id and takes the session back", () => {
+    const root = makeRepo({ "src/server/routes.ts": 'app.get("/health", (_req, res) => res.send("ok"));\n' });
+    const before = treeState(root);
+    const wf = JSON.parse(fixture("gemini", "write-file.pre", root));
+    run(root, "gemini", "write-file", () => write(root, wf.tool_input.file_path.slice(root.length + 1), wf.tool_input.content));
+    run(root, "gemini", "replace", () => write(root, "src/server/routes.ts", 'app.get("/health", (_req, res) => res.json({ status: "ok", uptime: process.uptime() }));\n'));
+    run(root, "gemini", "run-shell-command", () => renameSync(join(root, "src/server/routes.ts"), join(root, "src/server/routes.old.ts")));
+    const log = unwind(root, ["log", "--json"]).json.calls;
+    expect(log.map((c: any) => c.tool)).toEqual(["run_shell_command", "replace", "write_file"]);
+    expect(log.every((c: any) => c.call.startsWith("h-"))).toBe(true);
+    const r = unwind(root, ["undo", "--session", log[0].session, "--json"]);
+    expect(r.code).toBe(0);
+    expect(treeState(root, [".git"])).toEqual(before);
+  });
+});
+
+describe("journal retention", () => {
+  it("gc drops records and content past the TTL, keeps what live records need; a dry run drops nothing", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    run(
+      root,
+      "claude",
+      "write",
+      () => {},
+      (p) => {
+        p.tool_input.file_path = join(root, "a.txt");
+      },
+    );
+    const store = join(root, ".git", "unwind");
+    const records = () => unwind(root, ["status", "--json"]).json.records;
+    expect(records()).toBe(2);
+    // Today nothing is old enough.
+    expect(unwind(root, ["gc", "--ttl", "1d", "--json"]).json).toMatchObject({ records: 0, blobs: 0 });
+    expect(records()).toBe(2);
+    const later = { UNWIND_NOW: new Date(Date.now() + 3 * 86400e3).toISOString() };
+    const fingerprint = treeState(store);
+    const dry = unwind(root, ["gc", "--ttl", "1d", "--dry-run", "--json"], { env: later });
+    expect(dry.json.records).toBe(2);
+    expect(treeState(store)).toEqual(fingerprint);
+    // Blob files were written now, so they are only past the TTL when judged three days on.
+    const real = unwind(root, ["gc", "--ttl", "1d", "--json"], { env: later });
+    expect(real.json.records).toBe(2);
+    expect(records()).toBe(0);
+    expect(unwind(root, ["verify"]).code).toBe(0);
+  });
+});

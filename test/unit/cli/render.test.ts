@@ -1,0 +1,67 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { progress, shortIds, table, when } from "../../../src/cli/render.js";
+
+/** A stream that records what is written, and says whether it is a terminal. */
+function stream(isTTY: boolean) {
+  const out: string[] = [];
+  return { out, s: { isTTY, write: (t: string) => out.push(t) > 0 } as unknown as NodeJS.WriteStream };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("progress line", () => {
+  it("on a terminal: nothing for the first second, then counts and a rate; cleared at the end", () => {
+    vi.useFakeTimers();
+    const { out, s } = stream(true);
+    const line = progress("restoring", s);
+    line.tick(10, 3000);
+    expect(out).toEqual([]); // work under a second shows nothing
+    vi.advanceTimersByTime(1000);
+    line.tick(1500, 3000);
+    expect(out.at(-1)).toMatch(/restoring 1500\/3000 paths \(\d+\/s\)\r$/);
+    line.tick(3000, 3000);
+    expect(out.at(-1)).toMatch(/3000\/3000 paths/);
+    line.done();
+    expect(out.at(-1)).toBe("\u001b[2K");
+  });
+
+  it("control: not a terminal, nothing is ever written", () => {
+    vi.useFakeTimers();
+    const { out, s } = stream(false);
+    const line = progress("restoring", s);
+    vi.advanceTimersByTime(5000);
+    line.tick(3000, 3000);
+    line.done();
+    expect(out).toEqual([]);
+  });
+});
+
+describe("tables and times", () => {
+  it("cuts only the free-text columns it may, to fit; paths and ids stay whole", () => {
+    const t = table([["a", "x".repeat(200)]], [], { fit: [1], max: 40 });
+    expect([...t].length).toBeLessThanOrEqual(40);
+    expect(t.startsWith("a  ")).toBe(true);
+    expect(t.endsWith("…")).toBe(true);
+    expect(table([["a", "short"]], [], { fit: [1], max: 40 })).toBe("a  short"); // control: what fits is not cut
+    const path = `src/${"deep/".repeat(30)}file.ts`;
+    expect(table([["restore", path]], [], { max: 40 })).toBe(`restore  ${path}`); // a path is never cut
+  });
+
+  it("relative times within a week, the local date after", () => {
+    const now = Date.parse("2026-12-01T12:00:00Z");
+    expect(when("2026-12-01T11:59:30Z", now)).toBe("30s ago");
+    expect(when("2026-12-01T11:57:00Z", now)).toBe("3m ago");
+    expect(when("2026-11-30T12:00:00Z", now)).toBe("1d ago");
+    expect(when("2026-11-01T12:00:00Z", now)).toMatch(/^2026-11-0[12] \d\d:\d\d$/);
+  });
+
+  it("short ids are the shortest unique tail prefix of 6+ characters", () => {
+    const ids = ["s-20261201T000000000Z-abcdef12", "s-20261201T000001000Z-abcdef99", "s-20261201T000002000Z-0f0f0f0f"];
+    const m = shortIds(ids);
+    expect(m.get(ids[0]!)).toBe("abcdef1");
+    expect(m.get(ids[1]!)).toBe("abcdef9");
+    expect(m.get(ids[2]!)).toBe("0f0f0f");
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * The attribution fold (SPEC section 2) on plain data: who may have made
+ * each change, from the points the record knows. Each rule with a negative
+ * control. Pure: no fs, no git.
+ */
+import { describe, expect, it } from "vitest";
+import { attribute, changeEvents, NOT_CAPTURED, OPEN, snapshotPoints, type CallWindow, type Point } from "../../../src/scope/fold/timeline.js";
+import { callWindows } from "../../../src/scope/fold/windows.js";
+import type { GitOid, RepoPath, State } from "../../../src/domain/types.js";
+import type { JournalRecord } from "../../../src/store/journal.js";
+
+const P = "p.txt" as RepoPath;
+const st = (v: string): State => ({ kind: "file", mode: "100644", oid: `oid-${v}` as GitOid });
+const t = (n: number) => `2026-12-01T00:00:${String(n).padStart(2, "0")}.000Z`;
+const tree = (session: string, call: string, start: number, end: number | null, unclosed = false): CallWindow => ({
+  session,
+  call,
+  seq: 0,
+  kind: "tree",
+  start: t(start),
+  end: end === null ? OPEN : t(end),
+  unclosed,
+});
+const fileCall = (session: string, call: string, start: number, end: number, paths: string[]): CallWindow => ({
+  session,
+  call,
+  seq: 0,
+  kind: "file",
+  start: t(start),
+  end: t(end),
+  unclosed: false,
+  paths: new Set(paths),
+});
+const snap = (at: number, state: State | null, path = P): Point => ({ at: t(at), path, state });
+const inSession = (s: string) => (c: CallWindow) => c.session === s;
+
+describe("who may have made a change", () => {
+  it("a change while only one call's window was open is that call's alone", () => {
+    const calls = [tree("A", "a1", 1, 3), tree("B", "b1", 2, 5)];
+    // Snapshots at 1 (A pre), 2 (B pre), 3 (A post), 5 (B post); p changed between 1 and 2: only A was open.
+    const ev = changeEvents([snap(1, st("x")), snap(2, st("y")), snap(3, st("y")), snap(5, st("y"))], calls);
+    const a = attribute(ev, inSession("A"));
+    expect(a.entries).toEqual([{ path: P, change: "modified", pre: st("x"), post: st("y"), by: ["A"] }]);
+    expect(attribute(ev, inSession("B")).entries).toEqual([]);
+  });
+
+  it("a change while two windows were open is shared: listed for each, naming the other", () => {
+    const calls = [tree("A", "a1", 1, 3), tree("B", "b1", 2, 5)];
+    // p changed between 2 and 3: both open.
+    const ev = changeEvents([snap(1, st("x")), snap(2, st("x")), snap(3, st("y")), snap(5, st("y"))], calls);
+    expect(attribute(ev, inSession("A")).entries[0]!.shared).toEqual([{ session: "B", call: "b1" }]);
+    expect(attribute(ev, inSession("B")).entries[0]!.shared).toEqual([{ session: "A", call: "a1" }]);
+    // A scope holding both sharing calls shares with nobody outside it.
+    expect(attribute(ev, () => true).entries[0]!.shared).toBeUndefined();
+  });
+
+  it("negative control: the same two calls one after the other share nothing", () => {
+    const calls = [tree("A", "a1", 1, 2), tree("B", "b1", 3, 4)];
+    const ev = changeEvents([snap(1, st("x")), snap(2, st("y")), snap(3, st("y")), snap(4, st("y"))], calls);
+    expect(attribute(ev, inSession("A")).entries[0]!.shared).toBeUndefined();
+  });
+
+  it("a file tool's own pre/post capture pins the path to it, even inside a shell call's window", () => {
+    const calls = [tree("A", "a1", 1, 10), fileCall("B", "b1", 3, 4, [P])];
+    const pts: Point[] = [
+      snap(1, st("x")),
+      { at: t(3), path: P, state: st("x"), call: { session: "B", call: "b1", phase: "pre" } },
+      { at: t(4), path: P, state: st("y"), call: { session: "B", call: "b1", phase: "post" } },
+      snap(10, st("y")),
+    ];
+    const ev = changeEvents(pts, calls);
+    expect(attribute(ev, inSession("A")).entries).toEqual([]);
+    expect(attribute(ev, inSession("B")).entries).toEqual([{ path: P, change: "modified", pre: st("x"), post: st("y"), by: ["B"] }]);
+  });
+
+  it("negative control: a file call of another path is no candidate for this one", () => {
+    const calls = [tree("A", "a1", 1, 10), fileCall("B", "b1", 3, 4, ["other.txt"])];
+    const ev = changeEvents([snap(1, st("x")), snap(10, st("y"))], calls);
+    expect(attribute(ev, inSession("A")).entries[0]).toMatchObject({ by: ["A"] });
+    expect(attribute(ev, inSession("A")).entries[0]!.shared).toBeUndefined();
+  });
+
+  it("a change no window covers is nobody's; between two of a scope's changes it makes the path interleaved (unknown writer)", () => {
+    const calls = [tree("A", "a1", 1, 2), tree("A", "a2", 5, 6)];
+    const ev = changeEvents([snap(1, st("x")), snap(2, st("y")), snap(5, st("z")), snap(6, st("w"))], calls);
+    const a = attribute(ev, inSession("A"));
+    expect(a.entries[0]).toMatchObject({ pre: st("x"), post: st("w") });
+    expect(a.interleaved.get(P)).toEqual({ by: null, at: "2026-12-01T00:00:05Z" });
+    // For a1 alone, the first change after it (between 2 and 5) is nobody's: a later write by an unknown writer.
+    const a1 = attribute(ev, (c) => c.call === "a1");
+    expect(a1.later.get(P)).toEqual({ by: null, at: "2026-12-01T00:00:05Z" });
+  });
+
+  it("a call still open shares every change from its start; its entries say unclosed", () => {
+    const calls = [tree("A", "a1", 1, null, true), tree("B", "b1", 2, 3)];
+    const ev = changeEvents([snap(1, st("x")), snap(2, st("x")), snap(3, st("y")), snap(9, st("y"))], calls);
+    expect(attribute(ev, inSession("B")).entries[0]!.shared).toEqual([{ session: "A", call: "a1" }]);
+    expect(attribute(ev, inSession("A")).entries[0]).toMatchObject({ unclosed: true });
+  });
+
+  it("a state never captured equals nothing, and two unknowns in a row are no change", () => {
+    const calls = [tree("A", "a1", 1, 2)];
+    const ev = changeEvents([snap(0, NOT_CAPTURED), snap(1, NOT_CAPTURED), snap(2, st("y"))], calls);
+    expect(ev.get(P)!.length).toBe(1);
+    expect(attribute(ev, inSession("A")).entries[0]).toMatchObject({ pre: NOT_CAPTURED, change: "modified" });
+  });
+});
+
+describe("points from consecutive snapshot diffs", () => {
+  it("a path a diff shows is known at the snapshots around each of its changes", () => {
+    const pts = snapshotPoints(
+      [t(1), t(2), t(3), t(4), t(5)],
+      [
+        { index: 1, entries: [{ path: P, pre: st("x"), post: st("y") }] },
+        { index: 3, entries: [{ path: P, pre: st("y"), post: null }] },
+      ],
+    );
+    expect(pts.map((p) => [p.at, p.state])).toEqual([
+      [t(2), st("x")],
+      [t(3), st("y")],
+      [t(4), st("y")],
+      [t(5), null],
+    ]);
+  });
+  it("a captured path is known at the snapshots around each capture: from the diffs, else its constant state; an ignored one not at all", () => {
+    const Q = "q.txt" as RepoPath;
+    const R = "ignored.env" as RepoPath;
+    const pts = snapshotPoints(
+      [t(1), t(3), t(5)],
+      [{ index: 0, entries: [{ path: P, pre: null, post: st("y") }] }],
+      new Map([
+        [P, [t(4)]],
+        [Q, [t(2)]],
+        [R, [t(2)]],
+      ]),
+      new Map([[Q, null]]),
+    );
+    expect(pts.filter((p) => p.path === P).map((p) => [p.at, p.state])).toEqual([
+      [t(1), null],
+      [t(3), st("y")],
+      [t(5), st("y")],
+    ]);
+    expect(pts.filter((p) => p.path === Q).map((p) => [p.at, p.state])).toEqual([
+      [t(1), null],
+      [t(3), null],
+    ]);
+    expect(pts.filter((p) => p.path === R)).toEqual([]);
+  });
+  it("a change inside a window that does not cover its whole interval is marked uncovered: someone unrecorded may have made it", () => {
+    const calls = [tree("A", "a1", 3, 4)];
+    const pts: Point[] = [
+      { at: t(2), path: P, state: st("x"), call: { session: "A", call: "f1", phase: "post" } },
+      { at: t(5), path: P, state: st("y"), call: { session: "A", call: "f2", phase: "pre" } },
+    ];
+    const ev = changeEvents(pts, calls);
+    expect(ev.get(P)![0]).toMatchObject({ uncovered: true });
+    expect(attribute(ev, inSession("A")).interleaved.get(P)).toMatchObject({ by: null });
+    // Negative control: the same change with the window spanning the interval is the call's alone.
+    const covered = changeEvents(pts, [tree("A", "a1", 1, 6)]);
+    expect(covered.get(P)![0]!.uncovered).toBeUndefined();
+  });
+});
+
+describe("call windows", () => {
+  const rec = (over: Partial<JournalRecord>): JournalRecord =>
+    ({ v: 1, at: t(1), session: "S", harness: "claude", tool: "Bash", call: "c", phase: "pre", kind: "tree", snapshot: "s", tree: "t", ...over }) as JournalRecord;
+  it("run from the pre to the last post; a later real post supersedes a closing one", () => {
+    const w = callWindows([rec({ at: t(1) }), rec({ at: t(3), phase: "post", closedBy: "next-event" }), rec({ at: t(7), phase: "post" })], []);
+    expect(w).toEqual([{ session: "S", call: "c", seq: 0, kind: "tree", start: t(1), end: t(7), unclosed: false, sure: { start: t(1), end: t(7) } }]);
+  });
+  it("a call closed only by the session's next event is unclosed; one with no post is open", () => {
+    expect(callWindows([rec({}), rec({ at: t(3), phase: "post", closedBy: "next-event" })], [])[0]).toMatchObject({ end: t(3), unclosed: true });
+    expect(callWindows([rec({})], [])[0]).toMatchObject({ end: OPEN, unclosed: true });
+  });
+  it("a post without its pre starts at the snapshot before it", () => {
+    expect(callWindows([rec({ at: t(5), phase: "post" })], [t(1), t(4), t(5)])[0]).toMatchObject({ start: t(4), end: t(5) });
+  });
+});
