@@ -7,7 +7,7 @@
  * spawning git or loading the CLI; only shell and unknown tools pay for a
  * tree snapshot, within a time budget.
  */
-import { readSync, realpathSync, statSync } from "node:fs";
+import { fstatSync, readSync, realpathSync, statSync } from "node:fs";
 import { parseHookEvent } from "../capture/harness/index.js";
 import { captureEvent } from "../capture/capture.js";
 import { locate, type Located } from "../repo/locate.js";
@@ -60,6 +60,20 @@ Example:
   $ unwind init --claude    (writes this hook into .claude/settings.json)
 `;
 
+/**
+ * Whether stdin is a terminal, by one fstat: node:tty (and process.stdin,
+ * which loads it) costs ~2 ms of every hook's start-up. A character device
+ * other than /dev/null is taken for a terminal.
+ */
+function onTerminal(): boolean {
+  try {
+    const st = fstatSync(0);
+    return st.isCharacterDevice() && st.rdev !== statSync("/dev/null").rdev;
+  } catch {
+    return false;
+  }
+}
+
 export async function runHook(args: string[]): Promise<number> {
   const harness = args[0] ?? "";
   if (args.includes("--help") || args.includes("-h")) {
@@ -67,7 +81,7 @@ export async function runHook(args: string[]): Promise<number> {
     return 0;
   }
   // A terminal on stdin is a person trying it, not a harness: say how it is used instead of logging an error.
-  if (process.stdin.isTTY) {
+  if (onTerminal()) {
     process.stderr.write(BY_HAND + "Nothing was captured.\n");
     return 0;
   }

@@ -1,39 +1,15 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeRepo, read, unwind, write } from "../helpers.js";
-import { claudeCall, claudePayload, hook, hookAsync } from "../journal-helpers.js";
+import { read, unwind, write } from "../helpers.js";
+import { A, repo, sessionA } from "../session-fixture.js";
+import { claudePayload, hook, hookAsync } from "../journal-helpers.js";
 
 /*
  * Sessions at the process boundary: the hook's exit code and stdout (it
  * must never block or break the agent), and what only the command line
  * shows. The behaviour of session undo is in test/ops/session.test.ts.
  */
-
-const A = "sess-aaaa-1111";
-
-/** Session A edits a.ts with Edit and runs a Bash that creates, removes and moves files. */
-function sessionA(root: string) {
-  claudeCall(root, A, "Edit", { file_path: join(root, "src/a.ts"), old_string: "1", new_string: "2" }, () => write(root, "src/a.ts", "export const a = 2;\n"));
-  claudeCall(root, A, "Bash", { command: "mkdir -p gen/deep && echo x > gen/deep/x.ts && rm old.ts && mv keep.md moved.md", description: "shell" }, () => {
-    mkdirSync(join(root, "gen/deep"), { recursive: true });
-    writeFileSync(join(root, "gen/deep/x.ts"), "x\n");
-    unlinkSync(join(root, "old.ts"));
-    renameSync(join(root, "keep.md"), join(root, "moved.md"));
-    writeFileSync(join(root, "build/out.js"), "built by the agent\n"); // ignored: never captured, never undone
-  });
-}
-
-function repo() {
-  return makeRepo({
-    ".gitignore": "build/\n",
-    "src/a.ts": "export const a = 1;\n",
-    "src/b.ts": "export const b = 1;\n",
-    "old.ts": "old\n",
-    "keep.md": "# keep\n",
-    "build/out.js": "built before\n",
-  });
-}
 
 describe("session undo on the command line", () => {
   it("undo --session exits 0 and says nothing on stderr; the --json report is the session's", () => {

@@ -1,9 +1,10 @@
-import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { open } from "../../src/index.js";
 import { makeRepo, read, tempDir, treeState, unwind, write, writeFiles } from "../helpers.js";
+import { A, repo, sessionA } from "../session-fixture.js";
 import { claudeCall } from "../journal-helpers.js";
 
 /*
@@ -13,31 +14,7 @@ import { claudeCall } from "../journal-helpers.js";
  * process, stderr, the hook's own exit) is in test/e2e/session.test.ts.
  */
 
-const A = "sess-aaaa-1111";
 const B = "sess-bbbb-2222";
-
-/** Session A edits a.ts with Edit and runs a Bash that creates, removes and moves files. */
-function sessionA(root: string) {
-  claudeCall(root, A, "Edit", { file_path: join(root, "src/a.ts"), old_string: "1", new_string: "2" }, () => write(root, "src/a.ts", "export const a = 2;\n"));
-  claudeCall(root, A, "Bash", { command: "mkdir -p gen/deep && echo x > gen/deep/x.ts && rm old.ts && mv keep.md moved.md", description: "shell" }, () => {
-    mkdirSync(join(root, "gen/deep"), { recursive: true });
-    writeFileSync(join(root, "gen/deep/x.ts"), "x\n");
-    unlinkSync(join(root, "old.ts"));
-    renameSync(join(root, "keep.md"), join(root, "moved.md"));
-    writeFileSync(join(root, "build/out.js"), "built by the agent\n"); // ignored: never captured, never undone
-  });
-}
-
-function repo() {
-  return makeRepo({
-    ".gitignore": "build/\n",
-    "src/a.ts": "export const a = 1;\n",
-    "src/b.ts": "export const b = 1;\n",
-    "old.ts": "old\n",
-    "keep.md": "# keep\n",
-    "build/out.js": "built before\n",
-  });
-}
 
 describe("session undo", () => {
   it("takes back exactly one session: its edits and its shell side effects, not another session's or a human's", async () => {
