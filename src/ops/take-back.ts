@@ -6,7 +6,8 @@ import type { Context } from "../repo/context.js";
 import { insideRoot, jsonPath } from "../domain/paths.js";
 import { UnwindError, usage } from "../domain/errors.js";
 import { Cas } from "../store/cas.js";
-import { canonicalJson, sha256 } from "../domain/hash.js";
+import { createHash } from "node:crypto";
+import { sha256 } from "../domain/hash.js";
 import { loadConfig } from "../store/config.js";
 import type { ReceiptKind } from "../store/receipts.js";
 import { applyPlan, type Progress } from "../apply/apply.js";
@@ -108,10 +109,25 @@ function report(receipt: string | null, scope: Scope, dryRun: boolean, plan: str
 /**
  * SHA-256 of what a preview shows: the scope and, per path, the action, its
  * reason, the states it goes between and what the path held. Any change to
- * the work tree or the record that would change the plan changes it.
+ * the work tree or the record that would change the plan changes it. Each
+ * item is hashed as a fixed-order tuple (a state's fields named by position),
+ * so the digest does not depend on the order keys were set in, and 5,000
+ * paths hash in a few milliseconds.
  */
 export function planDigest(scope: Scope, items: readonly ReportItem[]): string {
-  return sha256(canonicalJson({ scope, items: items.map(({ path, pathBytes, action, reason, detail, pre, post, now }) => ({ path, pathBytes, action, reason, detail, pre, post, now })) }));
+  const rows = items.map((i) => [i.path, i.pathBytes ?? null, i.action, i.reason, i.detail, stateTuple(i.pre), stateTuple(i.post), nowTuple(i.now)]);
+  return createHash("sha256")
+    .update(JSON.stringify(["unwind-plan-1", scope.kind, scope.id, rows]))
+    .digest("hex");
+}
+
+const stateTuple = (s: State | null) => (s ? [s.kind, s.mode ?? null, s.size ?? null, s.sha256 ?? null, s.oid ?? null] : null);
+
+function nowTuple(n: NowState): unknown[] {
+  if (n.kind === "file") return [n.kind, n.mode, n.size, n.sha256, n.oid];
+  if (n.kind === "symlink") return [n.kind, null, null, n.sha256, n.oid];
+  if (n.kind === "blocked") return [n.kind, n.at];
+  return [n.kind];
 }
 
 /** Observes everything the planner needs (the give-way rule included), then plans: the planner itself touches nothing. */
