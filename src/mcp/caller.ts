@@ -18,7 +18,15 @@ export interface Caller {
   source: string | null;
 }
 
+/**
+ * Claude Code's variables are inherited by whatever its Bash tool starts: a
+ * Gemini CLI run from there passes them on to its own MCP servers. So they
+ * count only when no other client says it started the server (`GEMINI_CLI`).
+ */
+const otherClient = (env: NodeJS.ProcessEnv) => Boolean(env.GEMINI_CLI);
+
 export function callerOf(env: NodeJS.ProcessEnv): Caller {
+  if (otherClient(env)) return { session: null, source: null };
   const id = env.CLAUDE_CODE_SESSION_ID?.trim();
   if (id) return { session: `claude:${id}`, source: "CLAUDE_CODE_SESSION_ID" };
   return { session: null, source: null };
@@ -30,5 +38,6 @@ export function callerOf(env: NodeJS.ProcessEnv): Caller {
  * client started it in.
  */
 export function serverRoot(root: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  return root ?? (env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR || undefined);
+  if (root !== undefined) return root;
+  return (otherClient(env) ? env.GEMINI_PROJECT_DIR : env.CLAUDE_PROJECT_DIR || env.GEMINI_PROJECT_DIR) || undefined;
 }

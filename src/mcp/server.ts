@@ -20,6 +20,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
+import { UNWIND_MCP_TOOLS } from "../capture/harness/rules.js";
 import { UnwindError, usage } from "../domain/errors.js";
 import { rootGlob } from "../domain/glob.js";
 import { idOrLast } from "../domain/ids.js";
@@ -30,7 +31,7 @@ import { callerOf, serverRoot, type Caller } from "./caller.js";
 import * as line from "./summary.js";
 
 /** Every tool's name, in the order tools/list gives them. */
-export const TOOLS = ["sessions", "log", "changes", "undo_preview", "undo", "redo", "snapshot", "snapshots", "restore_preview", "restore", "status"] as const;
+export const TOOLS = UNWIND_MCP_TOOLS;
 
 const SESSIONS_HINT = "the sessions tool lists them, most recently active first";
 
@@ -94,6 +95,8 @@ export function toolError(e: unknown): Result {
     e instanceof UnwindError
       ? { code: e.code as string, message: e.message, hint: e.hint ?? null }
       : { code: "E_INTERNAL", message: e instanceof Error ? e.message : String(e), hint: "this is a bug in unwind; please report it with the tool call that caused it" };
+  // The operator sees where an internal error came from (stderr: stdout carries only the protocol).
+  if (!(e instanceof UnwindError)) process.stderr.write(`unwind mcp: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   return { isError: true, content: [{ type: "text", text: `${err.code}: ${err.message}${err.hint ? ` (${err.hint})` : ""}` }], structuredContent: { error: err } };
 }
 

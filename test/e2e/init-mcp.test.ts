@@ -5,7 +5,7 @@
  * written anywhere. The registered command is started the way a client
  * starts it, through the SDK's own client.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -104,6 +104,20 @@ describe("unwind init --mcp", () => {
     const ok = unwind(root, ["init", "--claude", "--codex", "--gemini", "--mcp"]);
     expect(ok.code, ok.stderr).toBe(0);
     for (const f of [".claude/settings.json", ...FILES]) expect(existsSync(join(root, f)), f).toBe(true);
+  });
+
+  it("a file where a client's directory should be is refused before anything is written; once moved, the same command writes", () => {
+    const root = makeRepo({ ".codex": "a file, not a directory\n" });
+    const before = { tree: treeState(root), git: dirFingerprint(join(root, ".git")) };
+    const r = unwind(root, ["init", "--claude", "--codex", "--mcp"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/\.codex is in the way: it is a file, not a directory/);
+    expect({ tree: treeState(root), git: dirFingerprint(join(root, ".git")) }).toEqual(before);
+    expect(existsSync(join(root, ".claude"))).toBe(false);
+    // The control: with the file moved aside, the same command writes every file.
+    rmSync(join(root, ".codex"));
+    expect(unwind(root, ["init", "--claude", "--codex", "--mcp"]).code).toBe(0);
+    expect(existsSync(join(root, ".codex", "config.toml"))).toBe(true);
   });
 
   it("--mcp without a client is a usage error that creates nothing", () => {

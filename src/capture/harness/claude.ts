@@ -1,5 +1,9 @@
 /** Claude Code: its hook payloads and `.claude/settings.json`. */
+import { unwindMcpTool } from "./rules.js";
 import type { HarnessRules } from "./rules.js";
+
+/** Claude Code names an MCP tool `mcp__<server>__<tool>`. */
+const ownTool = unwindMcpTool("mcp__unwind__");
 
 export const claude: HarnessRules = {
   // A failed tool may still have changed files (a shell command that died half-way, a failing build or
@@ -45,7 +49,7 @@ export const claude: HarnessRules = {
   // and redo write is on the record as their receipts, and the rest only read. A tree snapshot around
   // them would be a second, competing record, and their call's open window would be closed for good
   // by the very undo it wraps.
-  classify: (tool) => (tool.startsWith("mcp__unwind__") ? { kind: "ignore" } : undefined),
+  classify: (tool) => (ownTool(tool) ? { kind: "ignore" } : undefined),
   settings: {
     file: ".claude/settings.json",
     group: (command) => ({ matcher: "*", hooks: [{ type: "command", command, timeout: 30 }] }),

@@ -2,7 +2,10 @@
  * Codex: its hook payloads and `.codex/hooks.json`. Codex edits files with
  * apply_patch, whose targets are read from the patch text itself.
  */
-import { isObject, type HarnessRules, type Json } from "./rules.js";
+import { isObject, unwindMcpTool, type HarnessRules, type Json } from "./rules.js";
+
+/** Codex names an MCP tool `mcp__<server>__<tool>`, as Claude Code does. */
+const ownTool = unwindMcpTool("mcp__unwind__");
 
 const PATCH_BEGIN = "*** Begin Patch";
 const PATCH_HEADERS = ["*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"];
@@ -13,6 +16,7 @@ export const codex: HarnessRules = {
   readOnly: new Set(["read_file", "list_dir", "grep_files", "view_image", "web_search", "update_plan"]),
   background: [],
   classify(tool, input) {
+    if (ownTool(tool)) return { kind: "ignore" };
     if (tool !== "apply_patch") return undefined;
     const patch = isObject(input) ? patchText(input.command) : undefined;
     if (patch === undefined) return { error: "apply_patch payload has no command" };

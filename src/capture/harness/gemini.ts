@@ -1,5 +1,8 @@
 /** Gemini CLI: its hook payloads and `.gemini/settings.json`. */
-import type { HarnessRules } from "./rules.js";
+import { type HarnessRules, unwindMcpTool } from "./rules.js";
+
+/** Gemini CLI names an MCP tool `mcp_<server>_<tool>` in its hooks. */
+const ownTool = unwindMcpTool("mcp_unwind_");
 
 export const gemini: HarnessRules = {
   events: { BeforeTool: "pre", AfterTool: "post" },
@@ -20,6 +23,7 @@ export const gemini: HarnessRules = {
     "get_internal_docs",
   ]),
   background: ["is_background"],
+  classify: (tool) => (ownTool(tool) ? { kind: "ignore" } : undefined),
   settings: {
     file: ".gemini/settings.json",
     group: (command) => ({ hooks: [{ name: "unwind", type: "command", command, timeout: 30000 }] }),

@@ -61,6 +61,21 @@ export function mcpConfigFile(harness: Harness): string {
 }
 
 /**
+ * A server named `unwind` that is not `unwind mcp` (another command, another
+ * transport) is someone else's: init never rewrites it into ours. Ours is a
+ * command whose file is named `unwind`, run with `["mcp"]`, and no URL.
+ */
+function notSomeoneElses(current: Json, label: string, where: string): void {
+  const command = typeof current.command === "string" ? current.command.replace(/^['"]|['"]$/g, "") : null;
+  // A table with neither a command nor a URL (an `env` or options set ahead) is filled in.
+  const empty = current.command === undefined && current.args === undefined;
+  const ours = empty || (command !== null && /(^|[\\/])unwind$/.test(command) && isDeepStrictEqual(current.args, ["mcp"]));
+  if (current.url !== undefined || current.httpUrl !== undefined || !ours) {
+    throw new SettingsError(label, `${where} is a server of someone else's (${command ?? "no command"}), not unwind mcp; unwind does not replace it (rename it, then run unwind init --mcp again)`);
+  }
+}
+
+/**
  * Pure: a JSON client configuration (parsed, or undefined when there is
  * none) with `mcpServers.unwind` set to `entry`. Never mutates `existing`.
  */
@@ -76,6 +91,7 @@ export function mergeMcpJson(existing: unknown, entry: ServerEntry, label: strin
     return { settings, action: "added" };
   }
   if (!isObject(current)) throw new SettingsError(label, `"mcpServers.${SERVER_NAME}" is ${describe(current)}, expected an object`);
+  notSomeoneElses(current, label, `"mcpServers.${SERVER_NAME}"`);
   if (current.command === entry.command && isDeepStrictEqual(current.args, entry.args)) return { settings, action: "unchanged" };
   current.command = entry.command;
   current.args = [...entry.args];
@@ -93,6 +109,7 @@ export function mergeMcpToml(raw: string | undefined, entry: ServerEntry, label:
   if (servers !== undefined && !isObject(servers)) throw new SettingsError(label, `"mcp_servers" is ${describe(servers)}, expected a table`);
   const current = servers?.[SERVER_NAME];
   if (current !== undefined && !isObject(current)) throw new SettingsError(label, `"mcp_servers.${SERVER_NAME}" is ${describe(current)}, expected a table`);
+  if (current !== undefined) notSomeoneElses(current, label, `[mcp_servers.${SERVER_NAME}]`);
   if (current && current.command === entry.command && isDeepStrictEqual(current.args, entry.args)) return { text: raw ?? "", action: "unchanged" };
 
   const eol = body?.includes("\r\n") ? "\r\n" : "\n";

@@ -60,3 +60,18 @@ export interface SettingsRules {
 export function isObject(value: Json | undefined): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/** The tools of `unwind mcp` (src/mcp/server.ts registers exactly these). */
+export const UNWIND_MCP_TOOLS = ["sessions", "log", "changes", "undo_preview", "undo", "redo", "snapshot", "snapshots", "restore_preview", "restore", "status"] as const;
+
+/**
+ * Whether a harness's tool name is one of unwind's own MCP tools, as the
+ * harness names it (`<prefix><tool>`, exactly: another server's tool, or a
+ * tool unwind does not have, is not). What those tools write is on the record
+ * as receipts; a tree snapshot around them would be a second, competing
+ * record (and an undo would close its own call's window), so hooks leave them alone.
+ */
+export function unwindMcpTool(prefix: string): (tool: string) => boolean {
+  const names = new Set(UNWIND_MCP_TOOLS.map((t) => `${prefix}${t}`));
+  return (tool) => names.has(tool);
+}

@@ -174,9 +174,10 @@ export function readSettingsFile(root: string, file: string): SettingsFile {
   try {
     isLink = lstatSync(target).isSymbolicLink();
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT" && (e as NodeJS.ErrnoException).code !== "ENOTDIR") {
-      throw new SettingsError(target, `cannot read it (${(e as NodeJS.ErrnoException).code ?? oneLine(String(e))})`);
-    }
+    const code = (e as NodeJS.ErrnoException).code;
+    // A parent that is a file: the file cannot be written later either, so say so now, before anything is written.
+    if (code === "ENOTDIR") throw new SettingsError(label, `${dirname(file)} is in the way: it is a file, not a directory`);
+    if (code !== "ENOENT") throw new SettingsError(target, `cannot read it (${code ?? oneLine(String(e))})`);
   }
   try {
     if (isLink) target = realpathSync(target);
@@ -188,7 +189,7 @@ export function readSettingsFile(root: string, file: string): SettingsFile {
     if (e instanceof SettingsError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     if (isLink && code === "ENOENT") throw new SettingsError(label, "a symlink to a missing file");
-    if (code !== "ENOENT" && code !== "ENOTDIR") throw new SettingsError(target, `cannot read it (${code ?? oneLine(String(e))})`);
+    if (code !== "ENOENT") throw new SettingsError(target, `cannot read it (${code ?? oneLine(String(e))})`);
   }
   return { label, target, raw, mode };
 }

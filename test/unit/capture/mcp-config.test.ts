@@ -129,14 +129,26 @@ describe("mergeMcpToml (Codex .codex/config.toml)", () => {
     expect(entryOf(mergeMcpToml("x = 1\n", odd, "f").text)).toEqual(odd);
   });
 
+  it("never rewrites someone else's server named unwind (another command, a URL); its own entry is updated", () => {
+    const theirs = { mcpServers: { unwind: { command: "python3", args: ["-m", "my_unwind"], env: { K: "v" } } } };
+    expect(() => mergeMcpJson(theirs, E, ".mcp.json")).toThrow(/someone else's \(python3\)/);
+    expect(() => mergeMcpJson({ mcpServers: { unwind: { type: "http", url: "https://x" } } }, E, ".mcp.json")).toThrow(/someone else's/);
+    expect(() => mergeMcpToml('[mcp_servers.unwind]\nurl = "https://x"\n', E, "config.toml")).toThrow(/someone else's/);
+    expect(() => mergeMcpToml('[mcp_servers.unwind]\ncommand = "node"\nargs = ["server.js"]\n', E, "config.toml")).toThrow(/someone else's \(node\)/);
+    // control: unwind's own entry from a binary that moved is updated in place, its env kept
+    const ours = mergeMcpJson({ mcpServers: { unwind: { command: "/old/bin/unwind", args: ["mcp"], env: { K: "v" } } } }, E, ".mcp.json");
+    expect(ours.action).toBe("updated");
+    expect((ours.settings as any).mcpServers.unwind).toEqual({ ...E, env: { K: "v" } });
+  });
+
   it("refuses, writing nothing, what it cannot edit safely", () => {
     expect(() => mergeMcpToml("[broken\n", E, "config.toml")).toThrow(/config\.toml: not valid TOML/);
     expect(() => mergeMcpToml("mcp_servers = 3\n", E, "f")).toThrow(/"mcp_servers" is a number, expected a table/);
     // Defined as an inline table or dotted keys: appending a [mcp_servers.unwind] table would define it twice.
-    expect(() => mergeMcpToml('mcp_servers = { unwind = { command = "x" } }\n', E, "f")).toThrow(/dotted keys or an inline table/);
-    expect(() => mergeMcpToml('[mcp_servers]\nunwind.command = "x"\n', E, "f")).toThrow(/dotted keys or an inline table/);
+    expect(() => mergeMcpToml('mcp_servers = { unwind = { command = "/old/unwind", args = ["mcp"] } }\n', E, "f")).toThrow(/dotted keys or an inline table/);
+    expect(() => mergeMcpToml('[mcp_servers]\nunwind.command = "/old/unwind"\nunwind.args = ["mcp"]\n', E, "f")).toThrow(/dotted keys or an inline table/);
     // A command written as a multi-line string: the line edit would not parse, so the parser's check refuses it.
-    expect(() => mergeMcpToml('[mcp_servers.unwind]\ncommand = """\n/x"""\n', E, "f")).toThrow(/could not edit \[mcp_servers.unwind\] safely/);
+    expect(() => mergeMcpToml('[mcp_servers.unwind]\ncommand = """\n/old/unwind"""\nargs = ["mcp"]\n', E, "f")).toThrow(/could not edit \[mcp_servers.unwind\] safely/);
   });
 
   it("reads table headers as TOML writes them, and nothing else as one", () => {

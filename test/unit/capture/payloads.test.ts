@@ -113,10 +113,21 @@ describe("claude", () => {
     for (const tool of ["mcp__unwind__undo", "mcp__unwind__restore", "mcp__unwind__redo", "mcp__unwind__undo_preview", "mcp__unwind__sessions"]) {
       expect(parseOk("claude", variant("claude", "bash.pre", { tool_name: tool })).target, tool).toEqual({ kind: "ignore" });
     }
-    // The control: another server's tools, even one named like it, have unknown effects.
-    for (const tool of ["mcp__github__create_pr", "mcp__unwinder__undo", "unwind__undo"]) {
+    // The control: another server's tools, even one named like it, and a tool unwind's server does not have, have unknown effects.
+    for (const tool of ["mcp__github__create_pr", "mcp__unwinder__undo", "unwind__undo", "mcp__unwind__write_file", "mcp__unwind__undo_x"]) {
       expect(parseOk("claude", variant("claude", "bash.pre", { tool_name: tool })).target, tool).toEqual({ kind: "tree" });
     }
+  });
+
+  it("Gemini CLI (mcp_<server>_<tool>) and Codex (mcp__<server>__<tool>) leave unwind's own MCP tools alone too", () => {
+    for (const tool of ["mcp_unwind_undo", "mcp_unwind_restore", "mcp_unwind_restore_preview"]) {
+      expect(parseOk("gemini", variant("gemini", "run-shell-command.pre", { tool_name: tool })).target, tool).toEqual({ kind: "ignore" });
+    }
+    for (const tool of ["mcp_github_create_pr", "mcp_unwind_write_file"]) {
+      expect(parseOk("gemini", variant("gemini", "run-shell-command.pre", { tool_name: tool })).target, tool).toEqual({ kind: "tree" });
+    }
+    expect(parseOk("codex", variant("codex", "bash.pre", { tool_name: "mcp__unwind__undo" })).target).toEqual({ kind: "ignore" });
+    expect(parseOk("codex", variant("codex", "bash.pre", { tool_name: "mcp__github__create_pr" })).target).toEqual({ kind: "tree" });
   });
 
   it("Read is ignored", () => {
