@@ -116,6 +116,8 @@ export interface ServeOptions {
   /** `--root`: the work tree to guard (default: the client's project directory, else the current directory). */
   root?: string | undefined;
   env?: NodeJS.ProcessEnv;
+  /** Tool calls under way: `serve` lets them finish, and answer, when the client closes stdin. */
+  inflight?: Set<Promise<unknown>>;
 }
 
 /** The server with every tool registered, not yet connected (tests connect it to an in-memory transport). */
@@ -136,12 +138,17 @@ export function createServer(opts: ServeOptions = {}): McpServer {
   /** Runs one operation on a freshly opened record (a crashed apply is finished first); errors become tool errors. */
   const run =
     <A>(fn: (u: Unwind, args: A) => Promise<Result>) =>
-    async (args: A): Promise<Result> => {
-      try {
-        return await fn(await open({ root }), args);
-      } catch (e) {
-        return toolError(e);
-      }
+    (args: A): Promise<Result> => {
+      const call = (async () => {
+        try {
+          return await fn(await open({ root }), args);
+        } catch (e) {
+          return toolError(e);
+        }
+      })();
+      opts.inflight?.add(call);
+      void call.finally(() => opts.inflight?.delete(call));
+      return call;
     };
 
   /** The scope a call names; with none, the caller's own session when the client says which it is. */
@@ -373,7 +380,8 @@ export function createServer(opts: ServeOptions = {}): McpServer {
  * connection ends.
  */
 export async function serve(opts: ServeOptions = {}): Promise<void> {
-  const server = createServer(opts);
+  const inflight = new Set<Promise<unknown>>();
+  const server = createServer({ ...opts, inflight });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
@@ -381,6 +389,9 @@ export async function serve(opts: ServeOptions = {}): Promise<void> {
   });
   await server.connect(transport);
   await closed;
+  // A client that sends a call and closes stdin still gets its answer: an undo under way finishes anyway.
+  while (inflight.size > 0) await Promise.allSettled([...inflight]);
+  await new Promise((resolve) => setImmediate(resolve)); // the SDK writes the answer after the handler resolves
   await server.close();
 }
 

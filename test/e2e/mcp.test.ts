@@ -13,7 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { TOOLS } from "../../src/mcp/server.js";
-import { BIN, dirFingerprint, makeRepo, read, treeState, write } from "../helpers.js";
+import { BIN, dirFingerprint, makeRepo, read, treeState, unwind, write } from "../helpers.js";
 import { claudeCall, claudePayload, hook } from "../journal-helpers.js";
 
 const A = "mcp-aaaa-1111";
@@ -359,5 +359,26 @@ describe("unwind mcp: the process", () => {
     expect(msgs[0].result.serverInfo.name).toBe("unwind");
     expect(msgs[1].result.structuredContent.total).toBe(2);
     expect(msgs[2].result).toMatchObject({ isError: true, structuredContent: { error: { code: "E_PLAN_CHANGED" } } });
+  });
+
+  it("a call the client sends right before closing stdin is finished and answered", async () => {
+    const root = twoSessions();
+    const child = spawn(process.execPath, [BIN, "mcp"], { cwd: root, env: serverEnv() });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    const send = (m: object) => child.stdin.write(JSON.stringify(m) + "\n");
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "snapshot", arguments: { label: "at the close" } } });
+    child.stdin.end(); // at once: the snapshot is still being taken
+    expect(await new Promise<number | null>((res) => child.on("exit", res))).toBe(0);
+    const msgs = out
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    expect(msgs.map((m) => m.id).sort()).toEqual([1, 2]);
+    const snap = msgs.find((m) => m.id === 2).result.structuredContent;
+    expect(snap.label).toBe("at the close");
+    expect(unwind(root, ["snapshots", "--json"]).json.snapshots.map((s: { id: string }) => s.id)).toContain(snap.id);
   });
 });
