@@ -11,6 +11,7 @@
 //   store     store bytes for 1,000 captured source files       (store.mjs)
 //   task      a 5,000-path task: change set and undo plan       (task.mjs)
 //   mcp       unwind mcp start-up: initialize, tools/list       (mcp.mjs)
+//   apply     undo and redo of 10,000 paths vs git checkout     (apply.mjs)
 //
 //   npm run bench                      everything (100,000 files)
 //   BENCH_ONLY=hook,task npm run bench a subset (run in the order above)
@@ -19,6 +20,8 @@
 //   BENCH_STORE_FILES=200              fewer files for the store benchmark
 //   BENCH_WIDE_FILES=2000              a narrower directory for the wide benchmark
 //   BENCH_MCP_REPS=31                  repetitions of the MCP start-up (default max(REPS, 21))
+//   BENCH_APPLY_FILES=2000             fewer paths for the apply benchmark (default 10,000)
+//   BENCH_APPLY_REPS=5                 rounds of the apply benchmark (default 3)
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
 //
 // The 100,000-file repository is generated once and shared by snapshot,
@@ -26,7 +29,7 @@
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "wide", "store", "task", "mcp"];
+const SUITE = ["snapshot", "hook", "bash", "wide", "store", "task", "mcp", "apply"];
 
 const only = (process.env.BENCH_ONLY ?? "")
   .split(",")

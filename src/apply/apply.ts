@@ -158,6 +158,8 @@ export async function applyPlan(
     items: [...ordered, ...items.filter((i) => !acts(i.action))],
     keepDirs: [...ancestorsOf(items.filter((i) => i.after !== null).map((i) => i.path))],
   };
+  // What each path held (and what a merge writes) is durable before the intent names it: nothing is lost to a power cut.
+  reader.cas.syncWritten();
   if (seal && ordered.length > 0) {
     writeIntent(ctx.store, intent);
     crashPoint("intent");
@@ -217,6 +219,7 @@ function keepCurrent(ctx: Context, reader: ContentReader, it: PlanItem): State |
 }
 
 function withHashes(reader: ContentReader, s: State, data: Buffer, keep: boolean): State {
-  const sha = keep ? reader.cas.put(data, { verify: true }) : sha256(data);
+  // Kept unsynced here: applyPlan makes every blob durable in one pass before its intent record.
+  const sha = keep ? reader.cas.put(data, { verify: true, sync: false }) : sha256(data);
   return { ...s, size: data.length, sha256: sha, oid: reader.oidOf(data) };
 }

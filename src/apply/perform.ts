@@ -1,6 +1,5 @@
-import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fsyncDir } from "../sys/atomic.js";
 import { fsPath } from "../domain/path-bytes.js";
 import type { RepoPath, State } from "../domain/types.js";
 
@@ -43,17 +42,19 @@ function unlinkIfExists(p: string): void {
 
 /**
  * Writes `after` (bytes given) at `rel`, or deletes it when `after` is null.
- * The new content is written and fsynced to a temp file in the same
- * directory first; `recheck` runs right before the rename, so the window in
- * which someone else's edit could be replaced unseen is as short as a
- * rename. Returns false (and leaves the path alone) when the recheck fails.
+ * The new content goes to a temp file in the same directory first; `recheck`
+ * runs right before the rename, so the window in which someone else's edit
+ * could be replaced unseen is as short as a rename. A killed process leaves
+ * the old file or the new one, never a torn one (the rename is atomic); no
+ * fsync here: what the path held is already durable in the store, and the
+ * intent says what to finish (docs/design.md, "Which fsyncs"). Returns false
+ * (and leaves the path alone) when the recheck fails.
  */
 export function performOne(root: string, rel: RepoPath, after: State | null, data: Buffer | null, tmpTag: string, recheck: () => boolean): boolean {
   const abs = join(root, rel);
   if (after === null) {
     if (!recheck()) return false;
     unlinkIfExists(abs);
-    fsyncDir(dirname(abs));
     return true;
   }
   ensureParents(root, rel);
@@ -72,7 +73,6 @@ export function performOne(root: string, rel: RepoPath, after: State | null, dat
     unlinkIfExists(tmp);
     throw e;
   }
-  fsyncDir(dirname(abs));
   return true;
 }
 
@@ -86,7 +86,6 @@ function writeTemp(tmp: string, data: Buffer, target: string, exec: boolean): vo
   try {
     let off = 0;
     while (off < data.length) off += writeSync(fd, data, off, data.length - off);
-    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }

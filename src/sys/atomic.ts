@@ -16,6 +16,16 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+/** fsync one file, so what was written to it survives a power cut. */
+export function fsyncFile(path: string): void {
+  const fd = openSync(fsPath(path), "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export function tempNameFor(path: string, tag = randomBytes(4).toString("hex")): string {
   return join(dirname(path), `.${basename(path)}.unwind-${tag}.tmp`);
 }
