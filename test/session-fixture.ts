@@ -29,3 +29,21 @@ export function repo() {
     "build/out.js": "built before\n",
   });
 }
+
+export const A_TS = "export const a = 1;\n";
+export const A_TS2 = "export const a = 2;\n";
+export const B_TS = "export const b = 1;\n";
+export const B_TS2 = "export const b = 2;\n";
+
+/**
+ * A repo where session `a` edits src/a.ts (Edit) and runs a Bash call that
+ * writes gen/out.txt (a shell side effect, caught by tree snapshots), and
+ * session `b` writes src/b.ts. Different files: no conflict between them.
+ */
+export function twoSessions(a: string, b: string): string {
+  const root = makeRepo({ "src/a.ts": A_TS, "src/b.ts": B_TS, "README.md": "# r\n" });
+  claudeCall(root, a, "Edit", { file_path: join(root, "src/a.ts"), old_string: "1", new_string: "2" }, () => write(root, "src/a.ts", A_TS2));
+  claudeCall(root, a, "Bash", { command: "mkdir -p gen && echo generated > gen/out.txt", description: "generate" }, () => write(root, "gen/out.txt", "generated\n"));
+  claudeCall(root, b, "Write", { file_path: join(root, "src/b.ts"), content: B_TS2 }, () => write(root, "src/b.ts", B_TS2));
+  return root;
+}

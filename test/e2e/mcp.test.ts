@@ -14,24 +14,14 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { afterEach, describe, expect, it } from "vitest";
 import { TOOLS } from "../../src/mcp/server.js";
 import { BIN, dirFingerprint, makeRepo, read, treeState, unwind, write } from "../helpers.js";
-import { claudeCall, claudePayload, hook } from "../journal-helpers.js";
+import { A_TS, B_TS2, twoSessions as twoFixture } from "../session-fixture.js";
+import { claudePayload, hook } from "../journal-helpers.js";
 
 const A = "mcp-aaaa-1111";
 const B = "mcp-bbbb-2222";
 const HEX64 = /^[0-9a-f]{64}$/;
-const A_TS = "export const a = 1;\n";
-const A_TS2 = "export const a = 2;\n";
-const B_TS = "export const b = 1;\n";
-const B_TS2 = "export const b = 2;\n";
 
-/** Session A edits src/a.ts and runs a Bash call that writes gen/out.txt; session B writes src/b.ts. */
-function twoSessions(): string {
-  const root = makeRepo({ "src/a.ts": A_TS, "src/b.ts": B_TS, "README.md": "# r\n" });
-  claudeCall(root, A, "Edit", { file_path: join(root, "src/a.ts"), old_string: "1", new_string: "2" }, () => write(root, "src/a.ts", A_TS2));
-  claudeCall(root, A, "Bash", { command: "mkdir -p gen && echo generated > gen/out.txt", description: "generate" }, () => write(root, "gen/out.txt", "generated\n"));
-  claudeCall(root, B, "Write", { file_path: join(root, "src/b.ts"), content: B_TS2 }, () => write(root, "src/b.ts", B_TS2));
-  return root;
-}
+const twoSessions = () => twoFixture(A, B);
 
 const disk = (root: string) => ({ tree: treeState(root), git: dirFingerprint(join(root, ".git")) });
 

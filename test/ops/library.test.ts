@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
 import { open, UnwindError, type UndoReport } from "../../src/index.js";
 import { dirFingerprint, makeRepo, read, snapshotId, treeState, unwind, write } from "../helpers.js";
+import { A_TS, A_TS2, B_TS, B_TS2, twoSessions as twoFixture } from "../session-fixture.js";
 import { claudeCall } from "../journal-helpers.js";
 
 const A = "lib-aaaa-1111";
@@ -18,23 +19,7 @@ const B = "lib-bbbb-2222";
 const HEX64 = /^[0-9a-f]{64}$/;
 const RECEIPT = /^r-\d{8}T\d{6}Z-[0-9a-f]{8}$/;
 
-const A_TS = "export const a = 1;\n";
-const A_TS2 = "export const a = 2;\n";
-const B_TS = "export const b = 1;\n";
-const B_TS2 = "export const b = 2;\n";
-
-/**
- * A repo where session A edits src/a.ts (Edit) and runs a Bash call that
- * writes gen/out.txt (a shell side effect, caught by tree snapshots), and
- * session B writes src/b.ts. Different files: no conflict between them.
- */
-function twoSessions(): string {
-  const root = makeRepo({ "src/a.ts": A_TS, "src/b.ts": B_TS, "README.md": "# r\n" });
-  claudeCall(root, A, "Edit", { file_path: join(root, "src/a.ts"), old_string: "1", new_string: "2" }, () => write(root, "src/a.ts", A_TS2));
-  claudeCall(root, A, "Bash", { command: "mkdir -p gen && echo generated > gen/out.txt", description: "generate" }, () => write(root, "gen/out.txt", "generated\n"));
-  claudeCall(root, B, "Write", { file_path: join(root, "src/b.ts"), content: B_TS2 }, () => write(root, "src/b.ts", B_TS2));
-  return root;
-}
+const twoSessions = () => twoFixture(A, B);
 
 /**
  * Everything on disk that an operation could touch: the work tree (kind,
