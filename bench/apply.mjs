@@ -7,7 +7,8 @@
 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { GIT, ROOT, UNWIND, intEnv, median, run, standalone, tempDir } from "./lib.mjs";
+import { spawnSync } from "node:child_process";
+import { BASE_ENV, GIT, ROOT, UNWIND, intEnv, median, run, standalone, tempDir } from "./lib.mjs";
 
 const FILES = intEnv("BENCH_APPLY_FILES", 10_000);
 const ROUNDS = intEnv("BENCH_APPLY_REPS", 3);
@@ -45,6 +46,17 @@ export async function bench() {
   console.log(`  rounds    ${ROUNDS} after 1 warm-up; each: undo, redo, and git checkout of the same bytes both ways\n`);
 
   const samples = { undo: [], redo: [], back: [], forth: [] };
+  const rss = { undo: [], redo: [] };
+  // Peak resident memory of the process (bench/rss.cjs prints it at exit).
+  const unwind = (args, key) => {
+    const t0 = process.hrtime.bigint();
+    const r = spawnSync("node", ["-r", join(ROOT, "bench", "rss.cjs"), UNWIND, ...args], { cwd: repo, env: BASE_ENV, encoding: "utf8" });
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (r.status !== 0) throw new Error(`unwind ${args.join(" ")} exited ${r.status}: ${r.stderr.trim()}`);
+    const kb = Number(/unwind-bench-maxrss (\d+)/.exec(r.stderr)?.[1]);
+    rss[key].push(kb / 1024);
+    return ms;
+  };
   const check = (expect) => {
     for (const i of [0, FILES >> 1, FILES - 1]) {
       const got = readFileSync(join(repo, path(i)), "utf8");
@@ -53,11 +65,11 @@ export async function bench() {
   };
   for (let round = 0; round <= ROUNDS; round++) {
     const t = {
-      undo: run("node", [UNWIND, "undo", "--session", session, "-q"], { cwd: repo }).ms,
+      undo: unwind(["undo", "--session", session, "-q"], "undo"),
       back: run("git", [...GIT, "checkout", "-q", A, "--", "."], { cwd: base }).ms,
     };
     check(original);
-    t.redo = run("node", [UNWIND, "redo", "--last", "-q"], { cwd: repo }).ms;
+    t.redo = unwind(["redo", "--last", "-q"], "redo");
     t.forth = run("git", [...GIT, "checkout", "-q", B, "--", "."], { cwd: base }).ms;
     check((i) => `${original(i)}rewritten\n`);
     if (round > 0) for (const k of Object.keys(samples)) samples[k].push(t[k]);
@@ -72,6 +84,7 @@ export async function bench() {
   console.log("\n  ratios (no target asserted; the issue asks for <= 2x; median of per-round ratios in brackets)");
   console.log(`  undo / git checkout                ${(med.undo / med.back).toFixed(2).padStart(6)}x   [${paired("undo", "back").toFixed(2)}x]`);
   console.log(`  redo / git checkout                ${(med.redo / med.forth).toFixed(2).padStart(6)}x   [${paired("redo", "forth").toFixed(2)}x]`);
+  console.log(`  peak memory: undo ${median(rss.undo).toFixed(0)} MiB, redo ${median(rss.redo).toFixed(0)} MiB   (no target asserted; the issue asks for < 128 MiB at 10,000 paths)`);
   console.log("  (check: after every undo and redo, sampled files hold exactly the expected bytes)");
 }
 
