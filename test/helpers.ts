@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { afterAll } from "vitest";
+import { afterAll, expect } from "vitest";
+import { UnwindError } from "../src/domain/errors.js";
 
 export const BIN = resolve(fileURLToPath(new URL(".", import.meta.url)), "..", "bin", "unwind");
 
@@ -204,4 +205,25 @@ export function gitsTree(root: string): string {
   for (const k of Object.keys(env)) if (k.startsWith("GIT_") && k !== "GIT_INDEX_FILE") delete env[k];
   execFileSync("git", ["add", "-A"], { cwd: root, env });
   return execFileSync("git", ["write-tree"], { cwd: root, env, encoding: "utf8" }).trim();
+}
+
+/**
+ * Everything on disk that an operation could touch: the work tree (kind,
+ * mode, bytes of every file) and everything under .git, the store included,
+ * down to each file's mtime.
+ */
+export function disk(root: string) {
+  return { tree: treeState(root), git: dirFingerprint(join(root, ".git")) };
+}
+
+/** The UnwindError a promise rejects with (fails the test if it resolves or rejects with anything else). */
+export async function rejection(p: Promise<unknown>): Promise<UnwindError> {
+  let result: unknown;
+  try {
+    result = await p;
+  } catch (e) {
+    expect(e).toBeInstanceOf(UnwindError);
+    return e as UnwindError;
+  }
+  throw new Error(`expected a rejection, got ${JSON.stringify(result)}`);
 }

@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { spawn } from "node:child_process";
 import { BIN, unwind, type CliResult } from "./helpers.js";
 
@@ -30,6 +31,12 @@ export function claudePayload(
 /** Runs the real hook entry point with a payload on stdin. */
 export function hook(cwd: string, harness: string, payload: string, env: Record<string, string> = {}): CliResult {
   return unwind(cwd, ["hook", harness], { input: payload, env });
+}
+
+/** One Claude hook event through the real `unwind hook claude` process, which must exit 0 and print nothing. */
+export function ev(root: string, session: string, event: "PreToolUse" | "PostToolUse", tool: string, input: Record<string, unknown>, id: string, env: Record<string, string> = {}) {
+  const r = hook(root, "claude", claudePayload(root, session, event, tool, input, id), env);
+  expect([r.code, r.stdout]).toEqual([0, ""]);
 }
 
 export function hookAsync(cwd: string, harness: string, payload: string): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -22,7 +22,6 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
 import { UNWIND_MCP_TOOLS } from "../capture/harness/rules.js";
 import { UnwindError, usage } from "../domain/errors.js";
-import { rootGlob } from "../domain/glob.js";
 import { idOrLast } from "../domain/ids.js";
 import { VERSION } from "../domain/version.js";
 import { open, type Unwind } from "../ops/open.js";
@@ -98,18 +97,6 @@ export function toolError(e: unknown): Result {
   // The operator sees where an internal error came from (stderr: stdout carries only the protocol).
   if (!(e instanceof UnwindError)) process.stderr.write(`unwind mcp: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   return { isError: true, content: [{ type: "text", text: `${err.code}: ${err.message}${err.hint ? ` (${err.hint})` : ""}` }], structuredContent: { error: err } };
-}
-
-/** Root-relative `paths` globs for the library, checked as the command line checks its `--path`. */
-function globs(paths: readonly string[] | undefined): { paths?: string[] } {
-  if (!paths) return {};
-  return {
-    paths: paths.map((g) => {
-      const r = rootGlob(g, "");
-      if (r === null) throw usage(`paths: ${g} leaves the work tree`, "give globs relative to the work tree's root");
-      return r;
-    }),
-  };
 }
 
 export interface ServeOptions {
@@ -222,7 +209,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     },
     run(async (u, a) => {
       const { scope, defaulted } = scopeOf(a);
-      const r = await explain(defaulted, u.changes(scope, { since: a.since, ...globs(a.paths) }));
+      const r = await explain(defaulted, u.changes(scope, { since: a.since, paths: a.paths }));
       return ok(r, line.changesLine(r));
     }),
   );
@@ -239,7 +226,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     },
     run(async (u, a) => {
       const { scope, defaulted } = scopeOf(a);
-      const r = await explain(defaulted, u.plan(scope, { since: a.since, ...globs(a.paths), force: a.force, merge: a.merge }));
+      const r = await explain(defaulted, u.plan(scope, { since: a.since, paths: a.paths, force: a.force, merge: a.merge }));
       return ok(r, line.previewLine(r, "undo"));
     }),
   );
@@ -256,7 +243,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     },
     run(async (u, a) => {
       const { scope, defaulted } = scopeOf(a);
-      const r = await explain(defaulted, u.undo(scope, { since: a.since, ...globs(a.paths), force: a.force, merge: a.merge, expect: a.plan }));
+      const r = await explain(defaulted, u.undo(scope, { since: a.since, paths: a.paths, force: a.force, merge: a.merge, expect: a.plan }));
       return ok(r, line.appliedLine(r, "undone"));
     }),
   );

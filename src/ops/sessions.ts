@@ -76,7 +76,7 @@ export async function log(ctx: Context, opts: ListOptions & { session?: string |
     if (r.kind === "file" && r.phase === "post" && !c.paths.includes(r.path)) c.paths.push(r.path);
   }
   const newest = [...calls.values()].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
-  const { items, total } = listed(newest, { limit: 50, ...dropUndefined(opts) }, (c) => c.at);
+  const { items, total } = listed(newest, { since: opts.since, limit: opts.limit ?? 50 }, (c) => c.at);
   // A tree-captured call's paths come from diffing its snapshots: only for the calls shown.
   const treeShown = new Set(items.filter((c) => c.capture === "tree").map((c) => `${c.session}\0${c.call}`));
   for (const [k, paths] of await treeCallPaths(ctx, records, treeShown)) {
@@ -84,8 +84,4 @@ export async function log(ctx: Context, opts: ListOptions & { session?: string |
     if (c) c.paths = sortByPath(paths.map((path) => ({ path }))).map((p) => p.path);
   }
   return { calls: items, total };
-}
-
-function dropUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

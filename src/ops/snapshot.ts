@@ -13,9 +13,9 @@ import { listed, type ListOptions } from "./list.js";
  */
 export async function snapshot(ctx: Context, labels: SnapshotLabels = {}, opts: { start?: SnapshotStart | null | undefined } = {}): Promise<SnapshotInfo> {
   taskName(labels.task);
-  const clean = Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== undefined && v !== "")) as SnapshotLabels;
-  const done = opts.start ? await finishSnapshot(ctx, opts.start, clean) : null;
-  return snapshotInfo(done ?? (await withLock(ctx.store, "snapshot", () => takeSnapshot(ctx, clean))));
+  // takeSnapshot keeps only the labels that are set.
+  const done = opts.start ? await finishSnapshot(ctx, opts.start, labels) : null;
+  return snapshotInfo(done ?? (await withLock(ctx.store, "snapshot", () => takeSnapshot(ctx, labels))));
 }
 
 /** A snapshot as the library and `--json` give it: every optional label null when absent, no internal fields. */

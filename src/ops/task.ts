@@ -5,6 +5,5 @@ import { startTask, type TaskBinding } from "../scope/task.js";
 /** Binds a task to a branch (and its worktree), recording the fork point (SPEC section 6). */
 export async function taskStart(ctx: Context, task: string, opts: { branch?: string | undefined; worktree?: string | undefined; onto?: string | undefined } = {}): Promise<TaskBinding> {
   await ensureStore(ctx);
-  const defined = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as { branch?: string; worktree?: string; onto?: string };
-  return startTask(ctx, task, defined);
+  return startTask(ctx, task, opts);
 }

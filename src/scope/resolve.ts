@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { resolveSnapshot, writeWorkTree } from "../capture/snapshot.js";
 import { UnwindError, usage } from "../domain/errors.js";
-import { pathMatcher } from "../domain/glob.js";
+import { pathMatcher, rootGlob } from "../domain/glob.js";
 import { checkName } from "../domain/paths.js";
 import type { ChangeSet, Interleaved, LaterWrite, RepoPath } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
@@ -92,8 +92,18 @@ export function sinceTime(text: string): string {
   return new Date(text).toISOString();
 }
 
+/** Root-relative globs as every client gives them (`./src/**` as `src/**`); one that leaves the work tree is a usage error. */
+function rootGlobs(paths: readonly string[] | undefined): string[] {
+  return (paths ?? []).map((g) => {
+    const r = rootGlob(g, "");
+    if (r === null) throw usage(`path glob ${g} leaves the work tree`, "give globs relative to the work tree's root");
+    return r;
+  });
+}
+
 /** The options that go with a scope, checked before anything is read. */
 export function checkScopeOptions(scope: CheckedScope, opts: ScopeOptions): void {
+  rootGlobs(opts.paths);
   if (opts.since !== undefined) {
     if (scope.kind === "snapshot") throw usage("--since needs a journal scope (--session, --call, --task)");
     sinceTime(opts.since);
@@ -121,8 +131,8 @@ export type Reading = "apply" | "dry" | "read";
  */
 export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: ScopeOptions, reading: Reading, fn: (r: Resolved) => Promise<T>): Promise<T> {
   checkScopeOptions(scope, opts);
-  const globs = [...(opts.paths ?? [])];
-  const named = opts.pathNames ?? globs;
+  const globs = rootGlobs(opts.paths);
+  const named = opts.pathNames ?? opts.paths ?? [];
   if (scope.kind === "task") {
     const evidence = await taskEvidence(ctx, scope.id);
     if (evidence.kind === "branch") {

@@ -10,16 +10,10 @@ import { unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeRepo, read, snapshotId, unwind, unwindAsync, write } from "../helpers.js";
-import { claudeCall, claudePayload, hook } from "../journal-helpers.js";
+import { claudeCall, ev } from "../journal-helpers.js";
 
 const A = "sess-aaaa-1111";
 const B = "sess-bbbb-2222";
-
-/** One hook event through the real `unwind hook claude` process. */
-function ev(root: string, session: string, event: "PreToolUse" | "PostToolUse", tool: string, input: Record<string, unknown>, id: string) {
-  const r = hook(root, "claude", claudePayload(root, session, event, tool, input, id));
-  expect([r.code, r.stdout]).toEqual([0, ""]);
-}
 
 describe("overlapping shell calls of two sessions (issue 9, case 4)", () => {
   it("the human line of a concurrent-call conflict says what to do next; the undo exits 1", () => {

@@ -13,7 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { TOOLS } from "../../src/mcp/server.js";
-import { BIN, dirFingerprint, makeRepo, read, treeState, unwind, write } from "../helpers.js";
+import { BIN, disk, makeRepo, read, treeState, unwind, write } from "../helpers.js";
 import { A_TS, B_TS2, twoSessions as twoFixture } from "../session-fixture.js";
 import { claudePayload, hook } from "../journal-helpers.js";
 
@@ -22,8 +22,6 @@ const B = "mcp-bbbb-2222";
 const HEX64 = /^[0-9a-f]{64}$/;
 
 const twoSessions = () => twoFixture(A, B);
-
-const disk = (root: string) => ({ tree: treeState(root), git: dirFingerprint(join(root, ".git")) });
 
 /** The environment a client would give the server, without anything naming a calling session or a project directory unless `extra` does. */
 function serverEnv(extra: Record<string, string> = {}): Record<string, string> {

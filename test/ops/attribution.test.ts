@@ -13,7 +13,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { RepoPath } from "../../src/domain/types.js";
 import { open, type Unwind } from "../../src/index.js";
 import { makeRepo, read, unwind, write } from "../helpers.js";
-import { claudeCall, claudePayload, hook } from "../journal-helpers.js";
+import { claudeCall, claudePayload, hook, ev } from "../journal-helpers.js";
 
 const A = "sess-aaaa-1111";
 const B = "sess-bbbb-2222";
@@ -42,12 +42,6 @@ async function exitOf(p: Promise<{ partial: boolean } | unknown>): Promise<numbe
   } catch (e) {
     return (e as { exit: number }).exit;
   }
-}
-
-/** One hook event through the real `unwind hook claude` process. */
-function ev(root: string, session: string, event: "PreToolUse" | "PostToolUse", tool: string, input: Record<string, unknown>, id: string, env: Record<string, string> = {}) {
-  const r = hook(root, "claude", claudePayload(root, session, event, tool, input, id), env);
-  expect([r.code, r.stdout]).toEqual([0, ""]);
 }
 
 describe("overlapping shell calls of two sessions (issue 9, case 4)", () => {

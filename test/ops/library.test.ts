@@ -9,8 +9,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
-import { open, UnwindError, type UndoReport } from "../../src/index.js";
-import { dirFingerprint, makeRepo, read, snapshotId, treeState, unwind, write } from "../helpers.js";
+import { open, type UndoReport } from "../../src/index.js";
+import { disk, makeRepo, read, rejection, snapshotId, treeState, unwind, write } from "../helpers.js";
 import { A_TS, A_TS2, B_TS, B_TS2, twoSessions as twoFixture } from "../session-fixture.js";
 import { claudeCall } from "../journal-helpers.js";
 
@@ -20,27 +20,6 @@ const HEX64 = /^[0-9a-f]{64}$/;
 const RECEIPT = /^r-\d{8}T\d{6}Z-[0-9a-f]{8}$/;
 
 const twoSessions = () => twoFixture(A, B);
-
-/**
- * Everything on disk that an operation could touch: the work tree (kind,
- * mode, bytes of every file) and everything under .git, the store included,
- * down to each file's mtime.
- */
-function disk(root: string) {
-  return { tree: treeState(root), git: dirFingerprint(join(root, ".git")) };
-}
-
-/** The UnwindError a promise rejects with (fails the test if it resolves or rejects with anything else). */
-async function rejection(p: Promise<unknown>): Promise<UnwindError> {
-  let result: unknown;
-  try {
-    result = await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(UnwindError);
-    return e as UnwindError;
-  }
-  throw new Error(`expected a rejection, got ${JSON.stringify(result)}`);
-}
 
 /** Plain JSON data: no `undefined`, no class instances, nothing JSON would lose. */
 function expectPlainJson(x: unknown): void {

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, chmodSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { open, UnwindError, type UndoReport } from "../../src/index.js";
-import { dirFingerprint, git, gitStatus, makeRepo, read, tempDir, treeState, write } from "../helpers.js";
+import { open, type UndoReport } from "../../src/index.js";
+import { dirFingerprint, git, gitStatus, makeRepo, read, rejection, tempDir, treeState, write } from "../helpers.js";
 import { claudeCallEnv } from "../journal-helpers.js";
 
 /*
@@ -61,18 +61,6 @@ async function changes(root: string, task: string): Promise<Entry[]> {
 /** The undo of a task (opened on `root`): `--dry-run` is `{ dryRun: true }`. */
 async function undoTask(root: string, task: string, o: { dryRun?: boolean } = {}): Promise<UndoReport> {
   return (await open({ root })).undo({ task }, o);
-}
-
-/** The UnwindError a promise rejects with (fails the test if it resolves or rejects with anything else). */
-async function rejection(p: Promise<unknown>): Promise<UnwindError> {
-  let result: unknown;
-  try {
-    result = await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(UnwindError);
-    return e as UnwindError;
-  }
-  throw new Error(`expected a rejection, got ${JSON.stringify(result)}`);
 }
 
 /** `changes`, `undo` and `undo --dry-run` of a task, as the command line's three invocations. */
