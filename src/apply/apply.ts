@@ -5,10 +5,11 @@ import { sha256 } from "../domain/hash.js";
 import type { Context } from "../repo/context.js";
 import { Receipts, newReceiptId, type Receipt, type ReceiptItem, type ReceiptKind } from "../store/receipts.js";
 import type { ContentReader } from "../store/content.js";
-import { observeOne, sameObserved, stateOf } from "../capture/observe.js";
+import { BlobError } from "../store/cas.js";
+import { keptKey, observeOne, sameObserved, stateOf, type Reuse } from "../capture/observe.js";
 import { sortByPath } from "../domain/paths.js";
 import { acts, countActions } from "../domain/actions.js";
-import type { Action, Observed, Plan, PlanItem, RepoPath, Sha256, State } from "../domain/types.js";
+import type { Action, Observed, Plan, PlanItem, Sha256, State } from "../domain/types.js";
 import { crashPoint } from "./crash.js";
 import { clearIntent, writeIntent, type Intent } from "./intent.js";
 import { PerformError, ancestorsOf, performOne, removeEmptiedDirs } from "./perform.js";
@@ -32,6 +33,7 @@ export function demote(item: ReceiptItem, reason: ReceiptItem["reason"], detail:
 /** A failure writing one path is that path's conflict, never the end of the whole apply. */
 function failureReason(e: unknown): { reason: ReceiptItem["reason"]; detail: string } {
   if (e instanceof PerformError) return { reason: e.reason, detail: e.message };
+  if (e instanceof BlobError) return { reason: e.kind === "missing" ? "missing-blob" : "hash-mismatch", detail: e.message };
   const code = (e as NodeJS.ErrnoException).code;
   if (code === "EISDIR" || code === "ENOTDIR" || code === "ENOTEMPTY") return { reason: "not-regular", detail: String((e as Error).message) };
   return { reason: "io-error", detail: e instanceof Error ? e.message : String(e) };
@@ -48,8 +50,10 @@ export async function performAll(
   intent: Intent,
   content: (item: ReceiptItem) => Promise<Buffer | null>,
   expect: (item: ReceiptItem, now: Observed) => "go" | "done" | "changed",
-  progress?: Progress,
+  opts: { progress?: Progress | undefined; reuse?: ((item: ReceiptItem) => Reuse | undefined) | undefined } = {},
 ): Promise<void> {
+  const { progress } = opts;
+  const dirs = new Set<string>();
   const tag = intent.receipt.slice(-8);
   let n = 0;
   const total = intent.items.filter((x) => acts(x.action)).length;
@@ -69,12 +73,13 @@ export async function performAll(
     if (item.action !== "delete" && !dirsRemoved) removeDirs();
     let verdict = "go" as "go" | "done" | "changed";
     const recheck = () => {
-      verdict = expect(item, observeOne(ctx.root, item.path, ctx.objectFormat));
-      return verdict === "go";
+      const now = observeOne(ctx.root, item.path, ctx.objectFormat, undefined, { reuse: opts.reuse?.(item) });
+      verdict = expect(item, now);
+      return verdict === "go" ? now : null;
     };
     try {
       const data = await content(item);
-      const done = performOne(ctx.root, item.path, item.after, data, `${tag}-${i}`, recheck);
+      const done = performOne(ctx.root, item.path, item.after, data, `${tag}-${i}`, recheck, dirs);
       if (!done && verdict === "changed") demote(item, "changed-since", "changed while undoing");
     } catch (e) {
       const f = failureReason(e);
@@ -107,12 +112,11 @@ export async function applyPlan(
   plan: Plan,
   kind: ReceiptKind,
   merged: ReadonlyMap<Sha256, Buffer>,
-  opts: { seal?: boolean; progress?: Progress | undefined } = {},
+  opts: { seal?: boolean; progress?: Progress | undefined; fsNow?: number | undefined } = {},
 ): Promise<Receipt> {
   const seal = opts.seal !== false;
   const id = newReceiptId();
   const items: ReceiptItem[] = [];
-  const payload = new Map<RepoPath, Buffer | null>();
   const expectOf = new Map(plan.items.map((i) => [i.path, i.expect]));
 
   await reader.prefetch(plan.items.filter((i) => i.action === "restore").map((i) => i.pre));
@@ -133,14 +137,10 @@ export async function applyPlan(
       }
       item.before = before;
       if (it.action === "restore") {
-        const data = await reader.read(it.pre!);
-        // Restored bytes already live in git or the CAS: hash them, do not copy them.
-        item.after = withHashes(reader, it.pre!, data, false);
-        payload.set(it.path, data);
+        item.after = await restoredState(reader, it.pre!);
       } else if (it.action === "merge") {
         const data = merged.get(it.merged!)!;
         item.after = withHashes(reader, { kind: "file", mode: it.mergedMode ?? (it.expect.kind === "file" ? it.expect.mode : "100644") }, data, true);
-        payload.set(it.path, data);
       }
     } catch (e) {
       const f = failureReason(e);
@@ -164,12 +164,15 @@ export async function applyPlan(
     writeIntent(ctx.store, intent);
     crashPoint("intent");
   }
+  // The bytes to write are read as each path is written (a restore's from the store or git, within the
+  // reader's budget of what it keeps): never every path's at once.
+  const fsNow = opts.fsNow;
   await performAll(
     ctx,
     intent,
-    async (item) => payload.get(item.path) ?? null,
+    async (item) => (item.action === "merge" ? merged.get(item.after!.sha256!)! : item.after ? reader.read(item.after) : null),
     (item, now) => (sameObserved(now, expectOf.get(item.path)!) ? "go" : "changed"),
-    opts.progress,
+    { progress: opts.progress, reuse: fsNow === undefined ? undefined : (item) => ({ as: expectOf.get(item.path)!, fsNow }) },
   );
   return seal ? finish(ctx, intent) : { ...receiptOf(ctx, intent, false), prev: null };
 }
@@ -207,7 +210,9 @@ function keepCurrent(ctx: Context, reader: ContentReader, it: PlanItem): State |
   const abs = join(ctx.root, it.path);
   const e = it.expect;
   if (e.kind === "file") {
-    const kept = withHashes(reader, { kind: "file", mode: e.mode }, readFileSync(fsPath(abs)), true);
+    // The bytes the plan read, where it kept them: the recheck right before the write proves the path still holds them.
+    const data = reader.cache.get(keptKey(it.path, e.sha256)) ?? readFileSync(fsPath(abs));
+    const kept = withHashes(reader, { kind: "file", mode: e.mode }, data, true);
     return kept.sha256 === e.sha256 ? kept : "changed";
   }
   if (e.kind === "symlink") {
@@ -216,6 +221,16 @@ function keepCurrent(ctx: Context, reader: ContentReader, it: PlanItem): State |
     return withHashes(reader, { kind: "symlink", mode: "120000" }, target, true);
   }
   return stateOf(e);
+}
+
+/**
+ * What a restore leaves: the recorded state, whose bytes live in git or the
+ * CAS (they are read, verified, as the path is written). Only a state that
+ * lacks a hash or its size is read now, to complete it.
+ */
+async function restoredState(reader: ContentReader, pre: State): Promise<State> {
+  if (pre.sha256 && pre.oid && pre.size !== undefined) return { ...pre };
+  return withHashes(reader, pre, await reader.read(pre), false);
 }
 
 function withHashes(reader: ContentReader, s: State, data: Buffer, keep: boolean): State {

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { blobOid, lineSafe } from "../git/objects.js";
 import type { Context } from "../repo/context.js";
 import { sha256 } from "../domain/hash.js";
-import type { GitOid, Observed, RepoPath, State } from "../domain/types.js";
+import type { ByteCache } from "../domain/byte-cache.js";
+import type { GitOid, Observed, RepoPath, Stamp, State } from "../domain/types.js";
 
 function lstatOrNull(p: string): Stats | null {
   try {
@@ -24,13 +25,53 @@ export function looksText(data: Buffer): boolean {
   return !data.subarray(0, 8000).includes(0);
 }
 
+function stampOf(st: Stats): Stamp {
+  return { dev: st.dev, ino: st.ino, mode: st.mode, nlink: st.nlink, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
+}
+
+/**
+ * Whether `st` proves a file still holds what was read with `stamp`: the
+ * same stat data, and times older than `fsNow`, the file system's clock
+ * taken before that read (src/sys/files.ts `fsClock`). Any write after it
+ * sets the change time to `fsNow` or later; one in the same clock tick as
+ * the last could leave the times as they were, so a file that new proves
+ * nothing and is read again.
+ */
+export function unchangedSince(stamp: Stamp, st: Stats, fsNow: number): boolean {
+  return (
+    stamp.mtimeMs < fsNow &&
+    stamp.ctimeMs < fsNow &&
+    st.ctimeMs === stamp.ctimeMs &&
+    st.mtimeMs === stamp.mtimeMs &&
+    st.size === stamp.size &&
+    st.ino === stamp.ino &&
+    st.dev === stamp.dev &&
+    st.mode === stamp.mode &&
+    st.nlink === stamp.nlink
+  );
+}
+
+/** An earlier observation to give back unread where the file's stat data proves it unchanged (`unchangedSince`). */
+export interface Reuse {
+  as: Observed;
+  fsNow: number;
+}
+
 /**
  * What is on disk at one path, without following symlinks anywhere: a
  * symlinked parent makes the path `blocked`; a missing or non-directory
  * parent makes it absent. Content is hashed so the pure planner can compare
- * against records. `dirCache` spares re-reading shared parents.
+ * against records. `dirCache` spares re-reading shared parents; `keep`
+ * keeps a file's bytes (by path and hash) for the apply; `reuse` spares
+ * reading a file again.
  */
-export function observeOne(root: string, rel: string, format: "sha1" | "sha256", dirCache = new Map<string, Observed | null>()): Observed {
+export function observeOne(
+  root: string,
+  rel: string,
+  format: "sha1" | "sha256",
+  dirCache = new Map<string, Observed | null>(),
+  opts: { keep?: ByteCache | undefined; reuse?: Reuse | undefined } = {},
+): Observed {
   const parts = rel.split("/");
   let acc = "";
   for (let i = 0; i < parts.length - 1; i++) {
@@ -51,8 +92,12 @@ export function observeOne(root: string, rel: string, format: "sha1" | "sha256",
     return { kind: "symlink", target, sha256: sha256(target), oid: blobOid(target, format) };
   }
   if (st.isFile()) {
+    const was = opts.reuse?.as;
+    if (was?.kind === "file" && was.stamp && unchangedSince(was.stamp, st, opts.reuse!.fsNow)) return was;
     const data = readFileSync(fsPath(abs));
-    return { kind: "file", mode: modeOf(st), size: st.size, nlink: st.nlink, sha256: sha256(data), text: looksText(data) };
+    const sha = sha256(data);
+    opts.keep?.set(keptKey(rel, sha), data);
+    return { kind: "file", mode: modeOf(st), size: st.size, nlink: st.nlink, sha256: sha, text: looksText(data), stamp: stampOf(st) };
   }
   return st.isDirectory() ? { kind: "dir" } : { kind: "other" };
 }
@@ -63,12 +108,12 @@ export function observeOne(root: string, rel: string, format: "sha1" | "sha256",
  * snapshotting, so its oids compare with snapshot trees where raw-byte
  * hashes would not.
  */
-export async function observe(ctx: Context, paths: readonly RepoPath[], opts: { oids?: boolean } = {}): Promise<Map<RepoPath, Observed>> {
+export async function observe(ctx: Context, paths: readonly RepoPath[], opts: { oids?: boolean; keep?: ByteCache | undefined } = {}): Promise<Map<RepoPath, Observed>> {
   const out = new Map<RepoPath, Observed>();
   const dirCache = new Map<string, Observed | null>();
   const viaGit: RepoPath[] = [];
   for (const rel of paths) {
-    const o = observeOne(ctx.root, rel, ctx.objectFormat, dirCache);
+    const o = observeOne(ctx.root, rel, ctx.objectFormat, dirCache, { keep: opts.keep });
     out.set(rel, o);
     if (opts.oids && o.kind === "file") {
       if (lineSafe(rel))
@@ -86,6 +131,9 @@ export async function observe(ctx: Context, paths: readonly RepoPath[], opts: { 
   }
   return out;
 }
+
+/** Where `observe` keeps a file's bytes it read: by path and content, so bytes read for one state never stand in for another. */
+export const keptKey = (rel: string, sha: string) => `file\0${rel}\0${sha}`;
 
 /** The recorded form of what was observed (for receipts and restore change sets). */
 export function stateOf(o: Observed): State | null {

@@ -60,9 +60,25 @@ export interface ChangeSet {
 }
 
 /** What is on disk at a path right now, as the planner needs to know it. */
+/**
+ * The stat data a file was read with. Equal stat data later proves the file
+ * unchanged since, where its times are older than the file system's clock
+ * when the read began (git's racy-file rule: a write in the same clock tick
+ * could leave them as they were).
+ */
+export interface Stamp {
+  dev: number;
+  ino: number;
+  mode: number;
+  nlink: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
 export type Observed =
   | { kind: "absent" }
-  | { kind: "file"; mode: string; size: number; nlink: number; sha256: Sha256; oid?: GitOid; text: boolean }
+  | { kind: "file"; mode: string; size: number; nlink: number; sha256: Sha256; oid?: GitOid; text: boolean; stamp?: Stamp }
   | { kind: "symlink"; target: Buffer; sha256: Sha256; oid?: GitOid }
   | { kind: "dir" }
   | { kind: "other" }

@@ -9,6 +9,7 @@ import { Cas } from "../store/cas.js";
 import { createHash } from "node:crypto";
 import { sha256 } from "../domain/hash.js";
 import { loadConfig } from "../store/config.js";
+import { fsClock } from "../sys/files.js";
 import type { ReceiptKind } from "../store/receipts.js";
 import { applyPlan, type Progress } from "../apply/apply.js";
 import { ContentReader } from "../store/content.js";
@@ -75,7 +76,7 @@ export interface UndoReport {
  * caller holds the store lock.
  */
 export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<UndoReport> {
-  const { plan, reader, merged } = await planFor(ctx, cs, opts);
+  const { plan, reader, merged, fsNow } = await planFor(ctx, cs, opts);
   const planned = plan.items.map(reportItem);
   const digest = planDigest(cs.scope, planned);
   if (opts.expect !== undefined && !sameDigest(opts.expect, digest)) {
@@ -84,7 +85,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
     });
   }
   if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
-  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress });
+  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow });
   const byPath = new Map<string, PlanItem>(plan.items.map((i) => [i.path, i]));
   const items = receipt.items.map((r) => reportItem({ ...byPath.get(r.path)!, action: r.action, reason: r.reason, ...(r.detail ? { detail: r.detail } : {}) }));
   return report(opts.seal === false ? null : receipt.id, cs.scope, false, digest, items);
@@ -131,12 +132,14 @@ function nowTuple(n: NowState): unknown[] {
 }
 
 /** Observes everything the planner needs (the give-way rule included), then plans: the planner itself touches nothing. */
-async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<{ plan: Plan; reader: ContentReader; merged: Map<Sha256, Buffer> }> {
+async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<{ plan: Plan; reader: ContentReader; merged: Map<Sha256, Buffer>; fsNow: number | undefined }> {
   const cfg = loadConfig(ctx.store);
   const paths = cs.entries.map((e) => e.path);
   const needOids = cs.entries.some((e) => [e.pre, e.post].some((s) => s && !s.sha256 && s.oid));
-  const current = await observe(ctx, paths, { oids: needOids });
   const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
+  // Taken before anything is read: a file whose stat data is older proves itself unchanged at the write (src/capture/observe.ts).
+  const fsNow = opts.dryRun ? undefined : fsClock(join(ctx.store, "clock"));
+  const current = await observe(ctx, paths, { oids: needOids, keep: opts.dryRun ? undefined : reader.cache });
   await reader.prefetch(cs.entries.map((e) => e.pre));
 
   const merged = new Map<Sha256, Buffer>();
@@ -161,7 +164,7 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   const storeRel = insideRoot(ctx.root, ctx.store);
   const reserved = storeRel ? [storeRel] : [];
   const planOpts = { force: opts.force, merge: opts.merge, sizeCap: cfg.sizeCap, reserved };
-  return { plan: makePlan(cs.scope, giveWay(ctx.root, inputs, makePlan(cs.scope, inputs, planOpts)), planOpts), reader, merged };
+  return { plan: makePlan(cs.scope, giveWay(ctx.root, inputs, makePlan(cs.scope, inputs, planOpts)), planOpts), reader, merged, fsNow };
 }
 
 /**

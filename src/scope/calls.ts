@@ -212,15 +212,27 @@ function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points
   const calls: CallWindow[] = [];
   const points: Point[] = [];
   if (!existsSync(join(ctx.store, "receipts"))) return { calls, points };
+  // Undo and redo write the same few states over and over: one object for each, whatever the receipt.
+  const states = new Map<string, State>();
+  const one = (s: State | null) => {
+    if (!s) return null;
+    const k = `${s.kind}\0${s.mode ?? ""}\0${s.size ?? ""}\0${s.sha256 ?? ""}\0${s.oid ?? ""}`;
+    const known = states.get(k);
+    if (known) return known;
+    states.set(k, s);
+    return s;
+  };
   for (const r of new Receipts(ctx.store).list()) {
     const end = r.doneAt ?? r.at;
     if (end < from || (r.root !== undefined && r.root !== ctx.root)) continue;
     const paths = new Set<string>();
+    const pre = { session: UNWIND_SESSION, call: r.id, phase: "pre" as const };
+    const post = { session: UNWIND_SESSION, call: r.id, phase: "post" as const };
     for (const i of r.items) {
       if (!acts(i.action)) continue;
       paths.add(i.path);
-      points.push({ at: r.at, path: i.path, state: i.before, call: { session: UNWIND_SESSION, call: r.id, phase: "pre" } });
-      points.push({ at: end, path: i.path, state: i.after, call: { session: UNWIND_SESSION, call: r.id, phase: "post" } });
+      points.push({ at: r.at, path: i.path, state: one(i.before), call: pre });
+      points.push({ at: end, path: i.path, state: one(i.after), call: post });
     }
     if (paths.size > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths });
   }

@@ -3,37 +3,44 @@ import type { Context } from "../repo/context.js";
 import { BlobError, type Cas } from "./cas.js";
 import { sha256 } from "../domain/hash.js";
 import { blobOid } from "../git/objects.js";
+import { ByteCache, REUSE_BUDGET } from "../domain/byte-cache.js";
 import type { BlobStatus, GitOid, State } from "../domain/types.js";
+
+/** At most this many objects to one `cat-file --batch`, whatever their size. */
+const BATCH_COUNT = 10_000;
 
 /**
  * Reads back the bytes of recorded states: from the CAS by SHA-256 where the
  * record has it, else from git by oid. Every read is verified against the
  * recorded hash, so a tampered blob is a `hash-mismatch`, never written out.
+ *
+ * Bytes read are kept in `cache` up to its budget, so a plan's check of a
+ * blob and its apply's write read it once; git blobs come in batches of
+ * about half the budget (one `cat-file --batch` each), so a large restore
+ * is neither one process per file nor every blob in memory at once.
  */
 export class ContentReader {
-  private gitCache = new Map<string, Buffer | BlobError>();
+  /** Git oids wanted soon, in the order they will be read, with their sizes where recorded. */
+  private queue: { oid: string; size: number }[] = [];
+  private queued = new Set<string>();
+  /** Git objects found missing or failing their oid: small, and kept whatever the budget. */
+  private gitErrors = new Map<string, BlobError>();
 
   constructor(
     private readonly ctx: Context,
     readonly cas: Cas,
+    readonly cache = new ByteCache(REUSE_BUDGET),
   ) {}
 
-  /** Loads git blobs in one `cat-file --batch` so a large restore is not one process per file. */
+  /** Says which git blobs will be read, in order, so they are fetched in batches rather than one process each. */
   async prefetch(states: readonly (State | null)[]): Promise<void> {
-    const oids = new Set<string>();
     for (const s of states) {
       if (!s || (s.kind !== "file" && s.kind !== "symlink") || !s.oid) continue;
       if (s.sha256 && this.cas.has(s.sha256)) continue;
-      if (!this.gitCache.has(s.oid)) oids.add(s.oid);
+      if (this.queued.has(s.oid) || this.cache.has(gitKey(s.oid))) continue;
+      this.queued.add(s.oid);
+      this.queue.push({ oid: s.oid, size: s.size ?? 0 });
     }
-    if (oids.size === 0) return;
-    const list = [...oids];
-    const r = await this.ctx.git(["cat-file", "--batch"], { input: list.join("\n") + "\n" });
-    parseBatch(r.stdout, list.length).forEach((o, k) => {
-      const oid = list[k]!;
-      if (o?.type !== "blob") this.gitCache.set(oid, new BlobError("missing", oid));
-      else this.gitCache.set(oid, blobOid(o.body, this.ctx.objectFormat) === oid ? Buffer.from(o.body) : new BlobError("mismatch", oid));
-    });
   }
 
   async status(state: State): Promise<BlobStatus> {
@@ -54,27 +61,60 @@ export class ContentReader {
   async read(state: State): Promise<Buffer> {
     let casError: BlobError | null = null;
     if (state.sha256) {
+      const kept = this.cache.get(casKey(state.sha256));
+      if (kept) return kept;
       try {
-        return this.cas.get(state.sha256);
+        const data = this.cas.get(state.sha256);
+        this.cache.set(casKey(state.sha256), data);
+        return data;
       } catch (e) {
         if (!(e instanceof BlobError)) throw e;
         casError = e;
       }
     }
     if (state.oid) {
-      await this.prefetch([{ ...state, sha256: undefined }]);
-      const got = this.gitCache.get(state.oid);
+      let got: Buffer | BlobError | undefined = this.cache.get(gitKey(state.oid)) ?? this.gitErrors.get(state.oid);
+      if (got === undefined) got = await this.fetch(state.oid, state.size ?? 0);
       if (got instanceof Buffer) {
         if (state.sha256 && sha256(got) !== state.sha256) throw new BlobError("mismatch", state.sha256);
         return got;
       }
       // A damaged CAS blob is the stronger news: say mismatch, not missing.
-      throw casError?.kind === "mismatch" ? casError : (got ?? new BlobError("missing", state.oid));
+      throw casError?.kind === "mismatch" ? casError : got;
     }
     throw casError ?? new BlobError("missing", "(no hash recorded)");
+  }
+
+  /** Fetches `oid` with the queued blobs after it, up to half the budget, and returns its bytes (kept or not). */
+  private async fetch(oid: string, size: number): Promise<Buffer | BlobError> {
+    const list = [oid];
+    let bytes = size;
+    let next = this.queue.findIndex((q) => q.oid === oid) + 1;
+    while (next > 0 && next < this.queue.length && list.length < BATCH_COUNT) {
+      const q = this.queue[next++]!;
+      if (bytes + q.size > this.cache.budget / 2) break;
+      if (q.oid === oid || this.cache.has(gitKey(q.oid)) || this.gitErrors.has(q.oid)) continue;
+      list.push(q.oid);
+      bytes += q.size;
+    }
+    const r = await this.ctx.git(["cat-file", "--batch"], { input: list.join("\n") + "\n" });
+    let wanted: Buffer | BlobError = new BlobError("missing", oid);
+    parseBatch(r.stdout, list.length).forEach((o, k) => {
+      const id = list[k]!;
+      let got: Buffer | BlobError;
+      if (o?.type !== "blob") got = new BlobError("missing", id);
+      else got = blobOid(o.body, this.ctx.objectFormat) === id ? Buffer.from(o.body) : new BlobError("mismatch", id);
+      if (got instanceof BlobError) this.gitErrors.set(id, got);
+      else this.cache.set(gitKey(id), got);
+      if (id === oid) wanted = got;
+    });
+    return wanted;
   }
 
   oidOf(data: Buffer): GitOid {
     return blobOid(data, this.ctx.objectFormat);
   }
 }
+
+const casKey = (sha: string) => `cas\0${sha}`;
+const gitKey = (oid: string) => `git\0${oid}`;

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Every file under `dir` (none if it is missing), without following symlinks. */
@@ -22,4 +22,15 @@ export function dirBytes(dir: string): number {
     }
   }
   return n;
+}
+
+/**
+ * The file system's own clock now, in its own resolution: `file` is
+ * written and its modification time read back. Stat data older than this
+ * cannot be left unchanged by a later write (src/capture/observe.ts
+ * `unchangedSince`).
+ */
+export function fsClock(file: string): number {
+  writeFileSync(file, "t"); // a write, which always sets the time (an empty truncate may not)
+  return statSync(file).mtimeMs;
 }

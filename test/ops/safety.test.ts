@@ -97,6 +97,21 @@ describe("restored files keep their permissions", () => {
     expect(statSync(join(root, ".env")).mode & 0o777).toBe(0o600);
     expect(statSync(join(root, "run.sh")).mode & 0o111).not.toBe(0);
   });
+  it("bits the umask would narrow are kept: a 0666 file stays 0666 (the temp file is created under the umask, then set)", async () => {
+    const root = makeRepo({ "shared.txt": "v1\n" });
+    chmodSync(join(root, "shared.txt"), 0o666);
+    const u = await open({ root });
+    const id = (await u.snapshot()).id;
+    write(root, "shared.txt", "v2\n");
+    const old = process.umask(0o022);
+    try {
+      expect((await u.restore(id)).partial).toBe(false);
+    } finally {
+      process.umask(old);
+    }
+    expect(read(root, "shared.txt")).toBe("v1\n");
+    expect(statSync(join(root, "shared.txt")).mode & 0o777).toBe(0o666);
+  });
 });
 
 describe("the store is never captured or restored", () => {

@@ -162,6 +162,21 @@ export function changeEvents(points: readonly Point[], calls: readonly CallWindo
     list.push(p);
   }
   const out = new Map<RepoPath, ChangeEvent[]>();
+  // Which calls' windows meet an interval depends on the interval alone, but for file calls of the
+  // path: one array per interval, shared by the paths no file call names (10,000 paths changed by
+  // the same calls and receipts would otherwise each hold copies).
+  const treeCalls = calls.filter((c) => c.kind === "tree");
+  const fileCalls = calls.filter((c) => c.kind === "file");
+  const meeting = new Map<string, CallWindow[]>();
+  const meets = (c: CallWindow, from: Point, to: Point) => c.start < to.at && c.end > from.at;
+  const candidatesOf = (path: RepoPath, from: Point, to: Point): CallWindow[] => {
+    const files = fileCalls.filter((c) => c.paths?.has(path) && meets(c, from, to));
+    const k = `${from.at}\0${to.at}`;
+    let trees = meeting.get(k);
+    if (!trees) meeting.set(k, (trees = treeCalls.filter((c) => meets(c, from, to))));
+    return files.length === 0 ? trees : calls.filter((c) => (c.kind === "tree" ? meets(c, from, to) : files.includes(c)));
+  };
+  const pinned = new Map<string, CallWindow[]>();
   for (const [path, list] of byPath) {
     // Stable: a snapshot and a capture taken in the same millisecond keep their order.
     list.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
@@ -170,13 +185,17 @@ export function changeEvents(points: readonly Point[], calls: readonly CallWindo
       const from = list[i - 1]!;
       const to = list[i]!;
       if (!pointsDiffer(from, to, modeBlind)) continue;
-      let candidates = calls.filter((c) => (c.kind === "tree" || c.paths?.has(path)) && c.start < to.at && c.end > from.at);
+      let candidates = candidatesOf(path, from, to);
       // A file tool's own captures (or an applied receipt's) pin the path: the change lies between two
       // captures of that one call and nothing narrower. Where snapshots place it inside another call's
       // window, the file call's captures prove nothing more: it is shared.
       const own = from.call && to.call && key(from.call) === key(to.call) ? from.call : null;
-      const pins = own ? candidates.filter((c) => key(c) === key(own) && c.start <= from.at && c.end >= to.at) : [];
-      if (pins.length > 0) candidates = pins;
+      if (own) {
+        const k = `${key(own)}\0${from.at}\0${to.at}`;
+        let pins = pinned.get(k);
+        if (!pins) pinned.set(k, (pins = candidates.filter((c) => key(c) === key(own) && c.start <= from.at && c.end >= to.at)));
+        if (pins.length > 0) candidates = pins;
+      }
       const event: ChangeEvent = { path, from, to, candidates };
       // A pin proves the call only as far as the record vouches for its window: a capture that closed
       // it (its post never came) is the call's in name only, so the change may be someone else's.

@@ -1,0 +1,120 @@
+/**
+ * Reading less without trusting more (issue 11): an apply reuses what its
+ * plan read only where the file system proves the path unchanged, and reads
+ * blobs in bounded batches. Real files, real git objects.
+ */
+import { renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ByteCache } from "../../src/domain/byte-cache.js";
+import { sha256 } from "../../src/domain/hash.js";
+import { observeOne } from "../../src/capture/observe.js";
+import { resolveContext } from "../../src/repo/context.js";
+import { Cas } from "../../src/store/cas.js";
+import { BlobError } from "../../src/store/cas.js";
+import { ContentReader } from "../../src/store/content.js";
+import { fsClock } from "../../src/sys/files.js";
+import type { GitOid, State } from "../../src/domain/types.js";
+import { git, makeRepo, tempDir, write } from "../helpers.js";
+
+/** Waits until the file system's clock has moved past every time set so far. */
+async function nextTick(dir: string): Promise<void> {
+  const start = fsClock(join(dir, "tick"));
+  while (fsClock(join(dir, "tick")) <= start) await new Promise((r) => setTimeout(r, 2));
+}
+
+describe("a file's stat data stands in for a second read only where it proves the file unchanged", () => {
+  it("unchanged and older than the clock: the plan's observation is given back, unread", async () => {
+    const dir = tempDir();
+    write(dir, "f.txt", "one\n");
+    await nextTick(dir);
+    const fsNow = fsClock(join(dir, "clock"));
+    const was = observeOne(dir, "f.txt", "sha1");
+    expect(observeOne(dir, "f.txt", "sha1", undefined, { reuse: { as: was, fsNow } })).toBe(was);
+  });
+  it("rewritten with the same size and its modification time put back: read again (the change time gives it away)", async () => {
+    const dir = tempDir();
+    write(dir, "f.txt", "one\n");
+    utimesSync(join(dir, "f.txt"), 1e9, 1e9); // a whole second, so it can be put back exactly
+    await nextTick(dir);
+    const fsNow = fsClock(join(dir, "clock"));
+    const was = observeOne(dir, "f.txt", "sha1");
+    writeFileSync(join(dir, "f.txt"), "two\n");
+    utimesSync(join(dir, "f.txt"), 1e9, 1e9);
+    expect(statSync(join(dir, "f.txt")).mtimeMs).toBe((was as { stamp: { mtimeMs: number } }).stamp.mtimeMs);
+    const now = observeOne(dir, "f.txt", "sha1", undefined, { reuse: { as: was, fsNow } });
+    expect(now).not.toBe(was);
+    expect(now.kind === "file" && now.sha256).toBe(sha256(Buffer.from("two\n")));
+  });
+  it("written in the clock's current tick: read again even though nothing changed since (racy, as git calls it)", () => {
+    const dir = tempDir();
+    const fsNow = fsClock(join(dir, "clock"));
+    write(dir, "f.txt", "one\n"); // at or after fsNow: a write in this tick would leave its times alone
+    const was = observeOne(dir, "f.txt", "sha1");
+    expect(was.kind === "file" && was.stamp!.ctimeMs >= fsNow).toBe(true);
+    const now = observeOne(dir, "f.txt", "sha1", undefined, { reuse: { as: was, fsNow } });
+    expect(now).not.toBe(was);
+    expect(now).toMatchObject({ kind: "file", sha256: (was as { sha256: string }).sha256 });
+  });
+  it("replaced by another file (rename over it): read again", async () => {
+    const dir = tempDir();
+    write(dir, "f.txt", "one\n");
+    write(dir, "g.txt", "one\n");
+    await nextTick(dir);
+    const fsNow = fsClock(join(dir, "clock"));
+    const was = observeOne(dir, "f.txt", "sha1");
+    renameSync(join(dir, "g.txt"), join(dir, "f.txt")); // same bytes, same size: another inode
+    expect(observeOne(dir, "f.txt", "sha1", undefined, { reuse: { as: was, fsNow } })).not.toBe(was);
+  });
+});
+
+describe("blobs are read in bounded batches, each verified", () => {
+  /** `n` blobs in a real repository's object store, with their states. */
+  function blobs(root: string, n: number, size: number): { states: State[]; data: Buffer[] } {
+    const data = Array.from({ length: n }, (_, i) => Buffer.from(`${i}:`.padEnd(size, "x")));
+    const dir = tempDir();
+    const files = data.map((d, i) => {
+      const f = join(dir, `b${i}`);
+      writeFileSync(f, d);
+      return f;
+    });
+    const oids = git(root, "hash-object", "-w", ...files)
+      .trim()
+      .split("\n");
+    return { data, states: oids.map((oid, i) => ({ kind: "file", mode: "100644", size: data[i]!.length, oid: oid as GitOid })) };
+  }
+
+  it("every blob comes back intact while the cache stays within its budget", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const ctx = await resolveContext(undefined, root);
+    const { states, data } = blobs(root, 40, 300);
+    const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")), new ByteCache(2000));
+    await reader.prefetch(states);
+    for (const [i, s] of states.entries()) {
+      expect((await reader.read(s)).equals(data[i]!)).toBe(true);
+      expect(reader.cache.size).toBeLessThanOrEqual(2000);
+    }
+    // Read again, in order, after the cache let the first ones go: still intact.
+    for (const [i, s] of states.entries()) expect((await reader.read(s)).equals(data[i]!)).toBe(true);
+  });
+  it("a missing blob in the middle of a batch fails alone (negative control: its neighbours read)", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const ctx = await resolveContext(undefined, root);
+    const { states, data } = blobs(root, 6, 100);
+    const gone: State = { kind: "file", mode: "100644", size: 100, oid: "1".repeat(40) as GitOid };
+    const list = [...states.slice(0, 3), gone, ...states.slice(3)];
+    const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")), new ByteCache(100_000));
+    await reader.prefetch(list);
+    await expect(reader.read(gone)).rejects.toBeInstanceOf(BlobError);
+    expect(await reader.status(gone)).toBe("missing");
+    for (const [i, s] of states.entries()) expect((await reader.read(s)).equals(data[i]!)).toBe(true);
+  });
+  it("bytes that fail the recorded SHA-256 are a mismatch, never returned", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const ctx = await resolveContext(undefined, root);
+    const { states } = blobs(root, 1, 50);
+    const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")));
+    expect(await reader.status(states[0]!)).toBe("ok");
+    expect(await reader.status({ ...states[0]!, sha256: sha256(Buffer.from("something else")) })).toBe("mismatch");
+  });
+});

@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { ByteCache } from "../../../src/domain/byte-cache.js";
+
+const bytes = (n: number, fill = 1) => Buffer.alloc(n, fill);
+
+describe("ByteCache: reuse within a budget", () => {
+  it("keeps what fits, and gives it back", () => {
+    const c = new ByteCache(100);
+    c.set("a", bytes(20, 1));
+    c.set("b", bytes(20, 2));
+    expect(c.get("a")?.[0]).toBe(1);
+    expect(c.get("b")?.[0]).toBe(2);
+    expect(c.size).toBe(40);
+  });
+  it("never holds more than its budget: the oldest go first", () => {
+    const c = new ByteCache(100);
+    for (let i = 0; i < 10; i++) {
+      c.set(`k${i}`, bytes(25, i));
+      expect(c.size).toBeLessThanOrEqual(100);
+    }
+    expect(c.has("k0")).toBe(false);
+    expect(c.has("k9")).toBe(true);
+    expect(c.size).toBe(100);
+  });
+  it("does not keep one buffer over a quarter of the budget (negative control: a quarter exactly is kept)", () => {
+    const c = new ByteCache(100);
+    c.set("big", bytes(26));
+    expect(c.has("big")).toBe(false);
+    c.set("fits", bytes(25));
+    expect(c.has("fits")).toBe(true);
+  });
+  it("setting a key again replaces it and counts it once", () => {
+    const c = new ByteCache(100);
+    c.set("a", bytes(20));
+    c.set("a", bytes(10));
+    expect(c.size).toBe(10);
+    c.delete("a");
+    expect(c.size).toBe(0);
+    expect(c.get("a")).toBeUndefined();
+  });
+});
