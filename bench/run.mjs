@@ -11,7 +11,8 @@
 //   store     store bytes for 1,000 captured source files       (store.mjs)
 //   task      a 5,000-path task: change set and undo plan       (task.mjs)
 //   mcp       unwind mcp start-up: initialize, tools/list       (mcp.mjs)
-//   apply     undo and redo of 10,000 paths vs git checkout     (apply.mjs)
+//   apply     undo and redo of 10,000 paths vs git checkout,    (apply.mjs)
+//             their plan vs git diff --raw, and peak memory (also of 1,000 files of 5 MiB)
 //
 //   npm run bench                      everything (100,000 files)
 //   BENCH_ONLY=hook,task npm run bench a subset (run in the order above)
@@ -22,6 +23,8 @@
 //   BENCH_MCP_REPS=31                  repetitions of the MCP start-up (default max(REPS, 21))
 //   BENCH_APPLY_FILES=2000             fewer paths for the apply benchmark (default 10,000)
 //   BENCH_APPLY_REPS=5                 rounds of the apply benchmark (default 3)
+//   BENCH_APPLY_BIG_FILES=200          files of the apply benchmark's memory case (default 1,000)
+//   BENCH_APPLY_BIG_MIB=1              their size in MiB (default 5)
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
 //
 // The 100,000-file repository is generated once and shared by snapshot,

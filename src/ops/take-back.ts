@@ -113,13 +113,13 @@ function report(receipt: string | null, scope: Scope, dryRun: boolean, plan: str
  * the work tree or the record that would change the plan changes it. Each
  * item is hashed as a fixed-order tuple (a state's fields named by position),
  * so the digest does not depend on the order keys were set in, and 5,000
- * paths hash in a few milliseconds.
+ * paths hash in a few milliseconds. One JSON line a row, hashed as it is
+ * made: no text of the whole plan is built.
  */
 export function planDigest(scope: Scope, items: readonly ReportItem[]): string {
-  const rows = items.map((i) => [i.path, i.pathBytes ?? null, i.action, i.reason, i.detail, stateTuple(i.pre), stateTuple(i.post), nowTuple(i.now)]);
-  return createHash("sha256")
-    .update(JSON.stringify(["unwind-plan-1", scope.kind, scope.id, rows]))
-    .digest("hex");
+  const h = createHash("sha256").update(`${JSON.stringify(["unwind-plan-2", scope.kind, scope.id])}\n`);
+  for (const i of items) h.update(`${JSON.stringify([i.path, i.pathBytes ?? null, i.action, i.reason, i.detail, stateTuple(i.pre), stateTuple(i.post), nowTuple(i.now)])}\n`);
+  return h.digest("hex");
 }
 
 const stateTuple = (s: State | null) => (s ? [s.kind, s.mode ?? null, s.size ?? null, s.sha256 ?? null, s.oid ?? null] : null);

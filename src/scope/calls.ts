@@ -222,17 +222,22 @@ function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points
     states.set(k, s);
     return s;
   };
-  for (const r of new Receipts(ctx.store).list()) {
+  const names = new Map<string, RepoPath>();
+  for (const { head: r, items } of new Receipts(ctx.store).walkLazily()) {
     const end = r.doneAt ?? r.at;
-    if (end < from || (r.root !== undefined && r.root !== ctx.root)) continue;
+    // Applies hold the store lock, so the chain runs in the order they ended: every older one ended earlier still.
+    if (end < from) break;
+    if (r.root !== undefined && r.root !== ctx.root) continue;
     const paths = new Set<string>();
     const pre = { session: UNWIND_SESSION, call: r.id, phase: "pre" as const };
     const post = { session: UNWIND_SESSION, call: r.id, phase: "post" as const };
-    for (const i of r.items) {
+    for (const i of items()) {
       if (!acts(i.action)) continue;
-      paths.add(i.path);
-      points.push({ at: r.at, path: i.path, state: one(i.before), call: pre });
-      points.push({ at: end, path: i.path, state: one(i.after), call: post });
+      let path = names.get(i.path);
+      if (path === undefined) names.set(i.path, (path = i.path));
+      paths.add(path);
+      points.push({ at: r.at, path, state: one(i.before), call: pre });
+      points.push({ at: end, path, state: one(i.after), call: post });
     }
     if (paths.size > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths });
   }

@@ -81,7 +81,7 @@ export class Receipts {
   append(r: Omit<Receipt, "prev">): Receipt {
     mkdirSync(this.dir, { recursive: true });
     const full: Receipt = { ...r, prev: this.head() };
-    const bytes = JSON.stringify(full, null, 2) + "\n";
+    const bytes = receiptText(full);
     writeFileAtomic(this.fileOf(r.id), bytes);
     writeFileAtomic(this.headPath(), JSON.stringify({ id: r.id, sha256: sha256(bytes) }) + "\n");
     return full;
@@ -110,14 +110,57 @@ export class Receipts {
   /** Newest first, following the chain. Stops quietly at a break; `verify` reports breaks. */
   list(limit = Infinity): Receipt[] {
     const out: Receipt[] = [];
-    let p = this.head();
-    while (p && out.length < limit) {
-      if (!existsSync(this.fileOf(p.id))) break;
-      const r = JSON.parse(readFileSync(this.fileOf(p.id), "utf8")) as Receipt;
+    for (const r of this.walk()) {
+      if (out.length >= limit) break;
       out.push(r);
-      p = r.prev;
     }
     return out;
+  }
+
+  /** `list`, one receipt at a time: a reader that keeps little of each never holds them all. */
+  *walk(): Generator<Receipt> {
+    for (const r of this.walkLazily()) yield { ...r.head, items: [...r.items()] };
+  }
+
+  /**
+   * `walk`, with each receipt's items parsed one at a time as they are
+   * asked for (a receipt written one item a line, `receiptText`; an older
+   * indented one is parsed whole): 10,000 items become small objects that
+   * die young, not one tree that outlives the read.
+   */
+  *walkLazily(): Generator<{ head: Omit<Receipt, "items">; items: () => Generator<ReceiptItem> }> {
+    let p = this.head();
+    while (p) {
+      if (!existsSync(this.fileOf(p.id))) return;
+      const text = readFileSync(this.fileOf(p.id), "utf8");
+      const first = text.indexOf("\n");
+      const lined = text.slice(first - 9, first) === `"items":[`;
+      let head: Omit<Receipt, "items">;
+      let items: () => Generator<ReceiptItem>;
+      if (lined) {
+        const { items: _none, ...h } = JSON.parse(`${text.slice(0, first)}]}`) as Receipt;
+        head = h;
+        items = function* () {
+          let at = first + 1;
+          for (;;) {
+            const end = text.indexOf("\n", at);
+            const line = text.slice(at, end < 0 ? undefined : end);
+            if (line.startsWith("]")) return;
+            yield JSON.parse(line.endsWith(",") ? line.slice(0, -1) : line) as ReceiptItem;
+            if (end < 0) return;
+            at = end + 1;
+          }
+        };
+      } else {
+        const { items: all, ...h } = JSON.parse(text) as Receipt;
+        head = h;
+        items = function* () {
+          yield* all;
+        };
+      }
+      yield { head, items };
+      p = head.prev;
+    }
   }
 
   /** Every problem in the chain, as one line each; empty when intact. */
@@ -184,4 +227,16 @@ export class Receipts {
 function readPointer(path: string): ChainPointer | null {
   if (!existsSync(path)) return null;
   return JSON.parse(readFileSync(path, "utf8")) as ChainPointer;
+}
+
+/**
+ * A receipt's bytes: its fields on the first line, then one item a line
+ * (JSON either way). A receipt of 10,000 paths is a third the size it was
+ * indented, and a person can still read it, or grep it, path by path.
+ */
+export function receiptText(r: Receipt): string {
+  const { items, ...head } = r;
+  const top = JSON.stringify(head);
+  const lines = items.map((i, k) => `${JSON.stringify(i)}${k < items.length - 1 ? "," : ""}\n`);
+  return `${top.slice(0, -1)},"items":[\n${lines.join("")}]}\n`;
 }

@@ -1,0 +1,68 @@
+/**
+ * Receipts are written one item a line and read item by item; receipts
+ * written indented by earlier versions read the same. Real files in a
+ * temporary store.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { sha256 } from "../../src/domain/hash.js";
+import type { RepoPath } from "../../src/domain/types.js";
+import { type Receipt, type ReceiptItem, Receipts } from "../../src/store/receipts.js";
+import { tempDir } from "../helpers.js";
+
+const item = (path: string, n: number): ReceiptItem => ({
+  path: path as RepoPath,
+  action: "restore",
+  reason: null,
+  before: { kind: "file", mode: "100644", size: n, sha256: sha256(Buffer.from(`b${n}`)) },
+  after: null,
+});
+
+const receipt = (id: string, items: ReceiptItem[]): Omit<Receipt, "prev"> => ({
+  v: 1,
+  id,
+  kind: "undo",
+  at: "2026-12-01T00:00:00.000Z",
+  scope: { kind: "session", id: "s" },
+  items,
+  counts: { restore: items.length, delete: 0, merge: 0, skip: 0, conflict: 0 },
+});
+
+describe("receipt text", () => {
+  it("one item a line, one JSON document, and read back item by item exactly as written", () => {
+    const store = tempDir();
+    const rs = new Receipts(store);
+    const items = [item("a.txt", 1), item('odd "name",\n.txt', 2), item("z/b.txt", 3)];
+    const full = rs.append(receipt("r-20261201T000000Z-0000000a", items));
+    const text = readFileSync(rs.fileOf(full.id), "utf8");
+    const lines = text.trimEnd().split("\n");
+    expect(lines).toHaveLength(items.length + 2);
+    expect(lines[0]!.endsWith('"items":[')).toBe(true);
+    expect(JSON.parse(text)).toEqual(full);
+    const [lazy] = [...rs.walkLazily()];
+    expect([...lazy!.items()]).toEqual(items);
+    expect(rs.list()).toEqual([full]);
+    expect(rs.verify()).toEqual([]);
+  });
+  it("an empty receipt reads as one with no items", () => {
+    const rs = new Receipts(tempDir());
+    const full = rs.append(receipt("r-20261201T000000Z-0000000b", []));
+    expect(rs.list()).toEqual([full]);
+  });
+  it("a receipt written indented (earlier versions) reads the same, on the same chain", () => {
+    const store = tempDir();
+    const rs = new Receipts(store);
+    const old = rs.append(receipt("r-20261201T000000Z-0000000c", [item("old.txt", 1)]));
+    const indented = `${JSON.stringify(old, null, 2)}\n`;
+    writeFileSync(rs.fileOf(old.id), indented);
+    writeFileSync(join(store, "receipts", "HEAD"), `${JSON.stringify({ id: old.id, sha256: sha256(indented) })}\n`);
+    const next = rs.append(receipt("r-20261201T000001Z-0000000d", [item("new.txt", 2)]));
+    expect(rs.list()).toEqual([next, old]);
+    expect([...rs.walkLazily()].map((r) => [r.head.id, [...r.items()].map((i) => i.path)])).toEqual([
+      [next.id, ["new.txt"]],
+      [old.id, ["old.txt"]],
+    ]);
+    expect(rs.verify()).toEqual([]);
+  });
+});
