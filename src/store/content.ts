@@ -25,6 +25,8 @@ export class ContentReader {
   private queued = new Set<string>();
   /** Git objects found missing or failing their oid: small, and kept whatever the budget. */
   private gitErrors = new Map<string, BlobError>();
+  /** The bytes git sent for each `cat-file --batch`, in order: what the budget bounds. */
+  readonly batches: number[] = [];
 
   constructor(
     private readonly ctx: Context,
@@ -32,15 +34,30 @@ export class ContentReader {
     readonly cache = new ByteCache(REUSE_BUDGET),
   ) {}
 
-  /** Says which git blobs will be read, in order, so they are fetched in batches rather than one process each. */
+  /**
+   * Says which git blobs will be read, in order, so they are fetched in
+   * batches rather than one process each. Sizes a state does not record (a
+   * snapshot tree's entries have none) are asked of git without the bytes,
+   * so no batch is larger than it was meant to be.
+   */
   async prefetch(states: readonly (State | null)[]): Promise<void> {
+    const unsized: { oid: string; size: number }[] = [];
     for (const s of states) {
       if (!s || (s.kind !== "file" && s.kind !== "symlink") || !s.oid) continue;
       if (s.sha256 && this.cas.has(s.sha256)) continue;
       if (this.queued.has(s.oid) || this.cache.has(gitKey(s.oid))) continue;
       this.queued.add(s.oid);
-      this.queue.push({ oid: s.oid, size: s.size ?? 0 });
+      const q = { oid: s.oid, size: s.size ?? -1 };
+      this.queue.push(q);
+      if (q.size < 0) unsized.push(q);
     }
+    if (unsized.length === 0) return;
+    const r = await this.ctx.git(["cat-file", "--batch-check"], { input: unsized.map((q) => q.oid).join("\n") + "\n" });
+    const sizes = r.stdout.toString("utf8").split("\n");
+    // "<oid> <type> <size>", or "<oid> missing": a missing one reads as an error when asked for, alone.
+    unsized.forEach((q, k) => {
+      q.size = Number(/^\S+ \S+ (\d+)$/.exec(sizes[k] ?? "")?.[1] ?? 0);
+    });
   }
 
   async status(state: State): Promise<BlobStatus> {
@@ -88,16 +105,17 @@ export class ContentReader {
   /** Fetches `oid` with the queued blobs after it, up to half the budget, and returns its bytes (kept or not). */
   private async fetch(oid: string, size: number): Promise<Buffer | BlobError> {
     const list = [oid];
-    let bytes = size;
+    let bytes = Math.max(size, 0);
     let next = this.queue.findIndex((q) => q.oid === oid) + 1;
     while (next > 0 && next < this.queue.length && list.length < BATCH_COUNT) {
       const q = this.queue[next++]!;
-      if (bytes + q.size > this.cache.budget / 2) break;
+      if (bytes + Math.max(q.size, 0) > this.cache.budget / 2) break;
       if (q.oid === oid || this.cache.has(gitKey(q.oid)) || this.gitErrors.has(q.oid)) continue;
       list.push(q.oid);
       bytes += q.size;
     }
     const r = await this.ctx.git(["cat-file", "--batch"], { input: list.join("\n") + "\n" });
+    this.batches.push(r.stdout.length);
     let wanted: Buffer | BlobError = new BlobError("missing", oid);
     parseBatch(r.stdout, list.length).forEach((o, k) => {
       const id = list[k]!;

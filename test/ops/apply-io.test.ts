@@ -97,6 +97,19 @@ describe("blobs are read in bounded batches, each verified", () => {
     // Read again, in order, after the cache let the first ones go: still intact.
     for (const [i, s] of states.entries()) expect((await reader.read(s)).equals(data[i]!)).toBe(true);
   });
+  it("sizes a state does not record are asked of git first, so no batch outgrows half the budget (negative control: with sizes given, the same)", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const ctx = await resolveContext(undefined, root);
+    const { states, data } = blobs(root, 30, 400);
+    for (const withSize of [false, true]) {
+      const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")), new ByteCache(4000));
+      await reader.prefetch(withSize ? states : states.map(({ size: _s, ...s }) => s));
+      for (const [i, s] of states.entries()) expect((await reader.read(s)).equals(data[i]!)).toBe(true);
+      expect(reader.batches.length).toBeGreaterThan(5);
+      // Half the budget, plus git's header line for each object.
+      for (const b of reader.batches) expect(b).toBeLessThanOrEqual(2000 + 5 * 60);
+    }
+  });
   it("a missing blob in the middle of a batch fails alone (negative control: its neighbours read)", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
     const ctx = await resolveContext(undefined, root);
