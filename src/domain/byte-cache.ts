@@ -1,14 +1,18 @@
 /**
  * Bytes kept for reuse within one operation, up to a budget: what a plan
  * read is not read again when it is applied, and a large restore never
- * holds every blob at once. Oldest first out; a single buffer over a
- * quarter of the budget is never kept (it is read again where needed).
+ * holds every blob at once. Oldest first out; a single buffer over
+ * `maxItem` (a quarter of the budget unless said) is never kept: it is read
+ * again where needed.
  */
 export class ByteCache {
   private readonly map = new Map<string, Buffer>();
   private bytes = 0;
 
-  constructor(readonly budget: number) {}
+  constructor(
+    readonly budget: number,
+    readonly maxItem = budget / 4,
+  ) {}
 
   get(key: string): Buffer | undefined {
     return this.map.get(key);
@@ -19,7 +23,7 @@ export class ByteCache {
   }
 
   set(key: string, data: Buffer): void {
-    if (data.length > this.budget / 4) return;
+    if (data.length > this.maxItem) return;
     this.delete(key);
     for (const [k, v] of this.map) {
       if (this.bytes + data.length <= this.budget) break;
@@ -50,3 +54,10 @@ export class ByteCache {
  * read as they are written.
  */
 export const REUSE_BUDGET = 32 * 1024 * 1024;
+
+/**
+ * The largest buffer kept for reuse. Source files are far smaller; a few
+ * large files would only push them out, and would be held (and garbage)
+ * in memory for a reuse that saves a fraction of their write's time.
+ */
+export const REUSE_MAX_ITEM = 1024 * 1024;

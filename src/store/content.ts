@@ -3,7 +3,7 @@ import type { Context } from "../repo/context.js";
 import { BlobError, type Cas } from "./cas.js";
 import { sha256 } from "../domain/hash.js";
 import { blobOid } from "../git/objects.js";
-import { ByteCache, REUSE_BUDGET } from "../domain/byte-cache.js";
+import { ByteCache, REUSE_BUDGET, REUSE_MAX_ITEM } from "../domain/byte-cache.js";
 import type { BlobStatus, GitOid, State } from "../domain/types.js";
 
 /** At most this many objects to one `cat-file --batch`, whatever their size. */
@@ -31,7 +31,7 @@ export class ContentReader {
   constructor(
     private readonly ctx: Context,
     readonly cas: Cas,
-    readonly cache = new ByteCache(REUSE_BUDGET),
+    readonly cache = new ByteCache(REUSE_BUDGET, REUSE_MAX_ITEM),
   ) {}
 
   /**
@@ -91,7 +91,7 @@ export class ContentReader {
     }
     if (state.oid) {
       let got: Buffer | BlobError | undefined = this.cache.get(gitKey(state.oid)) ?? this.gitErrors.get(state.oid);
-      if (got === undefined) got = await this.fetch(state.oid, state.size ?? 0);
+      if (got === undefined) got = await this.fetch(state.oid, state.size);
       if (got instanceof Buffer) {
         if (state.sha256 && sha256(got) !== state.sha256) throw new BlobError("mismatch", state.sha256);
         return got;
@@ -102,14 +102,22 @@ export class ContentReader {
     throw casError ?? new BlobError("missing", "(no hash recorded)");
   }
 
-  /** Fetches `oid` with the queued blobs after it, up to half the budget, and returns its bytes (kept or not). */
-  private async fetch(oid: string, size: number): Promise<Buffer | BlobError> {
+  /**
+   * Fetches `oid`, and with it the queued blobs after it that the cache
+   * would keep, up to half the budget; returns its bytes (kept or not). A
+   * blob too large to keep comes alone: fetched with others, it would only
+   * be dropped and fetched again.
+   */
+  private async fetch(oid: string, recorded: number | undefined): Promise<Buffer | BlobError> {
+    const at = this.queue.findIndex((q) => q.oid === oid);
+    const size = at >= 0 ? this.queue[at]!.size : (recorded ?? -1);
     const list = [oid];
     let bytes = Math.max(size, 0);
-    let next = this.queue.findIndex((q) => q.oid === oid) + 1;
+    const keeps = (n: number) => n >= 0 && n <= this.cache.maxItem;
+    let next = keeps(size) ? at + 1 : 0;
     while (next > 0 && next < this.queue.length && list.length < BATCH_COUNT) {
       const q = this.queue[next++]!;
-      if (bytes + Math.max(q.size, 0) > this.cache.budget / 2) break;
+      if (!keeps(q.size) || bytes + q.size > this.cache.budget / 2) break;
       if (q.oid === oid || this.cache.has(gitKey(q.oid)) || this.gitErrors.has(q.oid)) continue;
       list.push(q.oid);
       bytes += q.size;
@@ -121,7 +129,9 @@ export class ContentReader {
       const id = list[k]!;
       let got: Buffer | BlobError;
       if (o?.type !== "blob") got = new BlobError("missing", id);
-      else got = blobOid(o.body, this.ctx.objectFormat) === id ? Buffer.from(o.body) : new BlobError("mismatch", id);
+      // A blob kept gets its own bytes (a view would hold the whole batch); one that is not is used once.
+      else if (blobOid(o.body, this.ctx.objectFormat) !== id) got = new BlobError("mismatch", id);
+      else got = o.body.length <= this.cache.maxItem ? Buffer.from(o.body) : o.body;
       if (got instanceof BlobError) this.gitErrors.set(id, got);
       else this.cache.set(gitKey(id), got);
       if (id === oid) wanted = got;

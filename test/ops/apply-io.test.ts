@@ -110,6 +110,21 @@ describe("blobs are read in bounded batches, each verified", () => {
       for (const b of reader.batches) expect(b).toBeLessThanOrEqual(2000 + 5 * 60);
     }
   });
+  it("a blob too large to keep is fetched alone and not kept; ones that fit share batches (the negative control)", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const ctx = await resolveContext(undefined, root);
+    for (const [size, alone] of [
+      [600, true],
+      [400, false],
+    ] as const) {
+      const { states, data } = blobs(root, 8, size);
+      const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")), new ByteCache(4000, 500));
+      await reader.prefetch(states);
+      for (const [i, s] of states.entries()) expect((await reader.read(s)).equals(data[i]!)).toBe(true);
+      expect(reader.batches.length === states.length).toBe(alone);
+      expect(reader.cache.size === 0).toBe(alone);
+    }
+  });
   it("a missing blob in the middle of a batch fails alone (negative control: its neighbours read)", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
     const ctx = await resolveContext(undefined, root);

@@ -29,6 +29,12 @@ describe("ByteCache: reuse within a budget", () => {
     c.set("fits", bytes(25));
     expect(c.has("fits")).toBe(true);
   });
+  it("keeps nothing over its own item limit when one is given", () => {
+    const c = new ByteCache(100, 10);
+    c.set("big", bytes(11));
+    c.set("small", bytes(10));
+    expect([c.has("big"), c.has("small")]).toEqual([false, true]);
+  });
   it("setting a key again replaces it and counts it once", () => {
     const c = new ByteCache(100);
     c.set("a", bytes(20));
