@@ -119,9 +119,11 @@ async function bigFiles(smallUndoMiB) {
   const fixture = JSON.parse(readFileSync(join(ROOT, "test", "fixtures", "hooks", "claude", "bash.pre.json"), "utf8"));
   const session = "bench-apply-big";
   const payload = (event) => JSON.stringify({ ...fixture, session_id: session, cwd: repo, hook_event_name: event, tool_use_id: "toolu_bench_big" });
-  run("node", [UNWIND, "hook", "claude"], { cwd: repo, input: payload("PreToolUse") });
+  // Hashing GiBs takes longer than a hook's default budget (10 s), after which it would give up the capture.
+  const budget = { UNWIND_HOOK_BUDGET_MS: "3600000" };
+  run("node", [UNWIND, "hook", "claude"], { cwd: repo, input: payload("PreToolUse"), env: budget });
   for (let i = 0; i < BIG_FILES; i++) writeFileSync(join(repo, "big", `f${i}.txt`), content(i, "rewritten"));
-  run("node", [UNWIND, "hook", "claude"], { cwd: repo, input: payload("PostToolUse") });
+  run("node", [UNWIND, "hook", "claude"], { cwd: repo, input: payload("PostToolUse"), env: budget });
   const peak = (args) => {
     const t0 = process.hrtime.bigint();
     const r = spawnSync("node", ["-r", join(ROOT, "bench", "rss.cjs"), UNWIND, ...args], { cwd: repo, env: BASE_ENV, encoding: "utf8" });
