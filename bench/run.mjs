@@ -23,7 +23,7 @@
 //   BENCH_MCP_REPS=31                  repetitions of the MCP start-up (default max(REPS, 21))
 //   BENCH_APPLY_FILES=2000             fewer paths for the apply benchmark (default 10,000)
 //   BENCH_APPLY_REPS=5                 rounds of the apply benchmark (default 3)
-//   BENCH_APPLY_BIG_FILES=200          files of the apply benchmark's memory case (default 1,000)
+//   BENCH_APPLY_BIG_FILES=200          files of the apply benchmark's memory case (default 1,000; 0 skips it)
 //   BENCH_APPLY_BIG_MIB=1              their size in MiB (default 5)
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
 //
