@@ -310,6 +310,23 @@ export async function foldIntoIndex(ctx: Context, env: Record<string, string>, c
 }
 
 /**
+ * What tree `root` holds at each of `paths` (null: nothing, or a directory
+ * on the way is missing), reading only the trees on their way down.
+ */
+export async function treeEntries(ctx: Context, root: string, paths: readonly string[], timeoutMs: () => number | undefined): Promise<Map<string, TreeEntry | null>> {
+  const dirs = new Set<string>([""]);
+  for (const p of paths) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
+  const trees = await readTrees(ctx, root, [...dirs], {}, timeoutMs);
+  const out = new Map<string, TreeEntry | null>();
+  for (const p of paths) {
+    const t = trees.get(dirOf(p));
+    const i = t ? t.find(encodePath(baseOf(p))) : -1;
+    out.set(p, i < 0 ? null : t!.entry(i));
+  }
+  return out;
+}
+
+/**
  * Each directory `dirs` names in tree `root` (null for a directory it does
  * not have). The trees a snapshot edits are mostly ones an earlier snapshot
  * wrote, loose: they are read in-process, and only when one is not (packed,

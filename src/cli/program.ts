@@ -329,6 +329,24 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind init --claude --mcp   (registers `unwind mcp` in .mcp.json; the client starts it)",
   );
 
+  const watchCmd = program.command("watch").description("a daemon that tells snapshots what changed, so they need not scan every file");
+  const watchWhat = {
+    start: "start watching this work tree (one daemon per root; a second start says it is already running)",
+    stop: "stop this work tree's watcher",
+    status: "whether a watcher runs, since when, its pid, events seen, and whether it can vouch for the next snapshot",
+  } as const;
+  for (const verb of ["start", "stop", "status"] as const) {
+    example(
+      watchCmd
+        .command(verb)
+        .description(watchWhat[verb])
+        .action(function () {
+          run(g(this), async () => (await import("./commands/watch.js")).watch(g(this), verb));
+        }),
+      `unwind watch ${verb}`,
+    );
+  }
+
   // In the contract (SPEC section 4) but not built yet: said so, never a silent no-op.
   const notBuilt: [string, string, string][] = [
     ["run", "run a command in a sealed run capsule", "9"],

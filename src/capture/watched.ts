@@ -1,0 +1,235 @@
+import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { fsPath, hasRawBytes } from "../domain/path-bytes.js";
+import { inStore } from "../domain/paths.js";
+import { GitError, type GitResult } from "../git/git.js";
+import { lineSafe } from "../git/objects.js";
+import type { Context } from "../repo/context.js";
+import { writeFileAtomic } from "../sys/atomic.js";
+import { ASK_TIMEOUT_MS, ask, watchFiles, type ChangesAnswer, type WatchToken } from "../watch/protocol.js";
+import { conversionInputs } from "./conversion.js";
+import { globalExcludesFile } from "./excludes.js";
+import { STATUS_ARGS } from "./index-config.js";
+import { CannotEditTree, treeEntries } from "./tree-edit.js";
+
+// A snapshot told by the watcher (src/watch/daemon.ts) what changed since
+// the last one, instead of `git status` looking at every file. What it
+// produces is what status would have printed for the private index, as
+// status's own `-z` records, so the rest of the snapshot is the same code
+// either way. Three ways, cheapest first:
+// - "watched": every path to look at is a file or symlink the index holds,
+//   under real directories: no git at all, each is listed as modified (or
+//   deleted), and the snapshot hashes it, as status would have had it do;
+// - "pathspec": anything else (new paths, directories, symlinked parents):
+//   `git status` limited to those paths, so git itself decides ignore rules,
+//   nested repositories and what a directory holds;
+// - "full": the plain `git status`, whenever the watcher cannot vouch for
+//   the whole period since the last snapshot (docs/design.md, "The watcher").
+
+export type ScanKind = "watched" | "pathspec" | "full";
+
+/** How a snapshot found what changed, and the token it is to keep (null: the watcher did not answer). */
+export interface WatchScan {
+  token: WatchToken | null;
+  scan: ScanKind;
+  reason: string | null;
+  /** The rules outside the work tree, measured before the scan (see rulesKey). */
+  rules: string;
+}
+
+/** Kept beside the private index after each snapshot taken while a watcher runs (docs/format.md). */
+interface WatchState {
+  v: 1;
+  token: WatchToken | null;
+  /** The index tree after that snapshot: `dirty` is relative to it. */
+  indexTree: string | null;
+  rules: string;
+  /** Every path that differed from the index tree then: they are looked at again, whatever the watcher says. */
+  dirty: string[];
+  scan: ScanKind;
+  reason: string | null;
+  at: string;
+}
+
+/** More paths than this to look at: a full status (and pathspecs stay short of argv limits). */
+const MAX_PATHSPECS = 1000;
+
+const statePath = (ctx: Context) => `${ctx.indexFile}.watch`;
+
+/**
+ * `git status` of the private index as the watcher allows, or null when no
+ * watcher runs for this root (no info file): then nothing differs from a
+ * snapshot without one.
+ */
+export function watchedStatus(ctx: Context, indexTree: string | null, timeoutMs: number | undefined): { status: Promise<GitResult>; watch: Promise<WatchScan> } | null {
+  const files = watchFiles(ctx.root, ctx.store);
+  if (!existsSync(files.info)) return null;
+  const rules = rulesKey(ctx); // before the scan: a rule changed during it shows next time
+  const full = () => ctx.git(STATUS_ARGS, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs });
+  const plan = decide(ctx, indexTree, rules, files.socket, timeoutMs).catch((e: unknown) => fullScan(null, `the watched scan failed: ${message(e)}`, rules));
+  const status = plan.then(async (p) => {
+    if (p.scan.scan === "full") return full();
+    if (p.output !== null) return { stdout: p.output, stderr: "", code: 0 };
+    return ctx.git(["--literal-pathspecs", ...STATUS_ARGS, "--", ...p.paths], { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs }).catch((e: unknown) => {
+      // A pathspec git refuses (beyond a symlink, say) is no reason to fail the snapshot.
+      if (!(e instanceof GitError) || e.gitCode === "timeout") throw e;
+      p.scan.scan = "full";
+      p.scan.reason = `git status of the changed paths failed: ${e.message}`;
+      return full();
+    });
+  });
+  status.catch(() => undefined); // awaited by whoever finishes the snapshot
+  return { status, watch: plan.then((p) => p.scan) };
+}
+
+interface Plan {
+  scan: WatchScan;
+  /** Status records made here ("watched"), or null to ask git. */
+  output: Buffer | null;
+  paths: string[];
+}
+
+const fullScan = (token: WatchToken | null, reason: string, rules: string): Plan => ({ scan: { token, scan: "full", reason, rules }, output: null, paths: [] });
+
+async function decide(ctx: Context, indexTree: string | null, rules: string, socket: string, timeoutMs: number | undefined): Promise<Plan> {
+  const state = readState(ctx);
+  let ans: ChangesAnswer;
+  try {
+    ans = await ask<ChangesAnswer>(socket, { op: "changes", since: state?.token ?? null }, Math.min(ASK_TIMEOUT_MS, timeoutMs ?? ASK_TIMEOUT_MS));
+    if (typeof ans.instance !== "string" || typeof ans.seq !== "number" || !Array.isArray(ans.paths)) throw new Error("a garbled answer");
+  } catch (e) {
+    return fullScan(null, `the watcher did not answer: ${message(e)}`, rules);
+  }
+  const token = { instance: ans.instance, seq: ans.seq };
+  if (!ans.vouch) return fullScan(token, ans.reason ?? "the watcher cannot vouch", rules);
+  if (!state || !indexTree || state.indexTree !== indexTree) return fullScan(token, "the private index was rewritten since the last snapshot", rules);
+  if (state.rules !== rules) return fullScan(token, "git config or ignore rules outside the work tree changed", rules);
+  const set = new Set(state.dirty);
+  for (const p of ans.paths) if (!outside(ctx, p)) set.add(p);
+  const paths = [...set];
+  // Ignore rules decide what every other path is; attributes how it hashes.
+  const rule = paths.find((p) => /(^|\/)\.git(ignore|attributes)$/.test(p));
+  if (rule) return fullScan(token, `${rule} changed`, rules);
+  if (paths.length > MAX_PATHSPECS) return fullScan(token, `${paths.length} paths changed`, rules);
+  if (paths.some((p) => hasRawBytes(p) || !lineSafe(p))) return fullScan(token, "a changed name a pathspec cannot carry", rules);
+  const output = paths.length === 0 ? Buffer.alloc(0) : await onlyHeldFiles(ctx, indexTree, paths, timeoutMs);
+  return { scan: { token, scan: output ? "watched" : "pathspec", reason: null, rules }, output, paths };
+}
+
+/**
+ * Status records for `paths` when each is a file or symlink the index holds
+ * (so never ignored, never in a nested repository) under directories that
+ * are real directories now: " M" if it is there (the snapshot hashes it;
+ * one that turns out unchanged hashes to what the index has), " D" if it is
+ * gone. Null for anything else: git must look.
+ */
+async function onlyHeldFiles(ctx: Context, indexTree: string, paths: string[], timeoutMs: number | undefined): Promise<Buffer | null> {
+  let held;
+  try {
+    held = await treeEntries(ctx, indexTree, paths, () => timeoutMs);
+  } catch (e) {
+    if (e instanceof CannotEditTree) return null;
+    throw e;
+  }
+  const dirs = new Map<string, boolean>();
+  const realDir = (d: string) => {
+    let ok = dirs.get(d);
+    if (ok === undefined) {
+      try {
+        ok = lstatSync(fsPath(join(ctx.root, d))).isDirectory();
+      } catch {
+        ok = false;
+      }
+      dirs.set(d, ok);
+    }
+    return ok;
+  };
+  const records: string[] = [];
+  for (const p of paths) {
+    const e = held.get(p);
+    if (!e || !/^(100644|100755|120000)$/.test(e.mode)) return null;
+    for (let d = dirOf(p); d !== ""; d = dirOf(d)) if (!realDir(d)) return null;
+    const st = lstatSync(fsPath(join(ctx.root, p)), { throwIfNoEntry: false });
+    if (!st) records.push(` D ${p}`);
+    else if (st.isFile() || st.isSymbolicLink()) records.push(` M ${p}`);
+    else return null;
+  }
+  return Buffer.from(records.join("\0") + "\0");
+}
+
+const dirOf = (p: string) => (p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "");
+
+function outside(ctx: Context, p: string): boolean {
+  const parts = p.split("/");
+  return parts[0] === ".git" || parts.includes(".unwind") || inStore(ctx.root, ctx.store, p);
+}
+
+/**
+ * The state of every file outside the work tree that could change what a
+ * snapshot holds or how it hashes: git's config files and attributes
+ * (conversionInputs), `info/exclude` and the global excludes file. The
+ * watcher sees only the work tree: a change to any of these is a full scan.
+ */
+export function rulesKey(ctx: Context): string {
+  const st = (f: string | null) => {
+    if (!f) return "-";
+    try {
+      const s = lstatSync(f, { throwIfNoEntry: false });
+      return s ? `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}` : "-";
+    } catch {
+      return "?";
+    }
+  };
+  return [conversionInputs(ctx), st(join(ctx.commonDir, "info", "exclude")), st(globalExcludesFile(ctx))].join(" ");
+}
+
+function readState(ctx: Context): WatchState | null {
+  try {
+    const s = JSON.parse(readFileSync(statePath(ctx), "utf8")) as WatchState;
+    return s.v === 1 && Array.isArray(s.dirty) ? s : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Kept once the snapshot's ref exists: the token, and which of the paths
+ * status listed (`listed`) still differ from the index tree as it is now
+ * (`indexTree`; the snapshot may have folded them in): each path the
+ * snapshot's `tree` holds otherwise than the index tree, or neither holds
+ * but is on disk (a file over the size cap). A cache: atomic against a
+ * kill, not fsynced; a missing or unreadable one only costs a full scan.
+ */
+export async function keepWatchState(ctx: Context, scan: WatchScan, listed: readonly string[], tree: string, indexTree: string | null): Promise<void> {
+  let dirty: string[];
+  try {
+    dirty = await stillDiffering(ctx, listed, tree, indexTree);
+  } catch {
+    rmSync(statePath(ctx), { force: true }); // the next snapshot scans everything
+    return;
+  }
+  const state: WatchState = { v: 1, token: scan.token, indexTree, rules: scan.rules, dirty, scan: scan.scan, reason: scan.reason, at: new Date().toISOString() };
+  writeFileAtomic(statePath(ctx), JSON.stringify(state) + "\n", { sync: false });
+}
+
+async function stillDiffering(ctx: Context, listed: readonly string[], tree: string, indexTree: string | null): Promise<string[]> {
+  if (listed.length === 0) return [];
+  if (!indexTree) throw new Error("no index tree");
+  const none = () => undefined;
+  const [now, base] = await Promise.all([treeEntries(ctx, tree, listed, none), treeEntries(ctx, indexTree, listed, none)]);
+  return listed.filter((p) => {
+    const a = now.get(p);
+    const b = base.get(p);
+    if (a && b) return a.mode !== b.mode || a.oid !== b.oid;
+    if (a || b) return true;
+    return lstatSync(fsPath(join(ctx.root, p)), { throwIfNoEntry: false }) !== undefined;
+  });
+}
+
+/** The last snapshot's scan, for `unwind watch status`. */
+export function lastScan(ctx: Context): { scan: ScanKind; reason: string | null; at: string } | null {
+  const s = readState(ctx);
+  return s ? { scan: s.scan, reason: s.reason, at: s.at } : null;
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
