@@ -112,23 +112,27 @@ async function decide(ctx: Context, indexTree: string | null, rules: string, soc
   if (rule) return fullScan(token, `${rule} changed`, rules);
   if (paths.length > MAX_PATHSPECS) return fullScan(token, `${paths.length} paths changed`, rules);
   if (paths.some((p) => hasRawBytes(p) || !lineSafe(p))) return fullScan(token, "a changed name a pathspec cannot carry", rules);
-  const output = paths.length === 0 ? Buffer.alloc(0) : await onlyHeldFiles(ctx, indexTree, paths, timeoutMs);
-  return { scan: { token, scan: output ? "watched" : "pathspec", reason: null, rules }, output, paths };
+  const made = paths.length === 0 ? Buffer.alloc(0) : await withoutGit(ctx, indexTree, paths, new Set(ans.paths), timeoutMs);
+  if (typeof made === "string") return { scan: { token, scan: "pathspec", reason: made, rules }, output: null, paths };
+  return { scan: { token, scan: "watched", reason: null, rules }, output: made, paths };
 }
 
 /**
- * Status records for `paths` when each is a file or symlink the index holds
- * (so never ignored, never in a nested repository) under directories that
- * are real directories now: " M" if it is there (the snapshot hashes it;
- * one that turns out unchanged hashes to what the index has), " D" if it is
- * gone. Null for anything else: git must look.
+ * Status records for `paths`, made without git, when each is either a file
+ * or symlink the index holds (so never ignored, never in a nested
+ * repository): " M" if it is there (the snapshot hashes it; one that turns
+ * out unchanged hashes to what the index has), " D" if it is gone; or an
+ * untracked path the last snapshot listed that nothing touched since
+ * (`changed`: what the watcher reported), "??" as it was then: the rules
+ * are the same (else this is a full scan). Every directory on the way must
+ * be a real directory now. Anything else: why git must look.
  */
-async function onlyHeldFiles(ctx: Context, indexTree: string, paths: string[], timeoutMs: number | undefined): Promise<Buffer | null> {
+async function withoutGit(ctx: Context, indexTree: string, paths: string[], changed: ReadonlySet<string>, timeoutMs: number | undefined): Promise<Buffer | string> {
   let held;
   try {
     held = await treeEntries(ctx, indexTree, paths, () => timeoutMs);
   } catch (e) {
-    if (e instanceof CannotEditTree) return null;
+    if (e instanceof CannotEditTree) return e.message;
     throw e;
   }
   const dirs = new Map<string, boolean>();
@@ -147,12 +151,17 @@ async function onlyHeldFiles(ctx: Context, indexTree: string, paths: string[], t
   const records: string[] = [];
   for (const p of paths) {
     const e = held.get(p);
-    if (!e || !/^(100644|100755|120000)$/.test(e.mode)) return null;
-    for (let d = dirOf(p); d !== ""; d = dirOf(d)) if (!realDir(d)) return null;
+    for (let d = dirOf(p); d !== ""; d = dirOf(d)) if (!realDir(d)) return `${d} is not a directory now`;
+    if (!e && !changed.has(p)) {
+      records.push(`?? ${p}`);
+      continue;
+    }
+    if (!e) return `${p} is new`;
+    if (!/^(100644|100755|120000)$/.test(e.mode)) return `${p} was a directory`;
     const st = lstatSync(fsPath(join(ctx.root, p)), { throwIfNoEntry: false });
     if (!st) records.push(` D ${p}`);
     else if (st.isFile() || st.isSymbolicLink()) records.push(` M ${p}`);
-    else return null;
+    else return `${p} is no file now`;
   }
   return Buffer.from(records.join("\0") + "\0");
 }

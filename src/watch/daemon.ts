@@ -203,6 +203,11 @@ class Watcher {
     const seq = this.seq;
     const answer = (vouch: boolean, reason: string | null, paths: string[] = []): ChangesAnswer => {
       this.handedOut = seq;
+      if (!vouch) {
+        // The asker scans everything and keeps this token: what came before it is of no use to anyone.
+        this.floor = seq;
+        this.changed.clear();
+      }
       return { instance: this.instance, seq, vouch, reason, paths };
     };
     if (!since) return answer(false, "no earlier token");

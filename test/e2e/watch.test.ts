@@ -1,0 +1,184 @@
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { gitsTree, makeRepo, unwind } from "../helpers.js";
+
+/*
+ * The watcher (`unwind watch`, src/watch/): snapshots taken while it is
+ * stopped, running, overflowed, restarted and killed each hold exactly the
+ * tree git writes from scratch, and each says how it found its changes
+ * (the `scan` of the state kept beside the private index): evidence that
+ * the watcher was used where it claims, and not where it must not be.
+ */
+
+const roots: string[] = [];
+afterAll(() => {
+  // No daemon outlives the tests: stopped by its own command, then by pid if that failed.
+  for (const root of roots) {
+    const r = unwind(root, ["--json", "watch", "stop"]);
+    const pid = r.json?.pid;
+    if (typeof pid === "number") {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        /* gone, as it should be */
+      }
+    }
+  }
+});
+
+function repo(): string {
+  const files: Record<string, string> = { ".gitignore": "*.log\n", "keep.log": "ignored\n" };
+  for (let i = 0; i < 8; i++) files[`base/f${i}.txt`] = `base ${i}\n`;
+  const root = makeRepo(files);
+  roots.push(root);
+  return root;
+}
+
+function watch(root: string, verb: string, env: Record<string, string> = {}) {
+  const r = unwind(root, ["--json", "watch", verb], { env });
+  expect(r.code, r.stderr).toBe(0);
+  return r.json;
+}
+
+const statePath = (root: string) => {
+  const dir = join(root, ".git", "unwind", "index");
+  const f = existsSync(dir) ? readdirSync(dir).find((n) => n.endsWith(".index.watch")) : undefined;
+  return f ? join(dir, f) : null;
+};
+
+/** A snapshot, checked against git's own tree of the work tree; returns how it scanned (null: no watcher state written). */
+function snapshot(root: string): { scan: string | null; reason: string | null } {
+  const before = statePath(root) ? readFileSync(statePath(root)!, "utf8") : null;
+  const r = unwind(root, ["--json", "snapshot"]);
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.json.tree).toBe(gitsTree(root));
+  const after = statePath(root) ? readFileSync(statePath(root)!, "utf8") : null;
+  if (after === null || after === before) return { scan: null, reason: null };
+  const s = JSON.parse(after);
+  return { scan: s.scan, reason: s.reason };
+}
+
+let n = 0;
+/** Changes of every kind, under a fresh directory: create, modify, delete, rename, mode, symlink, directory <-> file, a new directory of files. */
+function everyKind(root: string): void {
+  const p = `k${n++}`;
+  const w = (rel: string, text: string) => {
+    mkdirSync(join(root, p, rel, ".."), { recursive: true });
+    writeFileSync(join(root, p, rel), text);
+  };
+  // What the changes act on, snapshotted first.
+  w("mod.txt", "1\n");
+  w("del.txt", "d\n");
+  w("from.txt", "r\n");
+  w("exe.sh", "#!/bin/sh\n");
+  w("target.txt", "t\n");
+  w("dir2file/x.txt", "x\n");
+  w("file2dir", "f\n");
+  snapshot(root);
+  w("new.txt", "new\n");
+  w("mod.txt", "2\n");
+  rmSync(join(root, p, "del.txt"));
+  renameSync(join(root, p, "from.txt"), join(root, p, "to.txt"));
+  chmodSync(join(root, p, "exe.sh"), 0o755);
+  symlinkSync("target.txt", join(root, p, "link"));
+  rmSync(join(root, p, "dir2file"), { recursive: true });
+  w("dir2file", "now a file\n");
+  rmSync(join(root, p, "file2dir"));
+  w("file2dir/y.txt", "now a dir\n");
+  w("newdir/a/b.txt", "b\n");
+  w("newdir/c.txt", "c\n");
+  w("ignored.log", "not in any snapshot\n");
+}
+
+/** Only files the private index holds (from the first commit): the case the watcher serves with no git at all. */
+function heldOnly(root: string): void {
+  writeFileSync(join(root, "base", `f${n % 4}.txt`), `edit ${n++}\n`);
+  rmSync(join(root, "base", `f${4 + (n % 4)}.txt`), { force: true });
+}
+
+describe("unwind watch", () => {
+  it("stopped, running, overflowed, restarted and killed: every snapshot equals git's own tree, and says how it scanned", () => {
+    const root = repo();
+
+    // Never started: snapshots are taken as without the feature, and nothing of the watcher appears in the store.
+    expect(snapshot(root).scan).toBe(null);
+    everyKind(root);
+    expect(snapshot(root).scan).toBe(null);
+    expect(existsSync(join(root, ".git", "unwind", "watch"))).toBe(false);
+    expect(statePath(root)).toBe(null);
+
+    // Running: the first snapshot scans everything and takes a token; then the watcher says what changed.
+    const started = watch(root, "start");
+    expect(started).toMatchObject({ running: true, started: true, canVouch: false });
+    expect(snapshot(root)).toEqual({ scan: "full", reason: "no earlier token" });
+    expect(watch(root, "status")).toMatchObject({ running: true, canVouch: true, pid: started.pid });
+    everyKind(root);
+    expect(snapshot(root).scan).toBe("pathspec");
+    heldOnly(root);
+    expect(snapshot(root)).toEqual({ scan: "watched", reason: null });
+    heldOnly(root);
+    expect(snapshot(root)).toEqual({ scan: "watched", reason: null });
+    expect(snapshot(root)).toEqual({ scan: "watched", reason: null }); // nothing changed
+    // A rule that changes what every path is: all of it again.
+    writeFileSync(join(root, ".gitignore"), "");
+    expect(snapshot(root)).toEqual({ scan: "full", reason: ".gitignore changed" });
+    writeFileSync(join(root, ".gitignore"), "*.log\n");
+    expect(snapshot(root).scan).toBe("full");
+    writeFileSync(join(root, ".git", "info", "exclude"), "*.nothing\n");
+    expect(snapshot(root)).toEqual({ scan: "full", reason: "git config or ignore rules outside the work tree changed" });
+    expect(snapshot(root)).toEqual({ scan: "watched", reason: null });
+
+    // Stopped: snapshots go without it (no state written); what changed meanwhile is found by the full scan after a restart.
+    expect(watch(root, "stop")).toMatchObject({ stopped: true, running: false });
+    everyKind(root);
+    expect(snapshot(root).scan).toBe(null);
+    heldOnly(root);
+    watch(root, "start");
+    expect(snapshot(root)).toEqual({ scan: "full", reason: "the token is from another watcher (restarted since)" });
+    heldOnly(root);
+    expect(snapshot(root)).toEqual({ scan: "watched", reason: null });
+    watch(root, "stop");
+
+    // Overflowed: more changed paths than the daemon keeps (UNWIND_WATCH_MAX_PATHS) means it cannot vouch.
+    watch(root, "start", { UNWIND_WATCH_MAX_PATHS: "4" });
+    snapshot(root);
+    everyKind(root);
+    const over = snapshot(root);
+    expect(over.scan).toBe("full");
+    expect(over.reason).toMatch(/^overflow: more than 4 paths changed/);
+    heldOnly(root);
+    expect(snapshot(root)).toEqual({ scan: "watched", reason: null });
+
+    // Killed: its files stay behind; snapshots scan everything, status says it is not running, start works again.
+    const pid = watch(root, "status").pid as number;
+    process.kill(pid, "SIGKILL");
+    heldOnly(root);
+    const dead = snapshot(root);
+    expect(dead.scan).toBe("full");
+    expect(dead.reason).toMatch(/^the watcher did not answer/);
+    expect(watch(root, "status")).toMatchObject({ running: false, pid: null });
+    expect(watch(root, "start")).toMatchObject({ running: true, started: true });
+    expect(snapshot(root)).toEqual({ scan: "full", reason: "no earlier token" }); // the last snapshot got none
+    everyKind(root);
+    expect(snapshot(root).scan).toBe("pathspec");
+    watch(root, "stop");
+  });
+
+  it("start is idempotent, stop without a watcher is no error, and the human forms say so", () => {
+    const root = repo();
+    expect(unwind(root, ["watch", "status"]).stdout).toMatch(/^not watching /);
+    const first = unwind(root, ["watch", "start"]);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^watching .* \(pid \d+\)/);
+    const again = unwind(root, ["watch", "start"]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^already watching /);
+    const status = unwind(root, ["--json", "watch", "status"]).json;
+    expect(Object.keys(status).sort()).toEqual(["canVouch", "events", "lastSnapshot", "pending", "pid", "root", "running", "since", "trouble"]);
+    expect(unwind(root, ["watch", "stop"]).stdout).toMatch(/^stopped watching /);
+    const none = unwind(root, ["watch", "stop"]);
+    expect(none.code).toBe(0);
+    expect(none.stdout).toMatch(/^no watcher was running/);
+  });
+});
