@@ -94,13 +94,19 @@ export const ASK_TIMEOUT_MS = 2000;
  * One request and its answer. Rejects on any failure (no daemon, a socket
  * someone else owns, a timeout, a garbled answer): the caller then does
  * without the watcher. `node:net` is loaded only here, so code that never
- * meets a watcher never pays for it.
+ * meets a watcher never pays for it. The connection starts before this
+ * returns.
  */
-export async function ask<T>(socket: string, req: WatchRequest, timeoutMs: number): Promise<T> {
+export function ask<T>(socket: string, req: WatchRequest, timeoutMs: number): Promise<T> {
   // A socket in the shared temp dir could be anyone's: only one of ours is believed.
-  const st = lstatSync(socket);
-  if (!st.isSocket() || (process.getuid && st.uid !== process.getuid())) throw new Error(`${socket} is not this user's watcher socket`);
-  const { connect } = await import("node:net");
+  try {
+    const st = lstatSync(socket);
+    if (!st.isSocket() || (process.getuid && st.uid !== process.getuid())) throw new Error(`${socket} is not this user's watcher socket`);
+  } catch (e) {
+    return Promise.reject(e as Error);
+  }
+  // Synchronously: the early start of `unwind snapshot` connects before the CLI bundle loads, so the answer arrives meanwhile.
+  const { connect } = process.getBuiltinModule("node:net") as typeof import("node:net");
   return new Promise<T>((resolve, reject) => {
     const conn = connect(socket);
     const chunks: Buffer[] = [];

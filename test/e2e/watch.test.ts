@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { gitsTree, makeRepo, unwind } from "../helpers.js";
+import { claudeCall } from "../journal-helpers.js";
 
 /*
  * The watcher (`unwind watch`, src/watch/): snapshots taken while it is
@@ -162,6 +163,47 @@ describe("unwind watch", () => {
     expect(snapshot(root)).toEqual({ scan: "full", reason: "no earlier token" }); // the last snapshot got none
     everyKind(root);
     expect(snapshot(root).scan).toBe("pathspec");
+    watch(root, "stop");
+  });
+
+  it("a Bash call's hook snapshots are told by the watcher, and the call's changes are exactly what it did", () => {
+    const root = repo();
+    watch(root, "start");
+    snapshot(root); // takes the token
+    const call = claudeCall(root, "claude:watched-bash", "Bash", { command: "edit two files" }, () => {
+      writeFileSync(join(root, "base", "f1.txt"), "by the agent\n");
+      rmSync(join(root, "base", "f2.txt"));
+    });
+    const kept = JSON.parse(readFileSync(statePath(root)!, "utf8"));
+    expect([kept.scan, kept.reason]).toEqual(["watched", null]); // the post's snapshot
+    const changes = unwind(root, ["--json", "changes", "--session", "claude:watched-bash", "--call", call]);
+    expect(changes.json.entries.map((e: { path: string; change: string }) => [e.path, e.change])).toEqual([
+      ["base/f1.txt", "modified"],
+      ["base/f2.txt", "deleted"],
+    ]);
+    expect(snapshot(root).scan).toBe("watched");
+    watch(root, "stop");
+  });
+
+  it("a watcher that does not answer costs a bounded wait and a full scan, never a wrong or hung snapshot", () => {
+    const root = repo();
+    const { pid } = watch(root, "start");
+    snapshot(root);
+    process.kill(pid, "SIGSTOP");
+    try {
+      writeFileSync(join(root, "base", "f3.txt"), "while it slept\n");
+      const t0 = Date.now();
+      const r = snapshot(root);
+      expect(r.scan).toBe("full");
+      expect(r.reason).toMatch(/^the watcher did not answer: no answer from the watcher within \d+ ms/);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    // Awake again: its token was never kept, so one more full scan, then it is told again.
+    expect(snapshot(root).scan).toBe("full");
+    writeFileSync(join(root, "base", "f3.txt"), "awake\n");
+    expect(snapshot(root).scan).toBe("watched");
     watch(root, "stop");
   });
 
