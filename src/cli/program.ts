@@ -329,7 +329,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind init --claude --mcp   (registers `unwind mcp` in .mcp.json; the client starts it)",
   );
 
-  const watchCmd = program.command("watch").description("a daemon that tells snapshots what changed, so they need not scan every file");
+  const watchCmd = example(program.command("watch").description("a daemon that tells snapshots what changed, so they need not scan every file"), "unwind watch start", "unwind watch status --json");
   const watchWhat = {
     start: "start watching this work tree (one daemon per root; a second start says it is already running)",
     stop: "stop this work tree's watcher",

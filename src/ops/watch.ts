@@ -12,12 +12,12 @@ export interface WatchReport {
   pid: number | null;
   /** When the daemon began watching (ISO), null when none runs. */
   since: string | null;
-  /** File system events it has seen, paths changed since the last snapshot's token. */
+  /** File system events it has seen; paths changed since the last snapshot took its token. */
   events: number | null;
   pending: number | null;
   /** Whether the next snapshot can be told what changed (false right after start: that snapshot scans everything). */
   canVouch: boolean;
-  /** Why it last could not vouch, or null. */
+  /** While it cannot vouch, why (just started, an overflow, a watch error, the clock); else null. */
   trouble: string | null;
   /** How this work tree's last snapshot found its changes, while a watcher ran. */
   lastSnapshot: { scan: ScanKind; reason: string | null; at: string } | null;

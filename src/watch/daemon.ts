@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { decodePath, fsPath } from "../domain/path-bytes.js";
@@ -230,9 +230,9 @@ class Watcher {
       since: this.startedAt,
       root: this.root,
       events: this.events,
-      pending: this.changed.size,
+      pending: [...this.changed.values()].filter((s) => s > this.handedOut).length,
       canVouch: this.handedOut >= this.troubleAt,
-      trouble: this.trouble,
+      trouble: this.handedOut >= this.troubleAt ? null : this.trouble,
     };
   }
 
@@ -240,6 +240,32 @@ class Watcher {
     for (const w of this.dirs.values()) w.close();
     this.dirs.clear();
     rmSync(this.files.cookies, { recursive: true, force: true });
+  }
+}
+
+/** statfs(2) magic numbers of file systems whose changes can come from elsewhere, unseen by inotify. */
+const REMOTE = new Map<number, string>([
+  [0x6969, "NFS"],
+  [0xff534d42, "CIFS"],
+  [0xfe534d42, "SMB2"],
+  [0x517b, "SMB"],
+  [0x65735546, "FUSE"],
+  [0x01021997, "9P"],
+  [0x73757245, "Coda"],
+  [0x564c, "NCP"],
+  [0x61636673, "ACFS"],
+  [0x47504653, "GPFS"],
+  [0xa501fcf5, "VXFS"],
+  [0x0bd00bd0, "Lustre"],
+]);
+
+function remoteFileSystem(root: string): string | null {
+  try {
+    const t = statfsSync(root).type >>> 0;
+    const name = REMOTE.get(t);
+    return name ? `${name} (a network or user-space file system)` : null;
+  } catch {
+    return null;
   }
 }
 
@@ -268,6 +294,11 @@ export async function main(argv: string[]): Promise<void> {
     if (parts.includes(".git") || parts.includes(".unwind")) return true;
     return storeRel !== null && storeRel !== "" && (rel === storeRel || rel.startsWith(storeRel + "/"));
   };
+  const remote = remoteFileSystem(root);
+  if (remote) {
+    process.stderr.write(`cannot watch ${root}: it is on ${remote}, where inotify does not see changes made by other machines\n`);
+    process.exit(1);
+  }
   const w = new Watcher(root, skip, files);
   const server = createServer((conn) => serve(conn, w, stop));
   await listen(server, files);
@@ -287,7 +318,8 @@ export async function main(argv: string[]): Promise<void> {
   try {
     w.start();
   } catch (e) {
-    process.stderr.write(`cannot watch ${root}: ${(e as Error).message}\n`);
+    const hint = (e as NodeJS.ErrnoException).code === "ENOSPC" ? " (one inotify watch per directory: raise fs.inotify.max_user_watches)" : "";
+    process.stderr.write(`cannot watch ${root}: ${(e as Error).message}${hint}\n`);
     stop(1);
     return;
   }

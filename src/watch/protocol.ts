@@ -55,11 +55,11 @@ export interface StatusAnswer {
   root: string;
   /** File system events seen since start. */
   events: number;
-  /** Paths changed since the oldest token still answerable. */
+  /** Paths changed since the last token handed out: what the next snapshot will be told. */
   pending: number;
   /** Whether the next snapshot can be told what changed (false until one full scan took a token, or after trouble). */
   canVouch: boolean;
-  /** The last reason it could not vouch (an overflow, a watch error, a restart), or null. */
+  /** While it cannot vouch, why (just started, an overflow, a watch error, the clock); else null. */
   trouble: string | null;
 }
 

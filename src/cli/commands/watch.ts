@@ -30,7 +30,7 @@ function describe(r: WatchReport): string {
     lines.push(`watching ${r.root}`);
     lines.push(`  pid        ${r.pid}`);
     lines.push(`  since      ${when(r.since!)}`);
-    lines.push(`  events     ${r.events} seen, ${r.pending} paths changed since the last snapshot`);
+    lines.push(`  events     ${r.events} seen; ${r.pending} ${r.pending === 1 ? "path" : "paths"} changed since the last snapshot`);
     lines.push(`  vouches    ${r.canVouch ? paint("yes", "green") : `${paint("no", "yellow")}: the next snapshot scans everything${r.trouble ? ` (${r.trouble})` : ""}`}`);
   }
   if (r.lastSnapshot) {
