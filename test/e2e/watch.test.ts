@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { gitsTree, makeRepo, unwind } from "../helpers.js";
+import { gitsTree, makeRepo, tempDir, unwind } from "../helpers.js";
 import { claudeCall } from "../journal-helpers.js";
 
 /*
@@ -204,6 +204,44 @@ describe("unwind watch", () => {
     expect(snapshot(root).scan).toBe("full");
     writeFileSync(join(root, "base", "f3.txt"), "awake\n");
     expect(snapshot(root).scan).toBe("watched");
+    watch(root, "stop");
+  });
+
+  it("a plain snapshot finished without the command line prints what the command line prints", () => {
+    const root = repo();
+    watch(root, "start");
+    snapshot(root);
+    // Finished early (plain, no terminal) and through the command line (an option), both told by the watcher;
+    // which bundles each process loaded is the evidence.
+    const dir = tempDir();
+    const spy = join(dir, "spy.cjs");
+    writeFileSync(
+      spy,
+      `process.on("exit", () => require("fs").writeFileSync(process.env.SPY_OUT, Object.keys(require.cache).filter((f) => f.includes("dist")).map((f) => require("path").basename(f)).sort().join(" ")));\n`,
+    );
+    const loaded = (name: string, args: string[], env: Record<string, string> = {}) => {
+      const out = join(dir, name);
+      const r = unwind(root, args, { env: { ...env, NODE_OPTIONS: `--require ${spy}`, SPY_OUT: out } });
+      return { ...r, bundles: readFileSync(out, "utf8") };
+    };
+    writeFileSync(join(root, "base", "f1.txt"), "one\n");
+    const early = loaded("early", ["--json", "snapshot"], { UNWIND_TASK: "T-1" });
+    writeFileSync(join(root, "base", "f1.txt"), "two\n");
+    const cli = loaded("cli", ["--json", "snapshot", "--task", "T-1"]);
+    expect([early.code, cli.code]).toEqual([0, 0]);
+    expect(early.bundles).toBe("early-finish.cjs early.cjs");
+    expect(cli.bundles).toBe("early.cjs unwind.cjs");
+    expect(Object.keys(early.json)).toEqual(Object.keys(cli.json));
+    expect({ ...early.json, id: 0, at: 0, parent: 0, commit: 0, tree: 0 }).toEqual({ ...cli.json, id: 0, at: 0, parent: 0, commit: 0, tree: 0 });
+    expect(early.json.task).toBe("T-1");
+    expect(early.stdout).toBe(JSON.stringify(early.json, null, 2) + "\n");
+    const human = unwind(root, ["snapshot"]);
+    expect(human.stdout).toMatch(/^s-\d{8}T\d{9}Z-[0-9a-f]{8} {2}tree [0-9a-f]{8}\n$/);
+    expect(human.stderr).toBe("");
+    // A bad UNWIND_TASK goes the command line's way: its usage error, exit 2.
+    const bad = unwind(root, ["snapshot"], { env: { UNWIND_TASK: "bad..name" } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^unwind: task name 'bad\.\.name'/);
     watch(root, "stop");
   });
 
