@@ -59,6 +59,8 @@ export interface TreeResult {
   watch?: WatchScan;
   /** Every path status listed (the watcher's next scan looks at them again: src/capture/watched.ts). */
   listed: string[];
+  /** What the new tree holds at each of `listed`, where the tree was edited without a fold; null otherwise. */
+  listedEntries: Map<string, TreeEntry | null> | null;
   /**
    * Writes the pending record for the next snapshot to build on: only once a
    * snapshot ref names the tree (src/capture/pending.ts). A no-op where there is none.
@@ -197,8 +199,10 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     // write no index.
     let tree: string | null = null;
     let keepRecord: () => void = () => undefined;
+    let listedEntries: Map<string, TreeEntry | null> | null = null;
     if (now.size === 0 && indexTree) {
       tree = indexTree;
+      listedEntries = new Map(listed.map((p) => [p, null])); // untracked, not in the tree
       if (!scratchDir) clearPending(ctx);
     } else if (indexTree && canEditTree(ctx, add, remove)) {
       const scratch = scratchDir ? { objects: join(scratchDir, "objects"), env: objectEnv } : undefined;
@@ -211,8 +215,10 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
           clearIndexTree(ctx); // it stops describing the index the moment the index changes
           await foldIntoIndex(ctx, env, new Map([...edit.entries].map(([p, e]) => [p, e.entry])), left);
           await recordIndexTree(ctx, edit.tree, left());
-        } else if (!edit.fromRecord) {
-          keepRecord = () => writePending(ctx, indexTree, inputs, edit.tree, edit.entries);
+        } else {
+          // An untracked path status listed that is not in `now` (over the size cap, gone) is in neither tree.
+          listedEntries = new Map(listed.map((p) => [p, edit.entries.get(p)?.entry ?? null]));
+          if (!edit.fromRecord) keepRecord = () => writePending(ctx, indexTree, inputs, edit.tree, edit.entries);
         }
       }
     }
@@ -242,7 +248,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       if (!opts.scratch) await recordIndexTree(ctx, tree, left());
     }
     const toolargeFiles = tooLargeStates(ctx, big, Boolean(scratchDir));
-    return { tree, toolarge: Object.keys(toolargeFiles).sort(), toolargeFiles, env: objectEnv, dispose, keepRecord, listed, ...(scan ? { watch: scan } : {}) };
+    return { tree, toolarge: Object.keys(toolargeFiles).sort(), toolargeFiles, env: objectEnv, dispose, keepRecord, listed, listedEntries, ...(scan ? { watch: scan } : {}) };
   } catch (e) {
     dispose();
     throw e;
@@ -327,7 +333,7 @@ function lastPath(ctx: Context): string {
 
 /** Takes a snapshot and names it under refs/unwind/snapshots/. The caller holds the store lock. */
 export async function takeSnapshot(ctx: Context, labels: SnapshotLabels = {}, opts: { deadline?: number } = {}, started?: StartedTree): Promise<Snapshot> {
-  const { tree, toolarge, toolargeFiles, keepRecord, watch, listed } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
+  const { tree, toolarge, toolargeFiles, keepRecord, watch, listed, listedEntries } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
 
   const now = new Date();
   const id = newSnapshotId(now);
@@ -343,7 +349,7 @@ export async function takeSnapshot(ctx: Context, labels: SnapshotLabels = {}, op
   const oid = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
   await createRef(ctx, SNAPSHOT_REFS + id, oid);
   keepRecord();
-  if (watch) await keepWatchState(ctx, watch, listed, tree, readIndexTree(ctx));
+  if (watch) await keepWatchState(ctx, watch, { listed, entries: listedEntries, tree }, readIndexTree(ctx));
   writeFileSync(lastPath(ctx), id + "\n");
   return { ...meta, commit: oid, tree };
 }

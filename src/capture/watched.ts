@@ -10,7 +10,7 @@ import { ASK_TIMEOUT_MS, ask, watchFiles, type ChangesAnswer, type WatchToken } 
 import { conversionInputs } from "./conversion.js";
 import { globalExcludesFile } from "./excludes.js";
 import { STATUS_ARGS } from "./index-config.js";
-import { CannotEditTree, treeEntries } from "./tree-edit.js";
+import { CannotEditTree, treeEntries, type TreeEntry } from "./tree-edit.js";
 
 // A snapshot told by the watcher (src/watch/daemon.ts) what changed since
 // the last one, instead of `git status` looking at every file. What it
@@ -35,6 +35,9 @@ export interface WatchScan {
   reason: string | null;
   /** The rules outside the work tree, measured before the scan (see rulesKey). */
   rules: string;
+  /** What the index tree the scan began with holds at paths the last state named (it need not be read again). */
+  held: ReadonlyMap<string, TreeEntry | null>;
+  indexTree: string | null;
 }
 
 /** Kept beside the private index after each snapshot taken while a watcher runs (docs/format.md). */
@@ -44,8 +47,12 @@ interface WatchState {
   /** The index tree after that snapshot: `dirty` is relative to it. */
   indexTree: string | null;
   rules: string;
-  /** Every path that differed from the index tree then: they are looked at again, whatever the watcher says. */
-  dirty: string[];
+  /**
+   * Every path that differed from the index tree then, with what the index
+   * tree holds there: they are looked at again, whatever the watcher says,
+   * without reading the index tree for them.
+   */
+  dirty: [string, TreeEntry | null][];
   scan: ScanKind;
   reason: string | null;
   at: string;
@@ -66,7 +73,7 @@ export function watchedStatus(ctx: Context, indexTree: string | null, timeoutMs:
   if (!existsSync(files.info)) return null;
   const rules = rulesKey(ctx); // before the scan: a rule changed during it shows next time
   const full = () => ctx.git(STATUS_ARGS, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs });
-  const plan = decide(ctx, indexTree, rules, files.socket, timeoutMs).catch((e: unknown) => fullScan(null, `the watched scan failed: ${message(e)}`, rules));
+  const plan = decide(ctx, indexTree, rules, files.socket, timeoutMs).catch((e: unknown) => fullScan(null, `the watched scan failed: ${message(e)}`, rules, indexTree));
   const status = plan.then(async (p) => {
     if (p.scan.scan === "full") return full();
     if (p.output !== null) return { stdout: p.output, stderr: "", code: 0 };
@@ -89,7 +96,11 @@ interface Plan {
   paths: string[];
 }
 
-const fullScan = (token: WatchToken | null, reason: string, rules: string): Plan => ({ scan: { token, scan: "full", reason, rules }, output: null, paths: [] });
+const fullScan = (token: WatchToken | null, reason: string, rules: string, indexTree: string | null, held: ReadonlyMap<string, TreeEntry | null> = new Map()): Plan => ({
+  scan: { token, scan: "full", reason, rules, held, indexTree },
+  output: null,
+  paths: [],
+});
 
 async function decide(ctx: Context, indexTree: string | null, rules: string, socket: string, timeoutMs: number | undefined): Promise<Plan> {
   const state = readState(ctx);
@@ -98,23 +109,28 @@ async function decide(ctx: Context, indexTree: string | null, rules: string, soc
     ans = await ask<ChangesAnswer>(socket, { op: "changes", since: state?.token ?? null }, Math.min(ASK_TIMEOUT_MS, timeoutMs ?? ASK_TIMEOUT_MS));
     if (typeof ans.instance !== "string" || typeof ans.seq !== "number" || !Array.isArray(ans.paths)) throw new Error("a garbled answer");
   } catch (e) {
-    return fullScan(null, `the watcher did not answer: ${message(e)}`, rules);
+    return fullScan(null, `the watcher did not answer: ${message(e)}`, rules, indexTree);
   }
   const token = { instance: ans.instance, seq: ans.seq };
-  if (!ans.vouch) return fullScan(token, ans.reason ?? "the watcher cannot vouch", rules);
-  if (!state || !indexTree || state.indexTree !== indexTree) return fullScan(token, "the private index was rewritten since the last snapshot", rules);
-  if (state.rules !== rules) return fullScan(token, "git config or ignore rules outside the work tree changed", rules);
-  const set = new Set(state.dirty);
+  if (!state || !indexTree || state.indexTree !== indexTree) {
+    return fullScan(token, ans.vouch ? "the private index was rewritten since the last snapshot" : (ans.reason ?? "the watcher cannot vouch"), rules, indexTree);
+  }
+  const held = new Map(state.dirty); // valid: the index tree is the one they were read from
+  if (!ans.vouch) return fullScan(token, ans.reason ?? "the watcher cannot vouch", rules, indexTree, held);
+  const full = (reason: string) => fullScan(token, reason, rules, indexTree, held);
+  if (state.rules !== rules) return full("git config or ignore rules outside the work tree changed");
+  const set = new Set(held.keys());
   for (const p of ans.paths) if (!outside(ctx, p)) set.add(p);
   const paths = [...set];
   // Ignore rules decide what every other path is; attributes how it hashes.
   const rule = paths.find((p) => /(^|\/)\.git(ignore|attributes)$/.test(p));
-  if (rule) return fullScan(token, `${rule} changed`, rules);
-  if (paths.length > MAX_PATHSPECS) return fullScan(token, `${paths.length} paths changed`, rules);
-  if (paths.some((p) => hasRawBytes(p) || !lineSafe(p))) return fullScan(token, "a changed name a pathspec cannot carry", rules);
-  const made = paths.length === 0 ? Buffer.alloc(0) : await withoutGit(ctx, indexTree, paths, new Set(ans.paths), timeoutMs);
-  if (typeof made === "string") return { scan: { token, scan: "pathspec", reason: made, rules }, output: null, paths };
-  return { scan: { token, scan: "watched", reason: null, rules }, output: made, paths };
+  if (rule) return full(`${rule} changed`);
+  if (paths.length > MAX_PATHSPECS) return full(`${paths.length} paths changed`);
+  if (paths.some((p) => hasRawBytes(p) || !lineSafe(p))) return full("a changed name a pathspec cannot carry");
+  const made = paths.length === 0 ? Buffer.alloc(0) : await withoutGit(ctx, indexTree, paths, held, new Set(ans.paths), timeoutMs);
+  const scan = { token, rules, held, indexTree };
+  if (typeof made === "string") return { scan: { ...scan, scan: "pathspec", reason: made }, output: null, paths };
+  return { scan: { ...scan, scan: "watched", reason: null }, output: made, paths };
 }
 
 /**
@@ -127,10 +143,18 @@ async function decide(ctx: Context, indexTree: string | null, rules: string, soc
  * are the same (else this is a full scan). Every directory on the way must
  * be a real directory now. Anything else: why git must look.
  */
-async function withoutGit(ctx: Context, indexTree: string, paths: string[], changed: ReadonlySet<string>, timeoutMs: number | undefined): Promise<Buffer | string> {
-  let held;
+async function withoutGit(
+  ctx: Context,
+  indexTree: string,
+  paths: string[],
+  known: ReadonlyMap<string, TreeEntry | null>,
+  changed: ReadonlySet<string>,
+  timeoutMs: number | undefined,
+): Promise<Buffer | string> {
+  const held = new Map(known);
+  const unknown = paths.filter((p) => !held.has(p));
   try {
-    held = await treeEntries(ctx, indexTree, paths, () => timeoutMs);
+    if (unknown.length > 0) for (const [p, e] of await treeEntries(ctx, indexTree, unknown, () => timeoutMs)) held.set(p, e);
   } catch (e) {
     if (e instanceof CannotEditTree) return e.message;
     throw e;
@@ -195,7 +219,7 @@ export function rulesKey(ctx: Context): string {
 function readState(ctx: Context): WatchState | null {
   try {
     const s = JSON.parse(readFileSync(statePath(ctx), "utf8")) as WatchState;
-    return s.v === 1 && Array.isArray(s.dirty) ? s : null;
+    return s.v === 1 && Array.isArray(s.dirty) && s.dirty.every((d) => Array.isArray(d) && typeof d[0] === "string") ? s : null;
   } catch {
     return null;
   }
@@ -203,16 +227,25 @@ function readState(ctx: Context): WatchState | null {
 
 /**
  * Kept once the snapshot's ref exists: the token, and which of the paths
- * status listed (`listed`) still differ from the index tree as it is now
- * (`indexTree`; the snapshot may have folded them in): each path the
- * snapshot's `tree` holds otherwise than the index tree, or neither holds
- * but is on disk (a file over the size cap). A cache: atomic against a
- * kill, not fsynced; a missing or unreadable one only costs a full scan.
+ * status listed still differ from the index tree as it is now
+ * (`indexTree`; the snapshot may have folded them in), each with what the
+ * index tree holds there: a path the new tree holds otherwise than the
+ * index tree, or one neither holds that is on disk (a file over the size
+ * cap). What the index tree holds is carried over from the scan where it
+ * is the same tree, and what the new tree holds comes from the edit, so
+ * trees are read only for paths new to the record, or after a fold. A
+ * cache: atomic against a kill, not fsynced; a missing or unreadable one
+ * only costs a full scan.
  */
-export async function keepWatchState(ctx: Context, scan: WatchScan, listed: readonly string[], tree: string, indexTree: string | null): Promise<void> {
-  let dirty: string[];
+export async function keepWatchState(
+  ctx: Context,
+  scan: WatchScan,
+  result: { listed: readonly string[]; entries: ReadonlyMap<string, TreeEntry | null> | null; tree: string },
+  indexTree: string | null,
+): Promise<void> {
+  let dirty: [string, TreeEntry | null][];
   try {
-    dirty = await stillDiffering(ctx, listed, tree, indexTree);
+    dirty = await stillDiffering(ctx, scan, result, indexTree);
   } catch {
     rmSync(statePath(ctx), { force: true }); // the next snapshot scans everything
     return;
@@ -221,18 +254,41 @@ export async function keepWatchState(ctx: Context, scan: WatchScan, listed: read
   writeFileAtomic(statePath(ctx), JSON.stringify(state) + "\n", { sync: false });
 }
 
-async function stillDiffering(ctx: Context, listed: readonly string[], tree: string, indexTree: string | null): Promise<string[]> {
+async function stillDiffering(
+  ctx: Context,
+  scan: WatchScan,
+  result: { listed: readonly string[]; entries: ReadonlyMap<string, TreeEntry | null> | null; tree: string },
+  indexTree: string | null,
+): Promise<[string, TreeEntry | null][]> {
+  const { listed } = result;
   if (listed.length === 0) return [];
   if (!indexTree) throw new Error("no index tree");
   const none = () => undefined;
-  const [now, base] = await Promise.all([treeEntries(ctx, tree, listed, none), treeEntries(ctx, indexTree, listed, none)]);
-  return listed.filter((p) => {
-    const a = now.get(p);
-    const b = base.get(p);
-    if (a && b) return a.mode !== b.mode || a.oid !== b.oid;
-    if (a || b) return true;
+  const base = new Map<string, TreeEntry | null>();
+  const carried = indexTree === scan.indexTree ? scan.held : new Map<string, TreeEntry | null>();
+  const unknown: string[] = [];
+  for (const p of listed) {
+    if (carried.has(p)) base.set(p, carried.get(p)!);
+    else unknown.push(p);
+  }
+  if (unknown.length > 0) for (const [p, e] of await treeEntries(ctx, indexTree, unknown, none)) base.set(p, e);
+  const now = result.entries ?? (await treeEntries(ctx, result.tree, listed, none));
+  const out: [string, TreeEntry | null][] = [];
+  for (const p of listed) {
+    const a = now.get(p) ?? null;
+    const b = base.get(p) ?? null;
+    const differs = a && b ? a.mode !== b.mode || a.oid !== b.oid : a || b ? true : onDisk(ctx, p);
+    if (differs) out.push([p, b]);
+  }
+  return out;
+}
+
+function onDisk(ctx: Context, p: string): boolean {
+  try {
     return lstatSync(fsPath(join(ctx.root, p)), { throwIfNoEntry: false }) !== undefined;
-  });
+  } catch {
+    return false; // a file where a directory was on the way
+  }
 }
 
 /** The last snapshot's scan, for `unwind watch status`. */
