@@ -166,6 +166,52 @@ describe("unwind watch", () => {
     watch(root, "stop");
   });
 
+  it("over rounds of random edits, swaps, symlinks and a fold, every watched snapshot is git's tree", () => {
+    const root = repo();
+    watch(root, "start");
+    snapshot(root);
+    let seed = 11;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const names = ["base", "base/f0.txt", "base/f1.txt", "base/f2.txt", "a", "a/b", "a/b/c.txt", "a/x.txt", "top.txt", "ü.txt", "link", "d/e/f.txt"];
+    const scans = new Set<string | null>();
+    for (let round = 0; round < 14; round++) {
+      for (let k = 0; k < 3; k++) {
+        const p = pick(names);
+        const abs = join(root, p);
+        const op = pick(["write", "write", "write", "delete", "chmod", "symlink", "dir"]);
+        try {
+          if (op === "delete") rmSync(abs, { recursive: true, force: true });
+          else if (op === "chmod") chmodSync(abs, 0o755);
+          else if (op === "symlink") {
+            rmSync(abs, { recursive: true, force: true });
+            mkdirSync(join(abs, ".."), { recursive: true });
+            symlinkSync(`target-${round}`, abs);
+          } else if (op === "dir") {
+            rmSync(abs, { recursive: true, force: true });
+            mkdirSync(abs, { recursive: true });
+            writeFileSync(join(abs, `inner-${round}.txt`), `${round}\n`);
+          } else {
+            rmSync(abs, { recursive: true, force: true });
+            mkdirSync(join(abs, ".."), { recursive: true });
+            writeFileSync(abs, `round ${round} ${k}\n`);
+          }
+        } catch {
+          /* a parent is a file or symlink: that operation does not apply this round */
+        }
+      }
+      // Once, more changes than a snapshot keeps out of the private index: they are folded in.
+      if (round === 7) {
+        mkdirSync(join(root, "many"), { recursive: true });
+        for (let i = 0; i < 70; i++) writeFileSync(join(root, "many", `f${i}.txt`), `${i}\n`);
+      }
+      scans.add(snapshot(root).scan);
+    }
+    expect(scans.has("pathspec")).toBe(true);
+    expect(scans.has(null)).toBe(false);
+    watch(root, "stop");
+  });
+
   it("a Bash call's hook snapshots are told by the watcher, and the call's changes are exactly what it did", () => {
     const root = repo();
     watch(root, "start");
