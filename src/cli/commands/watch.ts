@@ -34,12 +34,8 @@ function describe(r: WatchReport): string {
     lines.push(`  vouches    ${r.canVouch ? paint("yes", "green") : `${paint("no", "yellow")}: the next snapshot scans everything${r.trouble ? ` (${r.trouble})` : ""}`}`);
   }
   if (r.lastSnapshot) {
-    const how =
-      r.lastSnapshot.scan === "full"
-        ? `a full scan${r.lastSnapshot.reason ? ` (${r.lastSnapshot.reason})` : ""}`
-        : r.lastSnapshot.scan === "watched"
-          ? "told by the watcher, no git status"
-          : "told by the watcher, git status of the changed paths";
+    const why = r.lastSnapshot.reason ? ` (${r.lastSnapshot.reason})` : "";
+    const how = { full: `a full scan${why}`, watched: "told by the watcher, no git status", pathspec: `told by the watcher, git status of the changed paths${why}` }[r.lastSnapshot.scan];
     lines.push(`  last snapshot ${when(r.lastSnapshot.at)}: ${how}`);
   }
   return lines.join("\n");
