@@ -72,12 +72,15 @@ export function watchedStatus(ctx: Context, indexTree: string | null, timeoutMs:
   const files = watchFiles(ctx.root, ctx.store);
   if (!existsSync(files.info)) return null;
   const rules = rulesKey(ctx); // before the scan: a rule changed during it shows next time
-  const full = () => ctx.git(STATUS_ARGS, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs });
+  // A hook's budget is a deadline: what the wait for the daemon took is not given to git again.
+  const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+  const left = () => (deadline === undefined ? undefined : Math.max(1, deadline - Date.now()));
+  const full = () => ctx.git(STATUS_ARGS, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs: left() });
   const plan = decide(ctx, indexTree, rules, files.socket, timeoutMs).catch((e: unknown) => fullScan(null, `the watched scan failed: ${message(e)}`, rules, indexTree));
   const status = plan.then(async (p) => {
     if (p.scan.scan === "full") return full();
     if (p.output !== null) return { stdout: p.output, stderr: "", code: 0 };
-    return ctx.git(["--literal-pathspecs", ...STATUS_ARGS, "--", ...p.paths], { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs }).catch((e: unknown) => {
+    return ctx.git(["--literal-pathspecs", ...STATUS_ARGS, "--", ...p.paths], { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs: left() }).catch((e: unknown) => {
       // A pathspec git refuses (beyond a symlink, say) is no reason to fail the snapshot.
       if (!(e instanceof GitError) || e.gitCode === "timeout") throw e;
       p.scan.scan = "full";
