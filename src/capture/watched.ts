@@ -125,8 +125,10 @@ async function decide(ctx: Context, indexTree: string | null, rules: string, soc
   const set = new Set(held.keys());
   for (const p of ans.paths) if (!outside(ctx, p)) set.add(p);
   const paths = [...set];
-  // Ignore rules decide what every other path is; attributes how it hashes.
-  const rule = paths.find((p) => /(^|\/)\.git(ignore|attributes)$/.test(p));
+  // Ignore rules decide what every other path is; attributes how it hashes. Only a change counts: the paths the
+  // last snapshot left differing were listed under the rules as they still are. (A rules file inside a directory
+  // reported whole only rules what is below it, which git status of that directory reads.)
+  const rule = ans.paths.find((p) => /(^|\/)\.git(ignore|attributes)$/.test(p));
   if (rule) return full(`${rule} changed`);
   if (paths.length > MAX_PATHSPECS) return full(`${paths.length} paths changed`);
   if (paths.some((p) => hasRawBytes(p) || !lineSafe(p))) return full("a changed name a pathspec cannot carry");

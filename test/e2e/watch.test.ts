@@ -124,6 +124,8 @@ describe("unwind watch", () => {
     // A rule that changes what every path is: all of it again.
     writeFileSync(join(root, ".gitignore"), "");
     expect(snapshot(root)).toEqual({ scan: "full", reason: ".gitignore changed" });
+    heldOnly(root); // the edited .gitignore still differs from the index, but nothing changed it since: no full scan
+    expect(snapshot(root)).toEqual({ scan: "watched", reason: null });
     writeFileSync(join(root, ".gitignore"), "*.log\n");
     expect(snapshot(root).scan).toBe("full");
     writeFileSync(join(root, ".git", "info", "exclude"), "*.nothing\n");
