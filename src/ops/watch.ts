@@ -65,6 +65,8 @@ function clearStale(files: WatchFiles): void {
  * left as it is (`started: false`).
  */
 export async function watchStart(ctx: Context, daemon: string): Promise<WatchReport & { started: boolean }> {
+  // The cookie sync relies on inotify: every watch on one descriptor, events in the kernel's order. Elsewhere fs.watch promises no such order.
+  if (process.platform !== "linux") throw new UnwindError("E_WATCH", `the watcher is built on Linux's inotify; not available on ${process.platform}`, { hint: "snapshots work as before without it" });
   if (!storeReady(ctx)) await ensureStore(ctx);
   const files = watchFiles(ctx.root, ctx.store);
   const running = await probe(files);
