@@ -14,7 +14,7 @@ if (!dir) {
 }
 
 // Each candidate runs in a child of its own, so memory and start-up are its alone.
-const child = String.raw`
+const child = `
 const fs = require("node:fs"), path = require("node:path");
 const [kind, dir] = process.argv.slice(1);
 const rss0 = process.memoryUsage().rss;

@@ -5,14 +5,15 @@
 //   watched unwind snapshot / git status                target <= 0.5x
 //   watched Bash hook (a tree snapshot) / git status    (reported)
 //   the unwatched snapshot, for scale                   (reported)
-//   a snapshot with a new file among the changes (git status of the changed paths only)
+//   a new file among the changes (checked against the ignore rules), a new
+//   directory (git status of the changed paths only)
 //   git's side of the two delivery routes: git status of the private index
 //   told by an fsmonitor hook, against git status of the changed paths only
 //
 // Every watched snapshot is checked to have been told by the watcher (the
 // scan recorded beside the private index), and the trees against git's.
 
-import { readdirSync, readFileSync, rmSync, writeFileSync, copyFileSync, statSync, utimesSync, chmodSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync, copyFileSync, statSync, utimesSync, chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { CHANGED, GIT, REPS, ROOT, UNWIND, bigRepo, measure, medians, pairedRatio, printTable, run, standalone, statusBaseline, tempDir, verdict } from "./lib.mjs";
 
@@ -80,25 +81,38 @@ export async function bench() {
     if (told !== scans.length) throw new Error(`only ${told} of ${scans.length} watched snapshots were told by the watcher: ${scans.join(" ")}`);
     checkTree(repo);
 
-    // A new file among the changes: git must decide whether it is ignored, so git status runs, on the changed paths only.
+    // Paths the index does not hold among the changes: a new file is checked against the ignore rules (one git
+    // check-ignore); a new directory has git status look at it alone.
     let fresh = 0;
     const made = [];
+    const scanned = (want) => {
+      const ms = run("node", [UNWIND, "snapshot"], { cwd: repo }).ms;
+      const s = scan().scan;
+      if (s !== want) throw new Error(`expected a '${want}' scan, got '${s}'`);
+      return ms;
+    };
     const withNew = {
       status: { label: "git status --porcelain (baseline)", prepare: modify, time: () => run("git", [...GIT, "status", "--porcelain"], { cwd: repo }).ms },
-      pathspec: {
-        label: "unwind snapshot, watched, one new file too",
+      newFile: {
+        label: "unwind snapshot, watched, a new file too",
         prepare() {
           modify();
           const p = join(repo, "a0", `new-${fresh++}.txt`);
           writeFileSync(p, "new\n");
           made.push(p);
         },
-        time() {
-          const ms = run("node", [UNWIND, "snapshot"], { cwd: repo }).ms;
-          const s = scan().scan;
-          if (s !== "pathspec") throw new Error(`a snapshot with a new file scanned '${s}'`);
-          return ms;
+        time: () => scanned("watched"),
+      },
+      newDir: {
+        label: "unwind snapshot, watched, a new directory too",
+        prepare() {
+          modify();
+          const d = join(repo, "a1", `newdir-${fresh++}`);
+          mkdirSync(d);
+          writeFileSync(join(d, "f.txt"), "new\n");
+          made.push(d);
         },
+        time: () => scanned("pathspec"),
       },
     };
     const samples2 = measure(withNew);
@@ -111,7 +125,7 @@ export async function bench() {
 
     // For scale: the same snapshot without the watcher.
     run("node", [UNWIND, "watch", "stop"], { cwd: repo });
-    for (const p of made) rmSync(p, { force: true });
+    for (const p of made) rmSync(p, { recursive: true, force: true });
     run("node", [UNWIND, "snapshot"], { cwd: repo });
     const plain = {
       status: statusBaseline(repo, modify),
@@ -126,14 +140,15 @@ export async function bench() {
     console.log(`  watched snapshot / git status          ${r.toFixed(2).padStart(5)}x   target <= ${TARGET}x   ${verdict(r <= TARGET)}   [${pairedRatio(samples, "watched", "status").toFixed(2)}x]`);
     console.log(`  watched Bash hook / git status         ${(med.hook / med.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples, "hook", "status").toFixed(2)}x]`);
     console.log(`  node -e 0 / git status                 ${(med.node / med.status).toFixed(2).padStart(5)}x   (the floor for any Node process)`);
-    console.log(`  watched, a new file too / git status   ${(med2.pathspec / med2.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples2, "pathspec", "status").toFixed(2)}x]`);
+    console.log(`  watched, a new file too / git status   ${(med2.newFile / med2.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples2, "newFile", "status").toFixed(2)}x]`);
+    console.log(`  watched, a new dir too / git status    ${(med2.newDir / med2.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples2, "newDir", "status").toFixed(2)}x]`);
     console.log(`  unwatched snapshot / git status        ${(med3.unwatched / med3.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples3, "unwatched", "status").toFixed(2)}x]`);
     console.log(`  (without Node start-up, (watched snapshot - node -e 0) / git status = ${((med.watched - med.node) / med.status).toFixed(2)}x)`);
     console.log("\n  git's side of the delivery routes, private index copy, 10 changed files (medians)");
     console.log(`    git status, full scan                          ${routes.full.toFixed(1).padStart(7)} ms`);
     console.log(`    git status told by an fsmonitor v2 hook (sh)   ${routes.fsmonitor.toFixed(1).padStart(7)} ms   route (a), before unwind's own work`);
     console.log(`    git status of the changed paths only           ${routes.pathspec.toFixed(1).padStart(7)} ms   route (b) when git must look`);
-    console.log("    no git at all                                       0.0 ms   route (b) when every path is a file the index holds");
+    console.log("    no git status at all                                0.0 ms   route (b) when every path is a file (a new one: git check-ignore)");
     console.log(`  (check: ${scans.length} watched snapshots, each told by the watcher; trees equal git's own)`);
   } finally {
     run("node", [UNWIND, "watch", "stop"], { cwd: repo });

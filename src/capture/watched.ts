@@ -2,7 +2,7 @@ import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fsPath, hasRawBytes } from "../domain/path-bytes.js";
 import { inStore } from "../domain/paths.js";
-import { GitError, type GitResult } from "../git/git.js";
+import { GitError, splitZ, type GitResult } from "../git/git.js";
 import { lineSafe } from "../git/objects.js";
 import type { Context } from "../repo/context.js";
 import { writeFileAtomic } from "../sys/atomic.js";
@@ -18,11 +18,13 @@ import { CannotEditTree, treeEntries, type TreeEntry } from "./tree-edit.js";
 // status's own `-z` records, so the rest of the snapshot is the same code
 // either way. Three ways, cheapest first:
 // - "watched": every path to look at is a file or symlink the index holds,
-//   under real directories: no git at all, each is listed as modified (or
-//   deleted), and the snapshot hashes it, as status would have had it do;
-// - "pathspec": anything else (new paths, directories, symlinked parents):
-//   `git status` limited to those paths, so git itself decides ignore rules,
-//   nested repositories and what a directory holds;
+//   an untracked path listed last time and untouched since, or a new file
+//   (checked against the ignore rules by one `git check-ignore`), under real
+//   directories and outside nested repositories: no git status at all;
+// - "pathspec": anything else (a new or removed directory, a file replaced
+//   by a directory, a symlinked parent): `git status` limited to those
+//   paths, so git itself decides ignore rules, nested repositories and what
+//   a directory holds;
 // - "full": the plain `git status`, whenever the watcher cannot vouch for
 //   the whole period since the last snapshot (docs/design.md, "The watcher").
 
@@ -76,7 +78,7 @@ export function watchedStatus(ctx: Context, indexTree: string | null, timeoutMs:
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   const left = () => (deadline === undefined ? undefined : Math.max(1, deadline - Date.now()));
   const full = () => ctx.git(STATUS_ARGS, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs: left() });
-  const plan = decide(ctx, indexTree, rules, files.socket, timeoutMs).catch((e: unknown) => fullScan(null, `the watched scan failed: ${message(e)}`, rules, indexTree));
+  const plan = decide(ctx, indexTree, rules, files.socket, left).catch((e: unknown) => fullScan(null, `the watched scan failed: ${message(e)}`, rules, indexTree));
   const status = plan.then(async (p) => {
     if (p.scan.scan === "full") return full();
     if (p.output !== null) return { stdout: p.output, stderr: "", code: 0 };
@@ -105,11 +107,11 @@ const fullScan = (token: WatchToken | null, reason: string, rules: string, index
   paths: [],
 });
 
-async function decide(ctx: Context, indexTree: string | null, rules: string, socket: string, timeoutMs: number | undefined): Promise<Plan> {
+async function decide(ctx: Context, indexTree: string | null, rules: string, socket: string, left: () => number | undefined): Promise<Plan> {
   const state = readState(ctx);
   let ans: ChangesAnswer;
   try {
-    ans = await ask<ChangesAnswer>(socket, { op: "changes", since: state?.token ?? null }, Math.min(ASK_TIMEOUT_MS, timeoutMs ?? ASK_TIMEOUT_MS));
+    ans = await ask<ChangesAnswer>(socket, { op: "changes", since: state?.token ?? null }, Math.min(ASK_TIMEOUT_MS, left() ?? ASK_TIMEOUT_MS));
     if (typeof ans.instance !== "string" || typeof ans.seq !== "number" || !Array.isArray(ans.paths)) throw new Error("a garbled answer");
   } catch (e) {
     return fullScan(null, `the watcher did not answer: ${message(e)}`, rules, indexTree);
@@ -132,21 +134,28 @@ async function decide(ctx: Context, indexTree: string | null, rules: string, soc
   if (rule) return full(`${rule} changed`);
   if (paths.length > MAX_PATHSPECS) return full(`${paths.length} paths changed`);
   if (paths.some((p) => hasRawBytes(p) || !lineSafe(p))) return full("a changed name a pathspec cannot carry");
-  const made = paths.length === 0 ? Buffer.alloc(0) : await withoutGit(ctx, indexTree, paths, held, new Set(ans.paths), timeoutMs);
+  const made = paths.length === 0 ? Buffer.alloc(0) : await withoutGit(ctx, indexTree, paths, held, new Set(ans.paths), left);
   const scan = { token, rules, held, indexTree };
   if (typeof made === "string") return { scan: { ...scan, scan: "pathspec", reason: made }, output: null, paths };
   return { scan: { ...scan, scan: "watched", reason: null }, output: made, paths };
 }
 
 /**
- * Status records for `paths`, made without git, when each is either a file
- * or symlink the index holds (so never ignored, never in a nested
- * repository): " M" if it is there (the snapshot hashes it; one that turns
- * out unchanged hashes to what the index has), " D" if it is gone; or an
- * untracked path the last snapshot listed that nothing touched since
- * (`changed`: what the watcher reported), "??" as it was then: the rules
- * are the same (else this is a full scan). Every directory on the way must
- * be a real directory now. Anything else: why git must look.
+ * Status records for `paths`, made without git status, when each is one of:
+ * - a file or symlink the index holds (so never ignored): " M" if it is
+ *   there (the snapshot hashes it; one that turns out unchanged hashes to
+ *   what the index has), " D" if it is gone;
+ * - an untracked path the last snapshot listed that nothing touched since
+ *   (`changed`: what the watcher reported): "??" as it was then, the rules
+ *   being the same (else this is a full scan);
+ * - a path the index does not hold that changed: a file or symlink now is
+ *   "??" unless the ignore rules say otherwise (one `git check-ignore`, the
+ *   rules git status applies, leading directories included); gone, it is
+ *   nothing.
+ * Every directory on the way must be a real directory now, and an untracked
+ * path must not be inside a nested repository (git status shows those as
+ * one entry, which snapshots leave out). Anything else: why git status
+ * must look.
  */
 async function withoutGit(
   ctx: Context,
@@ -154,43 +163,53 @@ async function withoutGit(
   paths: string[],
   known: ReadonlyMap<string, TreeEntry | null>,
   changed: ReadonlySet<string>,
-  timeoutMs: number | undefined,
+  timeoutMs: () => number | undefined,
 ): Promise<Buffer | string> {
   const held = new Map(known);
   const unknown = paths.filter((p) => !held.has(p));
   try {
-    if (unknown.length > 0) for (const [p, e] of await treeEntries(ctx, indexTree, unknown, () => timeoutMs)) held.set(p, e);
+    if (unknown.length > 0) for (const [p, e] of await treeEntries(ctx, indexTree, unknown, timeoutMs)) held.set(p, e);
   } catch (e) {
     if (e instanceof CannotEditTree) return e.message;
     throw e;
   }
-  const dirs = new Map<string, boolean>();
-  const realDir = (d: string) => {
-    let ok = dirs.get(d);
-    if (ok === undefined) {
+  const dirs = new Map<string, { real: boolean; repo: boolean }>();
+  const dir = (d: string) => {
+    let it = dirs.get(d);
+    if (!it) {
+      let real = false;
+      let repo = false;
       try {
-        ok = lstatSync(fsPath(join(ctx.root, d))).isDirectory();
+        real = lstatSync(fsPath(join(ctx.root, d))).isDirectory();
+        repo = real && lstatSync(fsPath(join(ctx.root, d, ".git")), { throwIfNoEntry: false }) !== undefined;
       } catch {
-        ok = false;
+        /* not a directory on the way */
       }
-      dirs.set(d, ok);
+      dirs.set(d, (it = { real, repo }));
     }
-    return ok;
+    return it;
   };
   const records: string[] = [];
+  const fresh: string[] = [];
   for (const p of paths) {
     const e = held.get(p);
-    for (let d = dirOf(p); d !== ""; d = dirOf(d)) if (!realDir(d)) return `${d} is not a directory now`;
-    if (!e && !changed.has(p)) {
-      records.push(`?? ${p}`);
-      continue;
+    for (let d = dirOf(p); d !== ""; d = dirOf(d)) {
+      const at = dir(d);
+      if (!at.real) return `${d} is not a directory now`;
+      if (!e && at.repo) return `${p} is inside the nested repository ${d}`;
     }
-    if (!e) return `${p} is new`;
-    if (!/^(100644|100755|120000)$/.test(e.mode)) return `${p} was a directory`;
+    if (e && !/^(100644|100755|120000)$/.test(e.mode)) return `${p} was a directory`;
     const st = lstatSync(fsPath(join(ctx.root, p)), { throwIfNoEntry: false });
-    if (!st) records.push(` D ${p}`);
-    else if (st.isFile() || st.isSymbolicLink()) records.push(` M ${p}`);
-    else return `${p} is no file now`;
+    if (st && !(st.isFile() || st.isSymbolicLink())) return st.isDirectory() ? `${p} is a directory` : `${p} is not a file`;
+    if (e) records.push(st ? ` M ${p}` : ` D ${p}`);
+    else if (!changed.has(p)) records.push(`?? ${p}`);
+    else if (st) fresh.push(p);
+  }
+  if (fresh.length > 0) {
+    // Exit 1: none of them is ignored.
+    const r = await ctx.git(["check-ignore", "--no-index", "--stdin", "-z"], { input: fresh.join("\0") + "\0", okCodes: [1], timeoutMs: timeoutMs() });
+    const ignored = new Set(splitZ(r.stdout));
+    for (const p of fresh) if (!ignored.has(p)) records.push(`?? ${p}`);
   }
   return Buffer.from(records.join("\0") + "\0");
 }

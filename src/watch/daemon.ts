@@ -18,6 +18,7 @@ import { ask, readWatchInfo, watchFiles, type ChangesAnswer, type StatusAnswer, 
 
 /** More changed paths than this since the oldest live token: forgotten, and the next snapshot scans everything. */
 const MAX_PATHS = positive(process.env.UNWIND_WATCH_MAX_PATHS) ?? 100_000;
+const DOT_GIT = Buffer.from(".git");
 /** How long a request waits for its cookie's event. */
 const COOKIE_TIMEOUT_MS = 1500;
 
@@ -135,6 +136,12 @@ class Watcher {
       return;
     }
     const rel = dir === "" ? decodePath(name) : `${dir}/${decodePath(name)}`;
+    // A .git appearing or going below the root makes (or unmakes) a nested repository, which status shows
+    // as one entry for its directory: that directory changed as a whole. Nothing inside a .git is watched.
+    if (dir !== "" && name.equals(DOT_GIT)) {
+      this.note(dir);
+      return;
+    }
     if (this.skip(rel)) return;
     this.note(rel);
     if (type !== "rename") return;

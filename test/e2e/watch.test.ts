@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { gitsTree, makeRepo, tempDir, unwind } from "../helpers.js";
+import { git, gitsTree, makeRepo, tempDir, unwind } from "../helpers.js";
 import { claudeCall } from "../journal-helpers.js";
 
 /*
@@ -211,6 +211,34 @@ describe("unwind watch", () => {
     }
     expect(scans.has("pathspec")).toBe(true);
     expect(scans.has(null)).toBe(false);
+    watch(root, "stop");
+  });
+
+  it("new files are checked against the ignore rules without git status; a nested repository made since is left out as git leaves it", () => {
+    const root = repo();
+    watch(root, "start");
+    snapshot(root);
+    mkdirSync(join(root, "out"));
+    mkdirSync(join(root, "nest"));
+    writeFileSync(join(root, ".gitignore"), "*.log\nout/\n");
+    snapshot(root); // the rules change: a full scan
+    writeFileSync(join(root, "new.txt"), "new\n");
+    writeFileSync(join(root, "also.log"), "ignored\n");
+    writeFileSync(join(root, "out", "built.js"), "ignored by its directory\n");
+    writeFileSync(join(root, "nest", "a.txt"), "untracked, for now\n");
+    symlinkSync("new.txt", join(root, "new-link"));
+    expect(snapshot(root)).toEqual({ scan: "watched", reason: null });
+    // The untracked nest/a.txt is in the record; a .git made beside it turns its directory into a nested repository.
+    // (git add -A cannot take a repository without commits: the check is against a scan with no watcher, unwind's own diff.)
+    git(join(root, "nest"), "init", "-q");
+    const nested = unwind(root, ["--json", "snapshot"]);
+    expect(JSON.parse(readFileSync(statePath(root)!, "utf8")).scan).toBe("pathspec");
+    expect(git(root, "ls-tree", "-r", "--name-only", nested.json.tree)).not.toContain("nest/");
+    expect(unwind(root, ["--json", "diff", "--last"]).json.files).toEqual([]);
+    rmSync(join(root, "nest", ".git"), { recursive: true });
+    expect(snapshot(root).scan).toBe("pathspec");
+    rmSync(join(root, "new.txt"));
+    expect(snapshot(root)).toEqual({ scan: "watched", reason: null });
     watch(root, "stop");
   });
 
