@@ -9,6 +9,9 @@
 //   command's start-up ~15 ms).
 // - dist/early.cjs: what `unwind snapshot` runs before dist/unwind.cjs loads,
 //   to start its git status sooner (src/cli/early-start.ts).
+// - dist/early-finish.cjs: with a watcher running, what finishes a plain
+//   `unwind snapshot` without loading dist/unwind.cjs (src/cli/early-finish.ts).
+// - dist/watch.cjs: the watcher daemon `unwind watch start` spawns (src/watch/).
 // - dist/lib/index.js: the library (`import { open } from "unwind"`, SPEC
 //   section 11), an ES module, with its types in dist/types/ (tsc).
 // The command line bundles are CommonJS, not ESM: Node's ESM loader costs a measurable share of a short
@@ -22,10 +25,12 @@ rmSync("dist", { recursive: true, force: true });
 
 const common = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning" };
 
-await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs", "./mcp.cjs"] });
+await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs", "./mcp.cjs", "./watch.cjs"] });
 await build({ ...common, entryPoints: ["src/hook/entry.ts"], outfile: "dist/hook.cjs" });
 await build({ ...common, entryPoints: ["src/cli/early-start.ts"], outfile: "dist/early.cjs" });
+await build({ ...common, entryPoints: ["src/cli/early-finish.ts"], outfile: "dist/early-finish.cjs" });
 await build({ ...common, entryPoints: ["src/mcp/server.ts"], outfile: "dist/mcp.cjs" });
+await build({ ...common, entryPoints: ["src/watch/daemon-main.ts"], outfile: "dist/watch.cjs" });
 
 // The library: ESM for `import`; nothing of it is CommonJS, so it needs no require shim.
 await build({ ...common, entryPoints: ["src/index.ts"], outfile: "dist/lib/index.js", format: "esm" });

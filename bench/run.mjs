@@ -7,6 +7,7 @@
 //   snapshot  unwind snapshot on a 100,000-file repository      (snapshot.mjs)
 //   hook      unwind hook claude start-up, Edit and Read        (hook.mjs)
 //   bash      unwind hook claude Bash pre-capture, 100k files   (bash.mjs)
+//   watch     snapshots told by the watcher, 100k files         (watch.mjs)
 //   wide      unwind snapshot, 1 change in a 20,000-entry dir   (wide.mjs)
 //   store     store bytes for 1,000 captured source files       (store.mjs)
 //   task      a 5,000-path task: change set and undo plan       (task.mjs)
@@ -28,11 +29,11 @@
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
 //
 // The 100,000-file repository is generated once and shared by snapshot,
-// bash and task; task runs last because it commits to it.
+// bash, watch and task; task runs last because it commits to it.
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "wide", "store", "task", "mcp", "apply"];
+const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "apply"];
 
 const only = (process.env.BENCH_ONLY ?? "")
   .split(",")

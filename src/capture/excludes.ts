@@ -39,7 +39,7 @@ function readOrNull(f: string | null): Buffer | null {
  * config file that names it (read as text: a snapshot must not spawn git
  * for this), else `$XDG_CONFIG_HOME/git/ignore`.
  */
-function globalExcludesFile(ctx: Context): string | null {
+export function globalExcludesFile(ctx: Context): string | null {
   let named: string | null = null;
   for (const f of configFiles(ctx)) {
     let text: string;

@@ -5,6 +5,7 @@ import { splitZ, type GitResult } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
 import { indexKey, type Context } from "../repo/context.js";
 import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
+import { watchedStatus, type WatchScan } from "./watched.js";
 
 // The private index of a work tree and what unwind keeps beside it: the
 // index tree (the tree of the index as last written, the base every
@@ -132,11 +133,14 @@ export async function dropIndex(ctx: Context, o: OrphanIndex): Promise<void> {
  * src/cli/early-start.ts), with the index tree it is to be read against.
  * The caller holds the store lock.
  */
-export function startStatus(ctx: Context, timeoutMs?: number): { indexTree: string | null; status: Promise<GitResult> } {
+export function startStatus(ctx: Context, timeoutMs?: number): { indexTree: string | null; status: Promise<GitResult>; watch?: Promise<WatchScan> } {
   // Only unwind uses this index, and only under the store lock: a leftover
   // index.lock is from a git we killed (timeout).
   rmSync(`${ctx.indexFile}.lock`, { force: true });
   const indexTree = readIndexTree(ctx);
+  // With a watcher running for this root, it says what to look at (src/capture/watched.ts).
+  const watched = watchedStatus(ctx, indexTree, timeoutMs);
+  if (watched) return { indexTree, ...watched };
   const status = ctx.git(STATUS_ARGS, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs });
   status.catch(() => undefined); // awaited by whoever finishes the snapshot; one given up must not leave an unhandled rejection
   return { indexTree, status };

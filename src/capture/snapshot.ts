@@ -13,6 +13,7 @@ import { CannotEditTree, foldIntoIndex, incrementalTree, type TreeEntry } from "
 import { conversionInputs } from "./conversion.js";
 import { clearPending, overPending, readPending, statKey, writePending, type PendingEntry, type StatKey } from "./unfolded.js";
 import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, readIndexTree, recordIndexTree, seedIndex, startStatus } from "./private-index.js";
+import { keepWatchState, type WatchScan } from "./watched.js";
 import { ensureStore, storeReady, type Context } from "../repo/context.js";
 import { inStore } from "../domain/paths.js";
 import { loadConfig } from "../store/config.js";
@@ -54,6 +55,12 @@ export interface TreeResult {
   env: Record<string, string>;
   /** Removes a scratch tree's temp dir; a no-op otherwise. Call it when done with the tree. */
   dispose(): void;
+  /** How the watcher had the scan done, when one runs for this root; absent otherwise. */
+  watch?: WatchScan;
+  /** Every path status listed (the watcher's next scan looks at them again: src/capture/watched.ts). */
+  listed: string[];
+  /** What the new tree holds at each of `listed`, where the tree was edited without a fold; null otherwise. */
+  listedEntries: Map<string, TreeEntry | null> | null;
   /**
    * Writes the pending record for the next snapshot to build on: only once a
    * snapshot ref names the tree (src/capture/pending.ts). A no-op where there is none.
@@ -82,6 +89,8 @@ export interface StartedTree {
   /** The tree of the private index as last written: the base the new tree is edited from. */
   readonly indexTree: string | null;
   readonly status: Promise<GitResult>;
+  /** Set when a watcher runs for this root: how it had the scan done (src/capture/watched.ts). */
+  readonly watch?: Promise<WatchScan> | undefined;
   /** Removes a scratch run's temp dir; a no-op otherwise. */
   dispose(): void;
 }
@@ -127,8 +136,8 @@ export async function startWorkTree(ctx: Context, opts: { scratch: boolean; dead
 }
 
 /** A snapshot under way on the private index itself, from `startStatus`. */
-export function startedOn(ctx: Context, s: { indexTree: string | null; status: Promise<GitResult> }): StartedTree {
-  return { env: { GIT_INDEX_FILE: ctx.indexFile }, scratchDir: null, objectEnv: {}, indexTree: s.indexTree, status: s.status, dispose: () => undefined };
+export function startedOn(ctx: Context, s: { indexTree: string | null; status: Promise<GitResult>; watch?: Promise<WatchScan> | undefined }): StartedTree {
+  return { env: { GIT_INDEX_FILE: ctx.indexFile }, scratchDir: null, objectEnv: {}, indexTree: s.indexTree, status: s.status, watch: s.watch, dispose: () => undefined };
 }
 
 /**
@@ -139,15 +148,18 @@ export function startedOn(ctx: Context, s: { indexTree: string | null; status: P
  * `started` is a `startWorkTree` of the same options already under way.
  */
 export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; deadline?: number }, started?: StartedTree): Promise<TreeResult> {
-  const { env, scratchDir, objectEnv, indexTree, status, dispose } = started ?? (await startWorkTree(ctx, opts));
+  const { env, scratchDir, objectEnv, indexTree, status, dispose, watch } = started ?? (await startWorkTree(ctx, opts));
   const left = leftOf(opts.deadline);
   try {
     const st = await status;
+    const scan = watch ? await watch : undefined;
     // After status: a bad config must not release the lock while git may still write the index.
     const sizeCap = loadConfig(ctx.store).sizeCap;
     // What differs from the index tree now: stat data, or null for an absence.
     const now = new Map<string, StatKey | null>();
     const big: { path: string; st: Stats }[] = [];
+    // Every path status listed: the watched scan looks at them all again next time (a big untracked file stays listed).
+    const listed: string[] = [];
     let addBytes = 0;
     for (const rec of splitZ(st.stdout)) {
       const y = rec[1];
@@ -156,6 +168,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       if (!untracked && (y === " " || y === undefined)) continue;
       if (path.endsWith("/")) continue; // a nested repository: not ours to capture
       if (path.split("/")[0] === ".git" || inStore(ctx.root, ctx.store, path) || path.split("/").includes(".unwind")) continue; // stores, ours or nested
+      listed.push(path);
       if (y === "D") {
         now.set(path, null);
         continue;
@@ -186,8 +199,10 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     // write no index.
     let tree: string | null = null;
     let keepRecord: () => void = () => undefined;
+    let listedEntries: Map<string, TreeEntry | null> | null = null;
     if (now.size === 0 && indexTree) {
       tree = indexTree;
+      listedEntries = new Map(listed.map((p) => [p, null])); // untracked, not in the tree
       if (!scratchDir) clearPending(ctx);
     } else if (indexTree && canEditTree(ctx, add, remove)) {
       const scratch = scratchDir ? { objects: join(scratchDir, "objects"), env: objectEnv } : undefined;
@@ -200,8 +215,10 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
           clearIndexTree(ctx); // it stops describing the index the moment the index changes
           await foldIntoIndex(ctx, env, new Map([...edit.entries].map(([p, e]) => [p, e.entry])), left);
           await recordIndexTree(ctx, edit.tree, left());
-        } else if (!edit.fromRecord) {
-          keepRecord = () => writePending(ctx, indexTree, inputs, edit.tree, edit.entries);
+        } else {
+          // An untracked path status listed that is not in `now` (over the size cap, gone) is in neither tree.
+          listedEntries = new Map(listed.map((p) => [p, edit.entries.get(p)?.entry ?? null]));
+          if (!edit.fromRecord) keepRecord = () => writePending(ctx, indexTree, inputs, edit.tree, edit.entries);
         }
       }
     }
@@ -231,7 +248,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       if (!opts.scratch) await recordIndexTree(ctx, tree, left());
     }
     const toolargeFiles = tooLargeStates(ctx, big, Boolean(scratchDir));
-    return { tree, toolarge: Object.keys(toolargeFiles).sort(), toolargeFiles, env: objectEnv, dispose, keepRecord };
+    return { tree, toolarge: Object.keys(toolargeFiles).sort(), toolargeFiles, env: objectEnv, dispose, keepRecord, listed, listedEntries, ...(scan ? { watch: scan } : {}) };
   } catch (e) {
     dispose();
     throw e;
@@ -316,7 +333,7 @@ function lastPath(ctx: Context): string {
 
 /** Takes a snapshot and names it under refs/unwind/snapshots/. The caller holds the store lock. */
 export async function takeSnapshot(ctx: Context, labels: SnapshotLabels = {}, opts: { deadline?: number } = {}, started?: StartedTree): Promise<Snapshot> {
-  const { tree, toolarge, toolargeFiles, keepRecord } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
+  const { tree, toolarge, toolargeFiles, keepRecord, watch, listed, listedEntries } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
 
   const now = new Date();
   const id = newSnapshotId(now);
@@ -332,6 +349,7 @@ export async function takeSnapshot(ctx: Context, labels: SnapshotLabels = {}, op
   const oid = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
   await createRef(ctx, SNAPSHOT_REFS + id, oid);
   keepRecord();
+  if (watch) await keepWatchState(ctx, watch, { listed, entries: listedEntries, tree }, readIndexTree(ctx));
   writeFileSync(lastPath(ctx), id + "\n");
   return { ...meta, commit: oid, tree };
 }
@@ -348,6 +366,7 @@ export interface SnapshotStart {
   readonly indexFile: string;
   readonly indexTree: string | null;
   readonly status: Promise<GitResult>;
+  readonly watch?: Promise<WatchScan> | undefined;
   /** Releases the store lock taken for it (once; later calls do nothing). */
   release(): void;
   /** Set by `settleSnapshot`: given up, its lock released; `finishSnapshot` then takes the snapshot anew. */
@@ -369,8 +388,8 @@ export function startSnapshot(ctx: Context): SnapshotStart | null {
     released = true;
   };
   try {
-    const { indexTree, status } = startStatus(ctx);
-    return { store: ctx.store, indexFile: ctx.indexFile, indexTree, status, release };
+    const { indexTree, status, watch } = startStatus(ctx);
+    return { store: ctx.store, indexFile: ctx.indexFile, indexTree, status, watch, release };
   } catch (e) {
     release();
     throw e;
@@ -394,7 +413,7 @@ export async function finishSnapshot(ctx: Context, start: SnapshotStart, labels:
     throw g?.args && g.gitCode !== undefined ? new GitError(g.args, g.gitCode, g.stderr ?? "") : e;
   });
   try {
-    return await takeSnapshot(ctx, labels, {}, startedOn(ctx, { indexTree: start.indexTree, status }));
+    return await takeSnapshot(ctx, labels, {}, startedOn(ctx, { indexTree: start.indexTree, status, watch: start.watch }));
   } finally {
     start.release();
   }

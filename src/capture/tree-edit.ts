@@ -266,7 +266,11 @@ export async function incrementalTree(
   const tree = editTree(
     changes,
     (d) => trees.get(d) ?? null,
-    (body) => writeLooseObject(objects, "tree", body, ctx.objectFormat),
+    (body) => {
+      const oid = writeLooseObject(objects, "tree", body, ctx.objectFormat);
+      remember(oid, body);
+      return oid;
+    },
   );
   return { tree, changes, stats };
 }
@@ -310,6 +314,23 @@ export async function foldIntoIndex(ctx: Context, env: Record<string, string>, c
 }
 
 /**
+ * What tree `root` holds at each of `paths` (null: nothing, or a directory
+ * on the way is missing), reading only the trees on their way down.
+ */
+export async function treeEntries(ctx: Context, root: string, paths: readonly string[], timeoutMs: () => number | undefined): Promise<Map<string, TreeEntry | null>> {
+  const dirs = new Set<string>([""]);
+  for (const p of paths) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
+  const trees = await readTrees(ctx, root, [...dirs], {}, timeoutMs);
+  const out = new Map<string, TreeEntry | null>();
+  for (const p of paths) {
+    const t = trees.get(dirOf(p));
+    const i = t ? t.find(encodePath(baseOf(p))) : -1;
+    out.set(p, i < 0 ? null : t!.entry(i));
+  }
+  return out;
+}
+
+/**
  * Each directory `dirs` names in tree `root` (null for a directory it does
  * not have). The trees a snapshot edits are mostly ones an earlier snapshot
  * wrote, loose: they are read in-process, and only when one is not (packed,
@@ -332,11 +353,36 @@ async function readTrees(ctx: Context, root: string, dirs: readonly string[], en
       out.set(d, null); // a directory the base tree does not have
       continue;
     }
+    const known = knownTree(oid, oidBytes);
+    if (known) {
+      out.set(d, known);
+      continue;
+    }
     const body = readLooseTree(objects, oid);
     if (!body) return catFileTrees(ctx, root, dirs, oidBytes, env, timeoutMs);
-    out.set(d, baseTree(body, oidBytes, oid));
+    out.set(d, remember(oid, baseTree(body, oidBytes, oid)));
   }
   return out;
+}
+
+/**
+ * Trees this process read or wrote, by oid: an object's content never
+ * changes, and a snapshot told by the watcher reads the same trees up to
+ * four times (what the index holds, the edit, and what still differs
+ * after). Written trees are kept as bytes and parsed only if read.
+ */
+const seenTrees = new Map<string, RawTree | Buffer>();
+
+function remember<T extends RawTree | Buffer>(oid: string, t: T): T {
+  if (seenTrees.size >= 4096) seenTrees.clear(); // a long-lived process (the MCP server) must not grow without bound
+  seenTrees.set(oid, t);
+  return t;
+}
+
+function knownTree(oid: string, oidBytes: number): RawTree | null {
+  const t = seenTrees.get(oid);
+  if (!t || t instanceof RawTree) return t ?? null;
+  return remember(oid, baseTree(t, oidBytes, oid));
 }
 
 const depth = (d: string) => (d === "" ? 0 : d.split("/").length);
@@ -373,7 +419,7 @@ async function catFileTrees(
   const trees = new Map<string, RawTree | null>();
   // "missing": a directory the base tree does not have, or an object that is gone (below).
   parseBatch(out, dirs.length).forEach((o, k) => {
-    trees.set(dirs[k]!, o?.type === "tree" ? baseTree(o.body, oidBytes, o.oid) : null);
+    trees.set(dirs[k]!, o?.type === "tree" ? remember(o.oid, baseTree(o.body, oidBytes, o.oid)) : null);
   });
   // "missing" also answers for a tree object that is gone (pruned once no
   // snapshot named it, or lost): taken for an empty directory, it would

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { pendingIntents } from "../apply/intent.js";
 import { startSnapshot, type SnapshotStart } from "../capture/snapshot.js";
+import { checkName } from "../domain/paths.js";
 import { usualContext } from "../repo/context.js";
 
 /**
@@ -25,4 +26,20 @@ export function startEarly(argv: readonly string[]): SnapshotStart | null {
   } catch {
     return null; // nothing was started: the normal path runs it and reports what failed
   }
+}
+
+/**
+ * With a watcher, a snapshot needs no `git status` to wait for, and loading
+ * the command line would be most of what is left: a plain `unwind [--json]
+ * snapshot` (no options, a valid or absent UNWIND_TASK, no terminal, so no
+ * colour or progress line to decide) is finished by src/cli/early-finish.ts
+ * (a bundle of its own: the snapshot code it needs would make this one,
+ * loaded by every snapshot, three times larger), printing exactly what the
+ * command line prints. Anything else goes the normal way.
+ */
+export function finishesEarly(argv: readonly string[], start: SnapshotStart | null): boolean {
+  if (!start?.watch) return false;
+  const plain = argv.length === 1 || (argv.length === 2 && argv.includes("--json"));
+  const task = process.env.UNWIND_TASK;
+  return plain && (task === undefined || checkName(task) === null) && !process.stdout.isTTY && !process.stderr.isTTY;
 }

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option, type OptionValues } from "@commander-js/extra-typings";
 import type { SnapshotStart } from "../capture/snapshot.js";
-import { Exit, UnwindError, usage, type ExitCode } from "../domain/errors.js";
+import { Exit, UnwindError, usage } from "../domain/errors.js";
+import { printJsonError, reportError } from "./report-error.js";
 import type * as Undo from "./commands/undo.js";
 import { VERSION } from "../domain/version.js";
 import type { Globals } from "./globals.js";
@@ -329,6 +330,24 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind init --claude --mcp   (registers `unwind mcp` in .mcp.json; the client starts it)",
   );
 
+  const watchCmd = example(program.command("watch").description("a daemon that tells snapshots what changed, so they need not scan every file"), "unwind watch start", "unwind watch status --json");
+  const watchWhat = {
+    start: "start watching this work tree (one daemon per root; a second start says it is already running)",
+    stop: "stop this work tree's watcher",
+    status: "whether a watcher runs, since when, its pid, events seen, and whether it can vouch for the next snapshot",
+  } as const;
+  for (const verb of ["start", "stop", "status"] as const) {
+    example(
+      watchCmd
+        .command(verb)
+        .description(watchWhat[verb])
+        .action(function () {
+          run(g(this), async () => (await import("./commands/watch.js")).watch(g(this), verb));
+        }),
+      `unwind watch ${verb}`,
+    );
+  }
+
   // In the contract (SPEC section 4) but not built yet: said so, never a silent no-op.
   const notBuilt: [string, string, string][] = [
     ["run", "run a command in a sealed run capsule", "9"],
@@ -398,20 +417,4 @@ export async function runCli(argv: string[], early: { start: SnapshotStart | nul
   } catch (e) {
     return reportError(e, Boolean(p.globals.json));
   }
-}
-
-function printJsonError(code: string, message: string, hint?: string): void {
-  process.stdout.write(JSON.stringify({ error: { code, message, hint: hint ?? null } }, null, 2) + "\n");
-}
-
-function reportError(e: unknown, json: boolean): ExitCode {
-  if (e instanceof UnwindError) {
-    process.stderr.write(`unwind: ${e.message}${e.hint ? ` (${e.hint})` : ""}\n`);
-    if (json) printJsonError(e.code, e.message, e.hint);
-    return e.exit;
-  }
-  const msg = e instanceof Error ? (e.stack ?? e.message) : String(e);
-  process.stderr.write(`unwind: internal error: ${msg}\nThis is a bug in unwind; please report it with the command you ran.\n`);
-  if (json) printJsonError("E_INTERNAL", e instanceof Error ? e.message : String(e));
-  return Exit.internal;
 }

@@ -1,10 +1,13 @@
-import { listSnapshots, finishSnapshot, resolveSnapshot, takeSnapshot, writeWorkTree, type Snapshot, type SnapshotLabels, type SnapshotStart } from "../capture/snapshot.js";
+import { listSnapshots, finishSnapshot, resolveSnapshot, takeSnapshot, writeWorkTree, type SnapshotLabels, type SnapshotStart } from "../capture/snapshot.js";
 import { usage } from "../domain/errors.js";
 import type { IdRef } from "../domain/ids.js";
 import type { Context } from "../repo/context.js";
 import { withLock } from "../store/lock.js";
 import { taskName } from "../scope/resolve.js";
 import { listed, type ListOptions } from "./list.js";
+import { snapshotInfo, type SnapshotInfo } from "./snapshot-info.js";
+
+export { snapshotInfo, type SnapshotInfo };
 
 /**
  * Takes a tree snapshot of the work tree. `start`: its first phase, begun
@@ -16,38 +19,6 @@ export async function snapshot(ctx: Context, labels: SnapshotLabels = {}, opts: 
   // takeSnapshot keeps only the labels that are set.
   const done = opts.start ? await finishSnapshot(ctx, opts.start, labels) : null;
   return snapshotInfo(done ?? (await withLock(ctx.store, "snapshot", () => takeSnapshot(ctx, labels))));
-}
-
-/** A snapshot as the library and `--json` give it: every optional label null when absent, no internal fields. */
-export interface SnapshotInfo {
-  id: string;
-  at: string;
-  root: string;
-  parent: string | null;
-  task: string | null;
-  session: string | null;
-  call: string | null;
-  label: string | null;
-  commit: string;
-  tree: string;
-  /** Files left out of the tree for being over the size cap. */
-  toolarge: string[];
-}
-
-export function snapshotInfo(s: Snapshot): SnapshotInfo {
-  return {
-    id: s.id,
-    at: s.at,
-    root: s.root,
-    parent: s.parent,
-    task: s.task ?? null,
-    session: s.session ?? null,
-    call: s.call ?? null,
-    label: s.label ?? null,
-    commit: s.commit,
-    tree: s.tree,
-    toolarge: s.toolarge,
-  };
 }
 
 export interface SnapshotsOptions extends ListOptions {

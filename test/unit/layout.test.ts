@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 // graph from the sources themselves.
 
 /** Top to bottom. A folder may import its own files and any folder after it. */
-const LAYERS = ["index.ts", "cli", "mcp", "ui", "hook", "ops", "scope", "plan", "apply", "capture", "store", "repo", "git", "sys", "domain"];
+const LAYERS = ["index.ts", "cli", "mcp", "ui", "hook", "ops", "scope", "plan", "apply", "capture", "watch", "store", "repo", "git", "sys", "domain"];
 
 /** Code that decides without touching the disk, git or the clock: plain data in, plain data out. */
 const PURE = ["domain/", "scope/fold/", "plan/planner.ts"];
