@@ -15,7 +15,8 @@ export async function openFor(globals: Globals, holding: SnapshotStart | null = 
   return u;
 }
 
-function realCwd(): string {
+/** The current directory with symlinks resolved, as the root is. */
+export function realCwd(): string {
   try {
     return realpathSync(process.cwd());
   } catch {
@@ -50,4 +51,17 @@ export function cwdGlobs(root: string, globs: readonly string[] | undefined): { 
     return r;
   });
   return { paths, pathNames: [...typed] };
+}
+
+/**
+ * Directories as typed (relative to the current directory, as git's
+ * pathspecs are) in root-relative form; the root itself is "" (the whole
+ * tree). The operation checks what they name.
+ */
+export function cwdDirs(root: string, raw: readonly string[] | undefined, flag: string): string[] {
+  return (raw ?? []).map((p) => {
+    const rel = insideRoot(root, resolve(realCwd(), p));
+    if (rel === null) throw usage(`${flag} ${p} is outside the work tree ${root}`, "give it inside the work tree, relative to the current directory");
+    return rel;
+  });
 }
