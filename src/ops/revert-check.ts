@@ -76,6 +76,8 @@ export interface RevertCheckOptions {
   keep?: boolean | undefined;
   /** Also write the result here (absolute, or relative to the root). */
   out?: string | undefined;
+  /** How the caller typed `out`, for messages; default: `out`. */
+  outName?: string | undefined;
   /** The suite: argv, run without a shell. */
   command: readonly string[];
   /** Root-relative directory to run it in (default: the root): the same place in the worktree. */
@@ -128,9 +130,10 @@ function checkOptions(root: string, o: RevertCheckOptions): Checked {
   });
   let out: string | null = null;
   if (o.out !== undefined) {
+    const typed = o.outName ?? o.out;
     if (o.out === "") throw usage("--out: empty file name");
     out = isAbsolute(o.out) ? o.out : resolve(root, o.out);
-    if (!existsSync(dirname(out))) throw usage(`--out ${o.out}: directory ${dirname(out)} does not exist`, "create it first, or write the result elsewhere");
+    if (!existsSync(dirname(out))) throw usage(`--out ${typed}: directory ${dirname(out)} does not exist`, "create it first, or write the result elsewhere");
   }
   return { key: o.key, prefixes, grants, links, timeoutMs: parseDuration(timeoutText), out, command, cwd: checkPrefixes([o.cwd ?? ""])[0]!, keep: Boolean(o.keep) };
 }

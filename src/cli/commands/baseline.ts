@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { Exit, usage } from "../../domain/errors.js";
 import { insideRoot } from "../../domain/paths.js";
 import type { RevertCheckResult } from "../../ops/revert-check.js";
@@ -42,11 +42,12 @@ export async function revertCheck(
   const r = await u.revertCheck({
     key: opts.key,
     prefixes: cwdDirs(u.root, opts.prefix, "--prefix"),
-    grants: cwdGlobs(u.root, opts.grant).paths,
+    grants: cwdGlobs(u.root, opts.grant, "--grant").paths,
     links: cwdDirs(u.root, opts.link, "--link"),
     timeout: opts.timeout,
     keep: opts.keep,
-    out: opts.out === undefined ? undefined : resolve(realCwd(), opts.out),
+    out: opts.out === undefined ? undefined : isAbsolute(opts.out) ? opts.out : resolve(realCwd(), opts.out),
+    outName: opts.out,
     command,
     cwd: insideRoot(u.root, realCwd()) ?? "",
   });

@@ -42,12 +42,12 @@ export function cwdPaths(root: string, raw: readonly string[]): RepoPath[] {
 }
 
 /** `--path` globs, relative to the current directory, in root-relative form, with how they were typed (for messages). */
-export function cwdGlobs(root: string, globs: readonly string[] | undefined): { paths: string[]; pathNames: string[] } {
+export function cwdGlobs(root: string, globs: readonly string[] | undefined, flag = "--path"): { paths: string[]; pathNames: string[] } {
   const base = insideRoot(root, realCwd()) ?? "";
   const typed = globs ?? [];
   const paths = typed.map((g) => {
     const r = rootGlob(g, base);
-    if (r === null) throw usage(`--path ${g} leaves the work tree`, "give globs relative to the current directory, inside the work tree");
+    if (r === null) throw usage(`${flag} ${g} leaves the work tree`, "give globs relative to the current directory, inside the work tree");
     return r;
   });
   return { paths, pathNames: [...typed] };
