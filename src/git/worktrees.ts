@@ -1,7 +1,14 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Context } from "../repo/context.js";
+import type { GitOptions, GitResult } from "./git.js";
 import { commitBody, writeLooseObject } from "./objects.js";
+
+/** The repository as these functions need it: its shared git dir, and git run from the user's work tree. */
+interface Repo {
+  readonly commonDir: string;
+  readonly objectFormat: "sha1" | "sha256";
+  git(args: readonly string[], opts?: Omit<GitOptions, "cwd">): Promise<GitResult>;
+}
 
 /**
  * Throwaway linked worktrees (the revert check's, SPEC section 10). git
@@ -11,9 +18,9 @@ import { commitBody, writeLooseObject } from "./objects.js";
  */
 
 /** A parentless commit of `tree`, written as a loose object: what a detached worktree checks out. */
-export function treeCommit(ctx: Context, tree: string, message: string): string {
+export function treeCommit(repo: Repo, tree: string, message: string): string {
   const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(Date.now() / 1000), `${message}\n`);
-  return writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
+  return writeLooseObject(join(repo.commonDir, "objects"), "commit", body, repo.objectFormat);
 }
 
 /**
@@ -21,8 +28,8 @@ export function treeCommit(ctx: Context, tree: string, message: string): string 
  * hooks are switched off: a post-checkout hook is the user's code, and it
  * must not run (or write anything) for a check that is thrown away.
  */
-export async function addWorktree(ctx: Context, dir: string, commit: string): Promise<void> {
-  await ctx.git(["-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach", "--quiet", dir, commit], { timeoutMs: 600_000 });
+export async function addWorktree(repo: Repo, dir: string, commit: string): Promise<void> {
+  await repo.git(["-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach", "--quiet", dir, commit], { timeoutMs: 600_000 });
 }
 
 /**
@@ -31,10 +38,10 @@ export async function addWorktree(ctx: Context, dir: string, commit: string): Pr
  * removed and `git worktree prune` drops the record it left, which only
  * touches worktrees whose directory is gone.
  */
-export async function removeWorktree(ctx: Context, dir: string): Promise<void> {
-  const r = await ctx.git(["worktree", "remove", "--force", "--force", dir], { okCodes: [128, 1] });
+export async function removeWorktree(repo: Repo, dir: string): Promise<void> {
+  const r = await repo.git(["worktree", "remove", "--force", "--force", dir], { okCodes: [128, 1] });
   if (r.code !== 0 || existsSync(dir)) {
     rmSync(dir, { recursive: true, force: true });
-    await ctx.git(["worktree", "prune"]);
+    await repo.git(["worktree", "prune"]);
   }
 }

@@ -1,4 +1,4 @@
-import { Exit } from "../../domain/errors.js";
+import { Exit, usage } from "../../domain/errors.js";
 import type { State } from "../../domain/types.js";
 import type { ChangeSetReport } from "../../ops/changes.js";
 import type { NowState, ReportItem, UndoReport } from "../../ops/take-back.js";
@@ -27,7 +27,9 @@ interface ReportFlags {
 function scopeOf(opts: ScopeFlags): ScopeFields {
   const { session, call, task, snapshot, to, run, baseline } = opts;
   const scope = { session, call, task, snapshot, to, run, baseline };
-  checkScopeOptions(checkScope(scope), { since: opts.since, prefixes: opts.prefix?.map(() => "x") });
+  checkScopeOptions(checkScope(scope), { since: opts.since });
+  // The prefixes themselves are relative to the current directory and checked once the root is known.
+  if (opts.prefix?.length && baseline === undefined) throw usage("--prefix goes with --baseline", "e.g. unwind changes --baseline K --prefix tests");
   return scope;
 }
 
