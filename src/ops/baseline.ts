@@ -105,7 +105,8 @@ async function taskWrites(ctx: Context, task: string): Promise<Map<string, Chang
     const { cs } = await journalChangeSet(ctx, { kind: "task", id: task }, { close: "locked" });
     return new Map(cs.entries.map((e) => [e.path, e]));
   } catch (e) {
-    if (e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN") return new Map(); // no session carries the label
+    // No session carries the label, or those that do worked in another worktree of the repository: they wrote nothing here.
+    if (e instanceof UnwindError && (e.code === "E_SCOPE_UNKNOWN" || e.code === "E_SCOPE_OTHER_WORKTREE")) return new Map();
     throw e;
   }
 }

@@ -230,11 +230,19 @@ async function decide(ctx: Context, c: Checked, result: RevertCheckResult, canno
     return;
   }
 
-  const parent = realpathSync(mkdtempSync(join(tmpdir(), "unwind-revert-check-")));
+  let parent: string;
+  try {
+    const base = realpathSync(tmpdir());
+    // Checked before anything is made there: a worktree inside the root would be a directory in the user's own tree.
+    if (insideRoot(ctx.root, base) !== null) throw new Error(`${base} is inside the work tree ${ctx.root}: set TMPDIR to a directory outside it`);
+    parent = realpathSync(mkdtempSync(join(base, "unwind-revert-check-")));
+  } catch (e) {
+    staged.current.dispose();
+    return cannot("worktree-failed", `no place for the worktree: ${firstLine(e)}`);
+  }
   const dir = join(parent, basename(ctx.root) || "worktree");
   let added = false;
   try {
-    if (insideRoot(ctx.root, dir) !== null) return cannot("worktree-failed", `the temporary directory ${dir} is inside the work tree ${ctx.root}: set TMPDIR elsewhere`);
     try {
       await addWorktree(ctx, dir, staged.commit!);
       added = true;

@@ -3,7 +3,8 @@
  * 10): exit codes, the one JSON document, `--out`, what is left on disk,
  * the store lock while the suite runs, and bad input.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { tryLock } from "../../src/store/lock.js";
@@ -176,6 +177,77 @@ process.exit(1);`,
     expect([r.code, r.json.ran, r.json.reason, r.json.decision]).toEqual([3, false, "not-a-git-repository", null]);
   });
 });
+
+describe("a check that cannot be made says why (exit 3) and cleans up", () => {
+  const edited = () => {
+    const root = stageRepo();
+    unwind(root, ["baseline", "capture", "--key", K, "--prefix", "tests"]);
+    write(root, "tests/float.test.js", FLOAT_TEST_REPAIRED);
+    write(root, "src/calc.js", CALC_V2);
+    return root;
+  };
+  const check = (root: string, tmp: string) => unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", "node", "test.js"], { env: { TMPDIR: tmp } });
+
+  it("git cannot add the worktree: worktree-failed, never permitted", () => {
+    const root = edited();
+    writeFileSync(join(root, ".git", "worktrees"), "a file where git keeps its worktrees\n"); // a real failure of `git worktree add`
+    const tmp = tempDir();
+    const r = check(root, tmp);
+    expect([r.code, r.json.ran, r.json.reason, r.json.decision]).toEqual([3, false, "worktree-failed", null]);
+    expect(r.json.message).toMatch(/could not build the throwaway worktree/);
+    expect(readdirSync(tmp)).toEqual([]);
+    // Negative control: with git's directory free, the same check decides (and the edit was needed).
+    git(root, "worktree", "prune");
+    rmSync(join(root, ".git", "worktrees"));
+    expect(check(root, tmp).json.decision).toBe("permitted");
+  });
+
+  it("a temporary directory inside the work tree, or none at all: worktree-failed, nothing made in the tree", () => {
+    const root = edited();
+    const before = treeState(root);
+    const inside = check(root, join(root, "src"));
+    expect([inside.code, inside.json.reason]).toEqual([3, "worktree-failed"]);
+    expect(inside.json.message).toMatch(/inside the work tree/);
+    expect(treeState(root)).toEqual(before);
+    const gone = check(root, join(tempDir(), "no-such-dir"));
+    expect([gone.code, gone.json.reason]).toEqual([3, "worktree-failed"]);
+    expect(check(root, tempDir()).json.decision).toBe("permitted"); // control
+  });
+
+  it("told to stop while the suite runs: the suite's processes are ended, the worktree removed, ran false (interrupted)", async () => {
+    const root = edited();
+    const tmp = tempDir();
+    const pidFile = join(tempDir(), "suite.pid");
+    const suite = `require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setTimeout(() => {}, 60000);`;
+    const child = spawn(process.execPath, [BIN, "revert-check", "--json", "--key", K, "--prefix", "tests", "--", "node", "-e", suite], { cwd: root, env: { ...process.env, TMPDIR: tmp } });
+    let stdout = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    const closed = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
+    const deadline = Date.now() + 30_000;
+    while (!existsSync(pidFile) || readFileSync(pidFile, "utf8") === "") {
+      if (Date.now() > deadline) throw new Error("the suite never started");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const suitePid = Number(readFileSync(pidFile, "utf8"));
+    expect(alive(suitePid)).toBe(true); // control: the probe sees it running
+    child.kill("SIGTERM");
+    expect(await closed).toBe(3);
+    const r = JSON.parse(stdout);
+    expect([r.ran, r.reason, r.decision]).toEqual([false, "interrupted", null]);
+    expect(alive(suitePid)).toBe(false);
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(git(root, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe("bad input: one line naming what was wrong and what to do, exit 2, nothing changed", () => {
   it.each([
