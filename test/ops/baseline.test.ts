@@ -7,10 +7,11 @@
  * change that would turn it the other way.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { open, type RevertCheckResult } from "../../src/index.js";
+import { tryLock } from "../../src/store/lock.js";
 import { git, read, rejection, tempDir, write } from "../helpers.js";
 import { agent, CALC_V1, CALC_V2, FLOAT_TEST, FLOAT_TEST_REPAIRED, stageRepo, SUM_TEST, testFile } from "../stage-fixture.js";
 
@@ -258,6 +259,60 @@ describe("the check never permits what it could not establish", () => {
     expect((await u.changes({ baseline: K })).entries.map((e) => e.path)).toEqual(["tests/a.test.js"]);
     const r = await u.revertCheck({ key: K, prefixes: ["tests"], command: ["node", "tests/a.test.js"] });
     expect(decided(r)).toEqual({ ran: false, decision: null, reason: "not-a-git-repository" });
+  });
+});
+
+describe("baselines in the store", () => {
+  it("capture waits for the store lock like every writer, and gives up without creating anything", async () => {
+    const root = stageRepo();
+    const u = await open({ root });
+    await u.snapshot(); // the store exists
+    const held = tryLock(u.store, "test");
+    if (!("release" in held)) throw new Error("could not take the lock");
+    vi.stubEnv("UNWIND_LOCK_TIMEOUT_MS", "300");
+    try {
+      expect(await rejection(u.baselineCapture(K, { prefixes: ["tests"] }))).toMatchObject({ code: "E_LOCKED", exit: 1 });
+      expect((await u.baselines()).total).toBe(0);
+    } finally {
+      held.release();
+      vi.unstubAllEnvs();
+    }
+    expect((await u.baselineCapture(K, { prefixes: ["tests"] })).paths).toBe(2); // control: free, it captures
+  });
+
+  it("gc keeps the bytes a live baseline names, however old the blobs; a baseline past the TTL goes with them", async () => {
+    const root = stageRepo();
+    await startStage(root);
+    const u = await open({ root });
+    const blob = join(u.store, "cas", "sha256", sha256(SUM_TEST).slice(0, 2), sha256(SUM_TEST).slice(2));
+    const old = new Date(Date.now() - 40 * 86400e3);
+    utimesSync(blob, old, old);
+    const kept = await u.gc();
+    expect(kept).toMatchObject({ baselines: 0, blobs: 0 });
+    expect(existsSync(blob)).toBe(true);
+    expect((await u.verify()).ok).toBe(true);
+    write(root, "tests/sum.test.js", `${SUM_TEST}// more\n`);
+    expect((await u.plan({ baseline: K })).items.map((i) => [i.path, i.action, i.reason])).toEqual([["tests/sum.test.js", "restore", null]]);
+    // Negative control: forty days on, the baseline's last capture is past the TTL: it is dropped, and its bytes with it.
+    vi.stubEnv("UNWIND_NOW", new Date(Date.now() + 40 * 86400e3).toISOString());
+    try {
+      expect(await u.gc()).toMatchObject({ baselines: 1 });
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(existsSync(blob)).toBe(false);
+    expect((await u.baselines()).total).toBe(0);
+  });
+
+  it("verify names a baseline whose bytes are gone", async () => {
+    const root = stageRepo();
+    await startStage(root);
+    const u = await open({ root });
+    expect((await u.verify()).ok).toBe(true); // control
+    rmSync(join(u.store, "cas", "sha256", sha256(SUM_TEST).slice(0, 2), sha256(SUM_TEST).slice(2)));
+    const v = await u.verify();
+    expect(v.ok).toBe(false);
+    expect(v.problems).toContainEqual({ kind: "baseline", id: K, message: `baseline ${K}: content of tests/sum.test.js is missing` });
   });
 });
 
