@@ -181,6 +181,8 @@ export async function revertCheck(ctx: Context, o: RevertCheckOptions): Promise<
     result.message = message;
     result.decision = null;
   };
+  // An earlier run's result must never be read as this one's, even if this one ends in an error.
+  if (c.out) rmSync(c.out, { force: true });
   await decide(ctx, c, result, cannot);
   result.durationMs = Date.now() - t0;
   // A store exists wherever a baseline was captured; a check without one creates nothing in it.

@@ -4,7 +4,7 @@ import { pendingIntents } from "../apply/intent.js";
 import { listSnapshots, SNAPSHOT_REFS } from "../capture/snapshot.js";
 import { acts } from "../domain/actions.js";
 import type { Context } from "../repo/context.js";
-import { listBaselines } from "../store/baselines.js";
+import { readBaselines } from "../store/baselines.js";
 import { Cas } from "../store/cas.js";
 import { readJournal } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
@@ -76,7 +76,9 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
     }
   }
   // A baseline whose bytes are gone would revert its paths to nothing: the revert check would then refuse to decide.
-  for (const b of listBaselines(ctx.store)) {
+  const { baselines, damaged } = readBaselines(ctx.store);
+  for (const f of damaged) problems.push({ kind: "baseline", id: f, message: `baseline file baselines/${f} is damaged: it does not parse` });
+  for (const b of baselines) {
     const lost = Object.entries(b.entries).filter(([, st]) => st.sha256 && (st.kind === "file" || st.kind === "symlink") && !cas.has(st.sha256));
     if (lost.length) problems.push({ kind: "baseline", id: b.key, message: `baseline ${b.key}: content of ${lost[0]![0]}${lost.length > 1 ? ` and ${lost.length - 1} more` : ""} is missing` });
   }

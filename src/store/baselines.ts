@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { UnwindError } from "../domain/errors.js";
 import type { State } from "../domain/types.js";
 import { writeFileAtomic } from "../sys/atomic.js";
 
@@ -33,7 +34,13 @@ export function readBaseline(store: string, key: string): Baseline | null {
   } catch {
     return null;
   }
-  const b = JSON.parse(text) as Baseline;
+  let b: Baseline;
+  try {
+    b = JSON.parse(text) as Baseline;
+  } catch {
+    // Guessing at a baseline could revert to the wrong state: refused, as a damaged journal record is.
+    throw new UnwindError("E_STORE_DAMAGED", `baseline '${key}' (${baselineFile(store, key)}) is damaged: it does not parse`, { hint: "run unwind verify; capture it again under a new key" });
+  }
   return b.key === key ? b : null;
 }
 
@@ -44,21 +51,27 @@ export function writeBaseline(store: string, b: Baseline): void {
 }
 
 export function listBaselines(store: string): Baseline[] {
+  return readBaselines(store).baselines;
+}
+
+/** Every baseline file: those that parse, and the names of those that do not (verify reports them). */
+export function readBaselines(store: string): { baselines: Baseline[]; damaged: string[] } {
   let names: string[];
   try {
     names = readdirSync(dirOf(store)).filter((n) => n.endsWith(".json"));
   } catch {
-    return [];
+    return { baselines: [], damaged: [] };
   }
-  const out: Baseline[] = [];
+  const baselines: Baseline[] = [];
+  const damaged: string[] = [];
   for (const n of names) {
     try {
-      out.push(JSON.parse(readFileSync(join(dirOf(store), n), "utf8")) as Baseline);
+      baselines.push(JSON.parse(readFileSync(join(dirOf(store), n), "utf8")) as Baseline);
     } catch {
-      /* a torn or foreign file: verify reports it */
+      damaged.push(n);
     }
   }
-  return out;
+  return { baselines, damaged };
 }
 
 export function dropBaseline(store: string, key: string): void {

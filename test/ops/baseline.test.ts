@@ -7,7 +7,7 @@
  * change that would turn it the other way.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, rmSync, utimesSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { open, type RevertCheckResult } from "../../src/index.js";
@@ -313,6 +313,18 @@ describe("baselines in the store", () => {
     const v = await u.verify();
     expect(v.ok).toBe(false);
     expect(v.problems).toContainEqual({ kind: "baseline", id: K, message: `baseline ${K}: content of tests/sum.test.js is missing` });
+  });
+
+  it("a baseline file that does not parse is damage (exit 4), never an empty baseline", async () => {
+    const root = stageRepo();
+    await startStage(root);
+    const u = await open({ root });
+    const [file] = readdirSync(join(u.store, "baselines"));
+    writeFileSync(join(u.store, "baselines", file!), "{ torn");
+    expect((await u.verify()).problems.map((p) => p.kind)).toEqual(["baseline"]);
+    expect(await rejection(u.changes({ baseline: K }))).toMatchObject({ code: "E_STORE_DAMAGED", exit: 4 });
+    expect(await rejection(u.revertCheck({ key: K, prefixes: ["tests"], command: SUITE }))).toMatchObject({ code: "E_STORE_DAMAGED", exit: 4 });
+    expect(await rejection(u.baselineCapture(K, { prefixes: ["tests"] }))).toMatchObject({ code: "E_STORE_DAMAGED", exit: 4 });
   });
 });
 
