@@ -157,6 +157,25 @@ describe("baselines: first seen wins", () => {
     expect((await (await open({ root })).changes({ baseline: "fresh" })).entries).toEqual([]);
   });
 
+  it("a file that existed before the stage touched it, first seen by a later capture, is captured as it was before the stage's first write", async () => {
+    const root = stageRepo({ "docs/guide.md": "# Guide\n" });
+    await startStage(root); // tests/ only
+    const impl = agent(root, K);
+    impl.write("docs/guide.md", "# Guide\nrewritten by the stage\n");
+    impl.write("docs/new.md", "the stage's own\n");
+    const r = await (await open({ root })).baselineCapture(K, { prefixes: ["docs"] });
+    expect(r).toMatchObject({ prefixes: ["tests", "docs"], added: 1, excluded: [{ path: "docs/new.md" }] });
+    const cs = await (await open({ root })).changes({ baseline: K }, { prefixes: ["docs"] });
+    expect(cs.entries.map((e) => [e.path, e.change, e.pre?.sha256 ?? null])).toEqual([
+      ["docs/guide.md", "modified", sha256("# Guide\n")],
+      ["docs/new.md", "added", null],
+    ]);
+    // Negative control: what a person wrote (no session labelled with the task) is captured as it is now.
+    write(root, "docs/person.md", "a person's\n");
+    expect(await (await open({ root })).baselineCapture(K, { prefixes: ["docs"] })).toMatchObject({ added: 1, excluded: [{ path: "docs/new.md" }] });
+    expect((await (await open({ root })).changes({ baseline: K })).entries.map((e) => e.path)).toEqual(["docs/guide.md", "docs/new.md"]);
+  });
+
   it("a resumed stage decides against the stored baseline, not one captured over its own work", async () => {
     const root = stageRepo();
     await startStage(root);
