@@ -11,6 +11,8 @@ import { tryLock } from "../../src/store/lock.js";
 import { BIN, dirFingerprint, disk, git, gitStatus, read, tempDir, treeState, unwind, write } from "../helpers.js";
 import { agent, CALC_V2, FLOAT_TEST, FLOAT_TEST_REPAIRED, stageRepo, SUM_TEST } from "../stage-fixture.js";
 
+/** The suite's interpreter: this Node, whatever PATH holds. */
+const NODE = process.execPath;
 const K = "story-19-implementer";
 
 /** Everything of the user's a check must not touch: the work tree, index, HEAD, branches, receipt chain, and git's worktree list. */
@@ -33,7 +35,7 @@ describe("unwind revert-check: one decision, one exit code, one JSON document", 
     const root = stageRepo();
     expect(unwind(root, ["baseline", "capture", "--key", K, "--prefix", "tests"]).code).toBe(0);
     const out = join(tempDir(), "revert-check-result.json");
-    const run = (key = K) => unwind(root, ["revert-check", "--json", "--key", key, "--prefix", "tests", "--out", out, "--", "node", "test.js"]);
+    const run = (key = K) => unwind(root, ["revert-check", "--json", "--key", key, "--prefix", "tests", "--out", out, "--", NODE, "test.js"]);
 
     const none = run();
     expect([none.code, none.json.decision, none.json.ran, none.json.edits]).toEqual([0, "no-edits", true, []]);
@@ -77,7 +79,7 @@ describe("unwind revert-check: one decision, one exit code, one JSON document", 
     expect([missing.code, missing.json.ran, missing.json.reason, missing.json.decision]).toEqual([3, false, "no-baseline", null]);
     expect(JSON.parse(readFileSync(out, "utf8")).reason).toBe("no-baseline"); // a stale result never stays behind in --out
 
-    const human = unwind(root, ["revert-check", "--key", K, "--prefix", "tests", "--", "node", "test.js"]);
+    const human = unwind(root, ["revert-check", "--key", K, "--prefix", "tests", "--", NODE, "test.js"]);
     expect(human.code).toBe(0);
     expect(human.stdout.split("\n")[0]).toBe("permitted: edits under tests were needed: the suite fails (exit 1) with tests/float.test.js, tests/sum.test.js reverted");
   });
@@ -91,14 +93,14 @@ describe("unwind revert-check: one decision, one exit code, one JSON document", 
     git(root, "add", "src/calc.js"); // staged: the index holds something of the user's own
     const tmp = tempDir();
     const before = userState(root);
-    const r = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", "node", "test.js"], { env: { TMPDIR: tmp } });
+    const r = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", NODE, "test.js"], { env: { TMPDIR: tmp } });
     expect([r.code, r.json.decision]).toEqual([0, "permitted"]);
     expect(userState(root)).toEqual(before);
     expect(readdirSync(tmp)).toEqual([]);
     expect(read(root, "tests/float.test.js")).toBe(FLOAT_TEST_REPAIRED);
 
     // Negative controls: the same fingerprint sees a kept worktree, and an undo's receipt.
-    const keep = unwind(root, ["revert-check", "--json", "--keep", "--key", K, "--prefix", "tests", "--", "node", "test.js"], { env: { TMPDIR: tmp } });
+    const keep = unwind(root, ["revert-check", "--json", "--keep", "--key", K, "--prefix", "tests", "--", NODE, "test.js"], { env: { TMPDIR: tmp } });
     expect(keep.json.worktree.startsWith(tmp)).toBe(true);
     expect(read(keep.json.worktree, "tests/float.test.js")).toBe(FLOAT_TEST);
     expect(read(keep.json.worktree, "src/calc.js")).toBe(CALC_V2); // the staged and uncommitted change is there
@@ -123,7 +125,7 @@ describe("unwind revert-check: one decision, one exit code, one JSON document", 
 require("node:fs").writeFileSync(${JSON.stringify(probeOut)}, String(r.status));
 process.exit(1);`,
     );
-    const r = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", "node", probe]);
+    const r = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", NODE, probe]);
     expect([r.code, r.json.decision]).toEqual([0, "permitted"]);
     expect(readFileSync(probeOut, "utf8")).toBe("0");
     // Negative control: the probe does notice a held lock.
@@ -146,11 +148,11 @@ process.exit(1);`,
     write(root, "node_modules/leftpad/index.js", "module.exports = (s) => s;\n");
     unwind(root, ["baseline", "capture", "--key", K, "--prefix", "tests"]);
     write(root, "tests/sum.test.js", `${SUM_TEST}// unneeded\n`);
-    const linked = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--link", "node_modules", "--", "node", "test.js"]);
+    const linked = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--link", "node_modules", "--", NODE, "test.js"]);
     expect([linked.code, linked.json.decision]).toEqual([1, "not-permitted"]);
     expect(existsSync(join(root, "node_modules", "leftpad", "index.js"))).toBe(true);
     // Negative control: without the link the suite fails for want of its dependency, which would read as "permitted".
-    const bare = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", "node", "test.js"]);
+    const bare = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", NODE, "test.js"]);
     expect([bare.code, bare.json.decision]).toEqual([0, "permitted"]);
     expect(bare.json.output).toContain("Cannot find module 'leftpad'");
   });
@@ -160,7 +162,7 @@ process.exit(1);`,
     const tests = join(root, "tests");
     expect(unwind(tests, ["baseline", "capture", "--json", "--key", K, "--prefix", "."]).json).toMatchObject({ prefixes: ["tests"], paths: 2 });
     write(root, "tests/sum.test.js", `${SUM_TEST}// more\n`);
-    const r = unwind(tests, ["revert-check", "--json", "--key", K, "--prefix", ".", "--", "node", "sum.test.js"]);
+    const r = unwind(tests, ["revert-check", "--json", "--key", K, "--prefix", ".", "--", NODE, "sum.test.js"]);
     expect([r.code, r.json.decision, r.json.prefixes]).toEqual([1, "not-permitted", ["tests"]]);
     const ch = unwind(tests, ["changes", "--json", "--baseline", K, "--prefix", "."]);
     expect(ch.json.entries.map((e: { path: string }) => e.path)).toEqual(["tests/sum.test.js"]);
@@ -173,7 +175,7 @@ process.exit(1);`,
     write(root, "tests/a.test.js", "process.exit(0)\n");
     expect(unwind(root, ["baseline", "capture", "--key", K, "--prefix", "tests"]).code).toBe(0);
     write(root, "tests/a.test.js", "process.exit(0) // edited\n");
-    const r = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", "node", "tests/a.test.js"]);
+    const r = unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", NODE, "tests/a.test.js"]);
     expect([r.code, r.json.ran, r.json.reason, r.json.decision]).toEqual([3, false, "not-a-git-repository", null]);
   });
 });
@@ -186,7 +188,7 @@ describe("a check that cannot be made says why (exit 3) and cleans up", () => {
     write(root, "src/calc.js", CALC_V2);
     return root;
   };
-  const check = (root: string, tmp: string) => unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", "node", "test.js"], { env: { TMPDIR: tmp } });
+  const check = (root: string, tmp: string) => unwind(root, ["revert-check", "--json", "--key", K, "--prefix", "tests", "--", NODE, "test.js"], { env: { TMPDIR: tmp } });
 
   it("git cannot add the worktree: worktree-failed, never permitted", () => {
     const root = edited();
@@ -219,7 +221,7 @@ describe("a check that cannot be made says why (exit 3) and cleans up", () => {
     const tmp = tempDir();
     const pidFile = join(tempDir(), "suite.pid");
     const suite = `require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setTimeout(() => {}, 60000);`;
-    const child = spawn(process.execPath, [BIN, "revert-check", "--json", "--key", K, "--prefix", "tests", "--", "node", "-e", suite], { cwd: root, env: { ...process.env, TMPDIR: tmp } });
+    const child = spawn(process.execPath, [BIN, "revert-check", "--json", "--key", K, "--prefix", "tests", "--", NODE, "-e", suite], { cwd: root, env: { ...process.env, TMPDIR: tmp } });
     let stdout = "";
     child.stdout.on("data", (d) => (stdout += d));
     const closed = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
@@ -251,15 +253,15 @@ function alive(pid: number): boolean {
 
 describe("bad input: one line naming what was wrong and what to do, exit 2, nothing changed", () => {
   it.each([
-    ["no --key", ["revert-check", "--prefix", "tests", "--", "node", "test.js"], /--key/],
-    ["no --prefix", ["revert-check", "--key", K, "--", "node", "test.js"], /needs at least one --prefix/],
+    ["no --key", ["revert-check", "--prefix", "tests", "--", NODE, "test.js"], /--key/],
+    ["no --prefix", ["revert-check", "--key", K, "--", NODE, "test.js"], /needs at least one --prefix/],
     ["no command", ["revert-check", "--key", K, "--prefix", "tests"], /no test command given.*after --/],
-    ["a key git would refuse", ["revert-check", "--key", "bad key", "--prefix", "tests", "--", "node", "test.js"], /baseline key 'bad key' holds a space/],
-    ["a bad timeout", ["revert-check", "--key", K, "--prefix", "tests", "--timeout", "soon", "--", "node", "test.js"], /--timeout soon: expected a duration/],
-    ["a missing --link", ["revert-check", "--key", K, "--prefix", "tests", "--link", "node_modules", "--", "node", "test.js"], /--link node_modules: no such directory/],
-    ["--out in a missing directory", ["revert-check", "--key", K, "--prefix", "tests", "--out", "nope/r.json", "--", "node", "test.js"], /--out nope\/r.json: directory .* does not exist/],
-    ["a prefix outside the work tree", ["revert-check", "--key", K, "--prefix", "../x", "--", "node", "test.js"], /--prefix \.\.\/x is outside the work tree/],
-    ["a grant outside the work tree", ["revert-check", "--key", K, "--prefix", "tests", "--grant", "../x", "--", "node", "test.js"], /--grant \.\.\/x leaves the work tree/],
+    ["a key git would refuse", ["revert-check", "--key", "bad key", "--prefix", "tests", "--", NODE, "test.js"], /baseline key 'bad key' holds a space/],
+    ["a bad timeout", ["revert-check", "--key", K, "--prefix", "tests", "--timeout", "soon", "--", NODE, "test.js"], /--timeout soon: expected a duration/],
+    ["a missing --link", ["revert-check", "--key", K, "--prefix", "tests", "--link", "node_modules", "--", NODE, "test.js"], /--link node_modules: no such directory/],
+    ["--out in a missing directory", ["revert-check", "--key", K, "--prefix", "tests", "--out", "nope/r.json", "--", NODE, "test.js"], /--out nope\/r.json: directory .* does not exist/],
+    ["a prefix outside the work tree", ["revert-check", "--key", K, "--prefix", "../x", "--", NODE, "test.js"], /--prefix \.\.\/x is outside the work tree/],
+    ["a grant outside the work tree", ["revert-check", "--key", K, "--prefix", "tests", "--grant", "../x", "--", NODE, "test.js"], /--grant \.\.\/x leaves the work tree/],
     ["capture without --prefix", ["baseline", "capture", "--key", K], /needs at least one --prefix/],
     ["capture of .git", ["baseline", "capture", "--key", K, "--prefix", ".git"], /inside \.git/],
     ["capture with a bad key", ["baseline", "capture", "--key", "a..b", "--prefix", "tests"], /baseline key 'a\.\.b' holds \.\./],

@@ -15,8 +15,10 @@ import { tryLock } from "../../src/store/lock.js";
 import { git, read, rejection, tempDir, write } from "../helpers.js";
 import { agent, CALC_V1, CALC_V2, FLOAT_TEST, FLOAT_TEST_REPAIRED, stageRepo, SUM_TEST, testFile } from "../stage-fixture.js";
 
-const SUITE = ["node", "test.js"];
+/** The suite's interpreter: this Node, whatever PATH holds. */
+const NODE = process.execPath;
 const K = "story-19-implementer";
+const SUITE = [NODE, "test.js"];
 
 async function check(root: string, o: Partial<Parameters<Awaited<ReturnType<typeof open>>["revertCheck"]>[0]> = {}): Promise<RevertCheckResult> {
   const u = await open({ root });
@@ -204,7 +206,7 @@ describe("baselines: first seen wins", () => {
     expect(await u.baselineCapture("empty", { prefixes: ["spec"] })).toMatchObject({ created: true, paths: 0, prefixes: ["spec"] });
     expect((await u.baselines()).baselines.map((b) => [b.key, b.paths, b.prefixes])).toEqual([["empty", 0, ["spec"]]]);
     agent(root, "empty").write("spec/new.spec.js", "x\n");
-    const r = await u.revertCheck({ key: "empty", prefixes: ["spec"], command: ["node", "-e", "process.exit(require('fs').existsSync('spec/new.spec.js') ? 0 : 1)"] });
+    const r = await u.revertCheck({ key: "empty", prefixes: ["spec"], command: [NODE, "-e", "process.exit(require('fs').existsSync('spec/new.spec.js') ? 0 : 1)"] });
     // Absent from the (empty) baseline: deleted in the worktree, so the suite that needs it fails.
     expect(decided(r)).toEqual({ ran: true, decision: "permitted", reason: null });
     expect(edits(r)).toEqual([["spec/new.spec.js", "delete"]]);
@@ -243,11 +245,11 @@ describe("the check never permits what it could not establish", () => {
     const shell = await check(root, { command: ["sh", "-c", "no-such-test-runner-xyz"] });
     expect(decided(shell)).toEqual({ ran: false, decision: null, reason: "command-not-found" });
     expect(shell.testExitCode).toBe(127);
-    const slow = await check(root, { command: ["node", "-e", "setTimeout(() => process.exit(1), 20000)"], timeout: "1s" });
+    const slow = await check(root, { command: [NODE, "-e", "setTimeout(() => process.exit(1), 20000)"], timeout: "1s" });
     expect(decided(slow)).toEqual({ ran: false, decision: null, reason: "timeout" });
     expect(slow.durationMs).toBeLessThan(15000);
     // Negative control: the same suite exiting 1 in time is a failure, so permitted.
-    expect(decided(await check(root, { command: ["node", "-e", "process.exit(1)"] }))).toEqual({ ran: true, decision: "permitted", reason: null });
+    expect(decided(await check(root, { command: [NODE, "-e", "process.exit(1)"] }))).toEqual({ ran: true, decision: "permitted", reason: null });
   });
 
   it("an edit that cannot be reverted (its baseline over the size cap, bytes never kept) is never skipped: no decision", async () => {
@@ -276,7 +278,7 @@ describe("the check never permits what it could not establish", () => {
     await u.baselineCapture(K, { prefixes: ["tests"] });
     write(root, "tests/a.test.js", "process.exit(0) // edited\n");
     expect((await u.changes({ baseline: K })).entries.map((e) => e.path)).toEqual(["tests/a.test.js"]);
-    const r = await u.revertCheck({ key: K, prefixes: ["tests"], command: ["node", "tests/a.test.js"] });
+    const r = await u.revertCheck({ key: K, prefixes: ["tests"], command: [NODE, "tests/a.test.js"] });
     expect(decided(r)).toEqual({ ran: false, decision: null, reason: "not-a-git-repository" });
   });
 });
