@@ -287,7 +287,8 @@ async function decide(ctx: Context, c: Checked, result: RevertCheckResult, canno
  */
 async function revertIn(wt: Context, cs: ChangeSet): Promise<string | null> {
   const r = await runUndo(wt, cs, { dryRun: false, force: true, merge: false, kind: "undo", seal: false });
-  const stuck = r.items.filter((i) => i.action !== "restore" && i.action !== "delete");
+  // A path that already holds its baseline state (a checkout filter made it so) is reverted as much as one restored.
+  const stuck = r.items.filter((i) => i.action !== "restore" && i.action !== "delete" && !(i.action === "skip" && i.reason === "unchanged"));
   if (stuck.length === 0) return null;
   const first = stuck[0]!;
   return `${stuck.length} edit(s) could not be reverted in the worktree, e.g. ${first.path}: ${first.reason ?? first.action}${first.detail ? ` (${first.detail})` : ""}`;
