@@ -96,7 +96,9 @@ describe("the revert check decides whether edits under the prefix were needed", 
     // Retry: the clean-clone run failed on the tester's defect, and the implementer is sent to fix it.
     impl.write("tests/round.test.js", testFile('check("rounds", total([0.1, 0.2]) === 0.3);'));
 
+    vi.stubEnv("TMPDIR", tempDir()); // the kept worktree goes where the test's own temporary directories are cleaned up
     const r = await check(root, { grants: ["tests/float.test.js"], keep: true });
+    vi.unstubAllEnvs();
     expect(decided(r)).toEqual({ ran: true, decision: "permitted", reason: null });
     expect(edits(r)).toEqual([["tests/round.test.js", "restore"]]);
     expect(r.granted.map((g) => g.path)).toEqual(["tests/float.test.js"]);
