@@ -21,3 +21,5 @@ export type { StatusReport } from "./ops/status.js";
 export type { GcReport } from "./ops/gc.js";
 export type { ListOptions } from "./ops/list.js";
 export type { RecordOptions, RecordReport } from "./ops/record.js";
+export type { BaselineCaptureReport, BaselineSummary } from "./ops/baseline.js";
+export type { RevertCheckResult, RevertCheckOptions, RevertCheckDecision, RevertCheckReason, RevertCheckEdit } from "./ops/revert-check.js";

@@ -130,7 +130,7 @@ export async function applyPlan(
     const item: ReceiptItem = { ...base, before: stateOf(it.expect), after: null };
     items.push(item);
     try {
-      const before = keepCurrent(ctx, reader, it);
+      const before = keepCurrent(ctx, reader, it, seal);
       if (before === "changed") {
         demote(item, "changed-since", "changed while undoing");
         continue;
@@ -203,22 +203,23 @@ export function finish(ctx: Context, intent: Intent, recovered = false): Receipt
 
 /**
  * Puts what the path holds now into the CAS (verifying a blob already
- * there), so the receipt can bring it back. "changed" when the bytes no
+ * there), so the receipt can bring it back; without `keep` (no receipt:
+ * a throwaway work tree) it is only hashed. "changed" when the bytes no
  * longer match what was planned.
  */
-function keepCurrent(ctx: Context, reader: ContentReader, it: PlanItem): State | null | "changed" {
+function keepCurrent(ctx: Context, reader: ContentReader, it: PlanItem, keep: boolean): State | null | "changed" {
   const abs = join(ctx.root, it.path);
   const e = it.expect;
   if (e.kind === "file") {
     // The bytes the plan read, where it kept them: the recheck right before the write proves the path still holds them.
     const data = reader.cache.get(keptKey(it.path, e.sha256)) ?? readFileSync(fsPath(abs));
-    const kept = withHashes(reader, { kind: "file", mode: e.mode }, data, true);
+    const kept = withHashes(reader, { kind: "file", mode: e.mode }, data, keep);
     return kept.sha256 === e.sha256 ? kept : "changed";
   }
   if (e.kind === "symlink") {
     const target = readlinkSync(fsPath(abs), "buffer");
     if (!target.equals(e.target)) return "changed";
-    return withHashes(reader, { kind: "symlink", mode: "120000" }, target, true);
+    return withHashes(reader, { kind: "symlink", mode: "120000" }, target, keep);
   }
   return stateOf(e);
 }

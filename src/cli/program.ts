@@ -69,7 +69,8 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .option("--snapshot <id>", `changes since this snapshot (${ID})`)
       .option("--to <id>", "with --snapshot: up to this snapshot (default: the work tree now)")
       .option("--run <id>", "a run capsule (not built yet)")
-      .option("--baseline <key>", "a stage baseline (not built yet)")
+      .option("--baseline <key>", "a stage baseline: each governed path from the state the stage found to now")
+      .option("--prefix <dir>", "with --baseline: only under this prefix, one the baseline covers (repeatable)", collect)
       .option("--since <when>", "only calls that started at or after this ISO time, or this long ago (2h, 3d)")
       .option("--path <glob>", "only paths matching, relative to the current directory (repeatable)", collect)
       .option("--any-worktree", "with --snapshot: allow a snapshot taken in another worktree") as C;
@@ -348,13 +349,51 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     );
   }
 
+  const baseline = program.command("baseline").description("stage baselines: the state a stage found, per path, for undo and the revert check");
+  example(
+    baseline
+      .command("capture")
+      .description("record every non-ignored file under the prefixes; a path already in the baseline is never captured again")
+      .addOption(new Option("--key <key>", "the baseline's key: the stage attempt, and the task its agents are labelled with (UNWIND_TASK)").makeOptionMandatory())
+      .option("--prefix <dir>", "a directory to govern, relative to the current directory (repeatable; . is the whole tree)", collect)
+      .action(function (opts) {
+        run(g(this), async () => (await import("./commands/baseline.js")).capture(g(this), opts));
+      }),
+    "unwind baseline capture --key story-19-implementer --prefix tests",
+  );
+  example(
+    baseline
+      .command("list")
+      .description("baselines: keys, prefixes, path counts, first and last capture")
+      .action(function () {
+        run(g(this), async () => (await import("./commands/baseline.js")).list(g(this)));
+      }),
+    "unwind baseline list",
+  );
+
+  example(
+    program
+      .command("revert-check")
+      .description("were a stage's edits under the prefixes needed? revert them to the baseline in a throwaway worktree and run the suite there")
+      .argument("[command...]", "the test suite, after --")
+      .addOption(new Option("--key <key>", "the baseline captured when the stage started").makeOptionMandatory())
+      .option("--prefix <dir>", "the governed prefix, relative to the current directory (repeatable)", collect)
+      .option("--grant <glob>", "edits the stage may make: not reverted, not counted (repeatable)", collect)
+      .option("--link <dir>", "an ignored directory (node_modules) to symlink into the worktree (repeatable)", collect)
+      .option("--timeout <duration>", "how long the suite may run (default 30m)")
+      .option("--keep", "leave the throwaway worktree in place")
+      .option("--out <file>", "also write the result (JSON) here")
+      .action(function (command, opts) {
+        run(g(this), async () => (await import("./commands/baseline.js")).revertCheck(g(this), command, opts));
+      }),
+    "unwind revert-check --key story-19-implementer --prefix tests --link node_modules --out revert-check-result.json -- npm test",
+  );
+
   // In the contract (SPEC section 4) but not built yet: said so, never a silent no-op.
   const notBuilt: [string, string, string][] = [
     ["run", "run a command in a sealed run capsule", "9"],
     ["runs", "list run capsules", "9"],
     ["cleanup", "end a run's leftover processes by identity", "9"],
-    ["baseline", "stage baselines: capture, list", "10"],
-    ["revert-check", "the revert check of a stage", "10"],
     ["ui", "the local web timeline", "12"],
     ["push", "share records through a git remote", "14"],
     ["fetch", "fetch shared records from a git remote", "14"],

@@ -5,6 +5,7 @@ import { dropIndex, orphanIndexes } from "../capture/private-index.js";
 import { listSnapshots, SNAPSHOT_REFS } from "../capture/snapshot.js";
 import { clearAllPending } from "../capture/unfolded.js";
 import type { Context } from "../repo/context.js";
+import { checkIds, dropBaseline, dropCheckResult, listBaselines } from "../store/baselines.js";
 import { Cas } from "../store/cas.js";
 import { loadConfig, parseDuration } from "../store/config.js";
 import { pruneJournal } from "../store/journal.js";
@@ -22,6 +23,9 @@ export interface GcReport {
   bytes: number;
   indexes: number;
   indexBytes: number;
+  /** Stage baselines last captured before the TTL, and revert-check results older than it. */
+  baselines: number;
+  revertChecks: number;
 }
 
 /**
@@ -33,7 +37,7 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
   const ttlText = opts.ttl ?? loadConfig(ctx.store).ttl;
   const ttl = parseDuration(ttlText);
   const dryRun = Boolean(opts.dryRun);
-  if (!existsSync(ctx.store)) return { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0, indexes: 0, indexBytes: 0 };
+  if (!existsSync(ctx.store)) return { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0, indexes: 0, indexBytes: 0, baselines: 0, revertChecks: 0 };
   const run = async (): Promise<GcReport> => {
     const cutoff = now().getTime() - ttl;
     const rs = new Receipts(ctx.store);
@@ -56,6 +60,18 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
     for (const intent of existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store) : []) {
       for (const i of intent.items) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
     }
+    // A baseline lives while it is being captured into: its bytes stay until its last capture is older than the TTL.
+    let droppedBaselines = 0;
+    for (const b of listBaselines(ctx.store)) {
+      if (Date.parse(b.captures.at(-1)?.at ?? "") < cutoff) {
+        droppedBaselines++;
+        if (!dryRun) dropBaseline(ctx.store, b.key);
+        continue;
+      }
+      for (const s of Object.values(b.entries)) if (s.sha256 && (s.kind === "file" || s.kind === "symlink")) keep.add(s.sha256);
+    }
+    const oldChecks = checkIds(ctx.store).filter((id) => checkTime(id) < cutoff);
+    if (!dryRun) for (const id of oldChecks) dropCheckResult(ctx.store, id);
     const allSnaps = await listSnapshots(ctx);
     const oldSnaps = allSnaps.filter((s) => Date.parse(s.at) < cutoff && !keepSnaps.has(s.id));
     // A snapshot that stays keeps the ignore rules it was taken under (src/capture/excludes.ts).
@@ -85,7 +101,25 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
     const orphans = orphanIndexes(ctx);
     if (!dryRun) for (const o of orphans) await dropIndex(ctx, o);
     const indexBytes = orphans.reduce((n, o) => n + o.bytes, 0);
-    return { ttl: ttlText, dryRun, snapshots: oldSnaps.length, receipts: droppedReceipts.length, records: journal.dropped, blobs: blobCount, bytes: blobBytes, indexes: orphans.length, indexBytes };
+    return {
+      ttl: ttlText,
+      dryRun,
+      snapshots: oldSnaps.length,
+      receipts: droppedReceipts.length,
+      records: journal.dropped,
+      blobs: blobCount,
+      bytes: blobBytes,
+      indexes: orphans.length,
+      indexBytes,
+      baselines: droppedBaselines,
+      revertChecks: oldChecks.length,
+    };
   };
   return dryRun ? run() : withLock(ctx.store, "gc", run);
+}
+
+/** The time in a revert check's id (`c-20261201T101500123Z-…`), as milliseconds. */
+function checkTime(id: string): number {
+  const m = /^c-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-/.exec(id);
+  return m ? Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${m[7]}Z`) : Number.POSITIVE_INFINITY;
 }

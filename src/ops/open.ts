@@ -7,11 +7,13 @@ import { resolveContext, type Context } from "../repo/context.js";
 import type { ScopeFields, ScopeInput, ScopeOptions } from "../scope/resolve.js";
 import { withLock } from "../store/lock.js";
 import type { Receipt } from "../store/receipts.js";
+import { baselineCapture, baselines } from "./baseline.js";
 import { changes } from "./changes.js";
 import { gc } from "./gc.js";
 import type { ListOptions } from "./list.js";
 import { init, record, type Harness, type RecordOptions } from "./record.js";
 import { receipts } from "./receipts.js";
+import { revertCheck, type RevertCheckOptions } from "./revert-check.js";
 import { log, sessions } from "./sessions.js";
 import { diff, snapshot, snapshots, type SnapshotsOptions } from "./snapshot.js";
 import { stackClear, stackList, stackPush } from "./stack.js";
@@ -89,9 +91,11 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     record: (paths: readonly string[], o: RecordOptions) => record(ctx, paths, o),
     init: (harnesses: readonly Harness[], o?: Parameters<typeof init>[2]) => init(ctx, harnesses, o),
 
+    baselineCapture: (key: string, o: { prefixes: readonly string[] }) => baselineCapture(ctx, key, o),
+    baselines: async () => baselines(ctx),
+    revertCheck: (o: RevertCheckOptions) => revertCheck(ctx, o),
+
     runs: notBuilt("run capsules (unwind run, runs)", "9"),
-    baselines: notBuilt("stage baselines (unwind baseline)", "10"),
-    revertCheck: notBuilt("the revert check (unwind revert-check)", "10"),
   };
 }
 

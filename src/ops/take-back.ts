@@ -138,7 +138,8 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   const needOids = cs.entries.some((e) => [e.pre, e.post].some((s) => s && !s.sha256 && s.oid));
   const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
   // Taken before anything is read: a file whose stat data is older proves itself unchanged at the write (src/capture/observe.ts).
-  const fsNow = opts.dryRun ? undefined : fsClock(join(ctx.store, "clock"));
+  // A throwaway work tree (seal: false) has no writer to race: it reads everything, and writes nothing to the store.
+  const fsNow = opts.dryRun || opts.seal === false ? undefined : fsClock(join(ctx.store, "clock"));
   const current = await observe(ctx, paths, { oids: needOids, keep: opts.dryRun ? undefined : reader.cache });
   await reader.prefetch(cs.entries.map((e) => e.pre));
 

@@ -4,13 +4,14 @@ import { pendingIntents } from "../apply/intent.js";
 import { listSnapshots, SNAPSHOT_REFS } from "../capture/snapshot.js";
 import { acts } from "../domain/actions.js";
 import type { Context } from "../repo/context.js";
+import { readBaselines } from "../store/baselines.js";
 import { Cas } from "../store/cas.js";
 import { readJournal } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 
 /** One thing `verify` found wrong: what kind of thing, which one, and what is wrong with it. */
 export interface Problem {
-  kind: "blob" | "receipt" | "chain" | "snapshot" | "journal" | "intent";
+  kind: "blob" | "receipt" | "chain" | "snapshot" | "journal" | "intent" | "baseline";
   /** The blob's SHA-256, the receipt or snapshot id, the journal file and line; null for the chain or intents as a whole. */
   id: string | null;
   message: string;
@@ -73,6 +74,13 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
     if (st?.sha256 && (st.kind === "file" || st.kind === "symlink") && !cas.has(st.sha256)) {
       problems.push({ kind: "journal", id: `${r.session} ${r.call}`, message: `journal: content of ${r.path} (${r.session} ${r.phase} ${r.call}) is missing` });
     }
+  }
+  // A baseline whose bytes are gone would revert its paths to nothing: the revert check would then refuse to decide.
+  const { baselines, damaged } = readBaselines(ctx.store);
+  for (const f of damaged) problems.push({ kind: "baseline", id: f, message: `baseline file baselines/${f} is damaged: it does not parse` });
+  for (const b of baselines) {
+    const lost = Object.entries(b.entries).filter(([, st]) => st.sha256 && (st.kind === "file" || st.kind === "symlink") && !cas.has(st.sha256));
+    if (lost.length) problems.push({ kind: "baseline", id: b.key, message: `baseline ${b.key}: content of ${lost[0]![0]}${lost.length > 1 ? ` and ${lost.length - 1} more` : ""} is missing` });
   }
   const pending = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store).length : 0;
   if (pending) problems.push({ kind: "intent", id: null, message: `${pending} interrupted apply(s) could not be finished` });

@@ -174,3 +174,13 @@ export async function ensureStore(ctx: Context): Promise<void> {
     await git(["config", "core.bare", "false"], { cwd: ctx.root, env: { GIT_DIR: ctx.gitDir } });
   }
 }
+
+/**
+ * The same repository and store seen from another work tree of it (the
+ * revert check's throwaway worktree): git runs there and paths resolve
+ * there. Only for a git repository, whose linked worktrees share its objects.
+ */
+export function contextAt(ctx: Context, root: string): Context {
+  if (ctx.mode !== "git") throw new UnwindError("E_GIT", `${ctx.root} is not a git repository`);
+  return makeContext({ root, store: ctx.store, mode: "git", gitDir: ctx.gitDir, commonDir: ctx.commonDir, indexFile: ctx.indexFile, realIndex: null, objectFormat: ctx.objectFormat, env: {} });
+}

@@ -11,6 +11,7 @@ import { now } from "../sys/clock.js";
 import { journalChangeSet } from "./calls.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "./snapshot-diff.js";
 import { branchChangeSet, taskEvidence } from "./task.js";
+import { baselineChangeSet, checkPrefixes, governedPrefixes, loadBaseline } from "./baseline.js";
 
 /**
  * A scope as a caller names it (SPEC sections 4 and 11): exactly one of
@@ -50,6 +51,8 @@ export interface ScopeOptions {
   pathNames?: readonly string[] | undefined;
   /** Take back a snapshot scope taken in another worktree of the repository. */
   anyWorktree?: boolean | undefined;
+  /** With a baseline scope: only these root-relative prefixes (each one the baseline covers); default: all of its. */
+  prefixes?: readonly string[] | undefined;
 }
 
 const KINDS: readonly ScopeKind[] = ["session", "call", "task", "snapshot", "run", "baseline"];
@@ -67,8 +70,8 @@ export function checkScope(s: ScopeFields): CheckedScope {
   const kind = given[0]!;
   if (s.to !== undefined && kind !== "snapshot") throw usage("--to goes with --snapshot");
   if (kind === "run") throw new UnwindError("E_NOT_BUILT", "--run scopes are not built yet", { hint: "run capsules are planned (SPEC section 9)" });
-  if (kind === "baseline") throw new UnwindError("E_NOT_BUILT", "--baseline scopes are not built yet", { hint: "stage baselines are planned (SPEC section 10)" });
   if (kind === "task") taskName(s.task); // a name that cannot be a task's is a usage error, not "no evidence"
+  if (kind === "baseline") baselineKey(s.baseline!);
   return {
     kind,
     id: s[kind]!,
@@ -83,6 +86,13 @@ export function taskName(name: string | undefined): string | undefined {
   const bad = checkName(name);
   if (bad) throw usage(`task name '${name.length > 40 ? name.slice(0, 40) + "…" : name}' ${bad}`, "a task name is 1-128 characters git accepts in a ref name");
   return name;
+}
+
+/** A baseline key (SPEC section 4: 1-128 characters git accepts in a ref name), checked before anything is read or written. */
+export function baselineKey(key: string): string {
+  const bad = checkName(key);
+  if (bad) throw usage(`baseline key '${key.length > 40 ? key.slice(0, 40) + "…" : key}' ${bad}`, "a key is 1-128 characters git accepts in a ref name");
+  return key;
 }
 
 /** `--since`: an ISO time, or a duration back from now (`2h`, `3d`: SPEC section 4). */
@@ -105,8 +115,12 @@ function rootGlobs(paths: readonly string[] | undefined): string[] {
 export function checkScopeOptions(scope: CheckedScope, opts: ScopeOptions): void {
   rootGlobs(opts.paths);
   if (opts.since !== undefined) {
-    if (scope.kind === "snapshot") throw usage("--since needs a journal scope (--session, --call, --task)");
+    if (scope.kind === "snapshot" || scope.kind === "baseline") throw usage("--since needs a journal scope (--session, --call, --task)");
     sinceTime(opts.since);
+  }
+  if (opts.prefixes !== undefined && opts.prefixes.length > 0) {
+    if (scope.kind !== "baseline") throw usage("--prefix goes with --baseline");
+    checkPrefixes(opts.prefixes);
   }
 }
 
@@ -149,6 +163,17 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
     const r = await journalChangeSet(ctx, { kind: scope.kind, id: scope.id, ...narrow }, { ...(since ? { since } : {}), paths: globs, ...(close ? { close } : {}) });
     onlyPaths(r.cs, globs, named);
     return fn(r);
+  }
+  if (scope.kind === "baseline") {
+    const b = loadBaseline(ctx, scope.id);
+    const prefixes = governedPrefixes(b, opts.prefixes && checkPrefixes(opts.prefixes));
+    // The work tree as one tree: a real undo holds the lock and refreshes the private index; the others write nothing.
+    const current = await writeWorkTree(ctx, { scratch: reading !== "apply" });
+    try {
+      return await fn({ cs: onlyPaths(await baselineChangeSet(ctx, b, prefixes, current), globs, named) });
+    } finally {
+      current.dispose();
+    }
   }
   if (scope.kind !== "snapshot") throw new UnwindError("E_NOT_BUILT", `--${scope.kind} scopes are not built yet`);
   const from = await resolveSnapshot(ctx, scope.id);

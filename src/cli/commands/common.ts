@@ -15,7 +15,8 @@ export async function openFor(globals: Globals, holding: SnapshotStart | null = 
   return u;
 }
 
-function realCwd(): string {
+/** The current directory with symlinks resolved, as the root is. */
+export function realCwd(): string {
   try {
     return realpathSync(process.cwd());
   } catch {
@@ -41,13 +42,26 @@ export function cwdPaths(root: string, raw: readonly string[]): RepoPath[] {
 }
 
 /** `--path` globs, relative to the current directory, in root-relative form, with how they were typed (for messages). */
-export function cwdGlobs(root: string, globs: readonly string[] | undefined): { paths: string[]; pathNames: string[] } {
+export function cwdGlobs(root: string, globs: readonly string[] | undefined, flag = "--path"): { paths: string[]; pathNames: string[] } {
   const base = insideRoot(root, realCwd()) ?? "";
   const typed = globs ?? [];
   const paths = typed.map((g) => {
     const r = rootGlob(g, base);
-    if (r === null) throw usage(`--path ${g} leaves the work tree`, "give globs relative to the current directory, inside the work tree");
+    if (r === null) throw usage(`${flag} ${g} leaves the work tree`, "give globs relative to the current directory, inside the work tree");
     return r;
   });
   return { paths, pathNames: [...typed] };
+}
+
+/**
+ * Directories as typed (relative to the current directory, as git's
+ * pathspecs are) in root-relative form; the root itself is "" (the whole
+ * tree). The operation checks what they name.
+ */
+export function cwdDirs(root: string, raw: readonly string[] | undefined, flag: string): string[] {
+  return (raw ?? []).map((p) => {
+    const rel = insideRoot(root, resolve(realCwd(), p));
+    if (rel === null) throw usage(`${flag} ${p} is outside the work tree ${root}`, "give it inside the work tree, relative to the current directory");
+    return rel;
+  });
 }

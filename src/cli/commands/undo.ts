@@ -1,15 +1,16 @@
-import { Exit } from "../../domain/errors.js";
+import { Exit, usage } from "../../domain/errors.js";
 import type { State } from "../../domain/types.js";
 import type { ChangeSetReport } from "../../ops/changes.js";
 import type { NowState, ReportItem, UndoReport } from "../../ops/take-back.js";
 import { checkScope, checkScopeOptions, type ScopeFields } from "../../scope/resolve.js";
 import type { Globals } from "../globals.js";
 import { paint, progress, short, showJsonPath, table, type Color, type Output } from "../render.js";
-import { cwdGlobs, cwdPaths, openFor } from "./common.js";
+import { cwdDirs, cwdGlobs, cwdPaths, openFor } from "./common.js";
 import { idOrLast } from "../../domain/ids.js";
 
 interface ScopeFlags extends ScopeFields {
   anyWorktree?: boolean;
+  prefix?: string[];
   since?: string;
   path?: string[];
 }
@@ -27,6 +28,8 @@ function scopeOf(opts: ScopeFlags): ScopeFields {
   const { session, call, task, snapshot, to, run, baseline } = opts;
   const scope = { session, call, task, snapshot, to, run, baseline };
   checkScopeOptions(checkScope(scope), { since: opts.since });
+  // The prefixes themselves are relative to the current directory and checked once the root is known.
+  if (opts.prefix?.length && baseline === undefined) throw usage("--prefix goes with --baseline", "e.g. unwind changes --baseline K --prefix tests");
   return scope;
 }
 
@@ -39,6 +42,7 @@ export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { 
       ...cwdGlobs(u.root, opts.path),
       since: opts.since,
       anyWorktree: opts.anyWorktree,
+      prefixes: cwdDirs(u.root, opts.prefix, "--prefix"),
       dryRun: opts.dryRun,
       force: opts.force,
       merge: opts.merge,
@@ -79,7 +83,7 @@ export async function redo(globals: Globals, id: string | undefined, opts: Repor
 export async function changes(globals: Globals, opts: ScopeFlags): Promise<Output> {
   const scope = scopeOf(opts);
   const u = await openFor(globals);
-  const cs = await u.changes(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree });
+  const cs = await u.changes(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree, prefixes: cwdDirs(u.root, opts.prefix, "--prefix") });
   return { json: cs, human: renderChanges(cs), exit: Exit.ok };
 }
 
