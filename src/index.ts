@@ -21,3 +21,7 @@ export type { StatusReport } from "./ops/status.js";
 export type { GcReport } from "./ops/gc.js";
 export type { ListOptions } from "./ops/list.js";
 export type { RecordOptions, RecordReport } from "./ops/record.js";
+export type { RunOptions, RunReport } from "./ops/run.js";
+export type { RunSummary, RunShow, CleanupReport } from "./ops/runs.js";
+export type { Decision, Policy } from "./domain/policy.js";
+export type { Capsule, CapsuleEntry, ProcessRecord, EndOutcome, RunResult } from "./store/capsules.js";

@@ -21,7 +21,8 @@ export type ErrorCode =
   | "E_STORE_DAMAGED"
   | "E_LOCKED"
   | "E_PLAN_CHANGED"
-  | "E_NOT_BUILT";
+  | "E_NOT_BUILT"
+  | "E_NOT_REVERSIBLE";
 
 const exitFor: Record<ErrorCode, ExitCode> = {
   E_USAGE: Exit.usage,
@@ -36,6 +37,8 @@ const exitFor: Record<ErrorCode, ExitCode> = {
   E_LOCKED: Exit.partial,
   E_PLAN_CHANGED: Exit.scope,
   E_NOT_BUILT: Exit.usage,
+  // SPEC section 9: a run recorded without rollback cannot be taken back; nothing was done.
+  E_NOT_REVERSIBLE: Exit.scope,
 };
 
 /**

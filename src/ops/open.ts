@@ -19,6 +19,8 @@ import { status } from "./status.js";
 import { taskStart } from "./task.js";
 import { plan, redo, restore, undo, type RestoreOptions, type UndoOptions } from "./undo.js";
 import { verify } from "./verify.js";
+import { run, type RunOptions } from "./run.js";
+import { cleanup, runShow, runs } from "./runs.js";
 
 export interface OpenOptions {
   /** The work tree to guard (default: the repository of `cwd`). */
@@ -89,7 +91,10 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     record: (paths: readonly string[], o: RecordOptions) => record(ctx, paths, o),
     init: (harnesses: readonly Harness[], o?: Parameters<typeof init>[2]) => init(ctx, harnesses, o),
 
-    runs: notBuilt("run capsules (unwind run, runs)", "9"),
+    run: (argv: readonly string[], o?: RunOptions) => run(ctx, argv, o),
+    runs: (o?: ListOptions & { task?: string }) => runs(ctx, o),
+    runShow: (id: IdRef) => runShow(ctx, id),
+    cleanup: (id: IdRef, o?: { grace?: string; dryRun?: boolean }) => cleanup(ctx, id, o),
     baselines: notBuilt("stage baselines (unwind baseline)", "10"),
     revertCheck: notBuilt("the revert check (unwind revert-check)", "10"),
   };

@@ -23,14 +23,14 @@ interface ReportFlags {
 }
 
 /** The scope and its options, checked before the store is touched: a usage error changes nothing and reads nothing. */
-function scopeOf(opts: ScopeFlags): ScopeFields {
+function scopeOf(opts: ScopeFlags & { safeOnly?: boolean }): ScopeFields {
   const { session, call, task, snapshot, to, run, baseline } = opts;
   const scope = { session, call, task, snapshot, to, run, baseline };
-  checkScopeOptions(checkScope(scope), { since: opts.since });
+  checkScopeOptions(checkScope(scope), { since: opts.since, safeOnly: opts.safeOnly });
   return scope;
 }
 
-export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean }): Promise<Output> {
+export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean; safeOnly?: boolean }): Promise<Output> {
   const scope = scopeOf(opts);
   const u = await openFor(globals);
   const line = progress(opts.dryRun ? "planning" : "undoing");
@@ -42,6 +42,7 @@ export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { 
       dryRun: opts.dryRun,
       force: opts.force,
       merge: opts.merge,
+      safeOnly: opts.safeOnly,
       expect: opts.expect,
       progress: line.tick,
     });
@@ -84,12 +85,16 @@ export async function changes(globals: Globals, opts: ScopeFlags): Promise<Outpu
 }
 
 function renderChanges(cs: ChangeSetReport): string {
+  // A run's entries lead with the policy's decision (SPEC section 9).
   const rows = cs.entries.map((e) => [
+    ...(e.decision ? [e.decision] : []),
     e.change,
     showJsonPath(e),
     `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`,
     e.by.join(","),
-    [e.shared ? `shared with ${e.shared.map((c) => `${c.session} ${c.call}`).join(", ")}` : "", e.unclosed ? "unclosed" : ""].filter(Boolean).join("; "),
+    [e.shared ? `shared with ${e.shared.map((c) => `${c.session} ${c.call}`).join(", ")}` : "", e.unclosed ? "unclosed" : "", e.reversible === false ? `cannot be taken back: ${e.why}` : ""]
+      .filter(Boolean)
+      .join("; "),
   ]);
   return rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
 }
