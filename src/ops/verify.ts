@@ -7,10 +7,11 @@ import type { Context } from "../repo/context.js";
 import { Cas } from "../store/cas.js";
 import { readJournal } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
+import { Capsules } from "../store/capsules.js";
 
 /** One thing `verify` found wrong: what kind of thing, which one, and what is wrong with it. */
 export interface Problem {
-  kind: "blob" | "receipt" | "chain" | "snapshot" | "journal" | "intent";
+  kind: "blob" | "receipt" | "chain" | "snapshot" | "journal" | "intent" | "run";
   /** The blob's SHA-256, the receipt or snapshot id, the journal file and line; null for the chain or intents as a whole. */
   id: string | null;
   message: string;
@@ -22,10 +23,12 @@ export interface VerifyReport {
   records: number;
   receipts: number;
   snapshots: number;
+  /** Run capsules whose seals were checked. */
+  runs: number;
   problems: Problem[];
 }
 
-/** Checks every stored blob, journal record, snapshot tree and the receipt chain; `ok: false` is exit 4. */
+/** Checks every stored blob, journal record, snapshot tree, run capsule seal and the receipt chain; `ok: false` is exit 4. */
 export async function verify(ctx: Context): Promise<VerifyReport> {
   const problems: Problem[] = [];
   const cas = new Cas(join(ctx.store, "cas"));
@@ -74,9 +77,13 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
       problems.push({ kind: "journal", id: `${r.session} ${r.call}`, message: `journal: content of ${r.path} (${r.session} ${r.phase} ${r.call}) is missing` });
     }
   }
+  // Each capsule's bytes against the seal kept in git and the one the chain of runs names (SPEC section 9).
+  const capsules = new Capsules(ctx);
+  const runCount = capsules.ids().length;
+  for (const p of await capsules.verify()) problems.push({ kind: "run", id: p.id, message: `run ${p.id}: ${p.message}` });
   const pending = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store).length : 0;
   if (pending) problems.push({ kind: "intent", id: null, message: `${pending} interrupted apply(s) could not be finished` });
-  return { ok: problems.length === 0, blobs, records: journal.records.length, receipts: receiptCount, snapshots: snaps.length, problems };
+  return { ok: problems.length === 0, blobs, records: journal.records.length, receipts: receiptCount, snapshots: snaps.length, runs: runCount, problems };
 }
 
 async function refCount(ctx: Context): Promise<number> {

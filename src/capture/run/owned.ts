@@ -51,6 +51,11 @@ export class ProcessWatch {
   scan(): void {
     if (this.tracking !== "proc") return;
     const table = procTable();
+    // A process is first seen as whatever forked it (sh, setsid, nohup): its name is kept up to date through its execs.
+    for (const s of table) {
+      const r = this.owned.get(`${s.pid}:${s.start}`);
+      if (r) r.comm = s.comm;
+    }
     for (let round = 0; round < 8; round++) {
       for (const { stat, how } of adopt(table, this.latest, this.child)) this.add(stat, how);
       let found = false;

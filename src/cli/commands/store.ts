@@ -7,7 +7,7 @@ export async function verify(globals: Globals): Promise<Output> {
   const u = await openFor(globals);
   const r = await u.verify();
   const human = r.ok
-    ? `ok: ${r.blobs} blobs, ${r.records} journal records, ${r.receipts} receipts, ${r.snapshots} snapshots verified`
+    ? `ok: ${r.blobs} blobs, ${r.records} journal records, ${r.receipts} receipts, ${r.snapshots} snapshots, ${r.runs} run capsules verified`
     : [paint(`damaged: ${r.problems.length} problem(s)`, "red"), ...r.problems.map((p) => `  ${p.message}`)].join("\n");
   return { json: r, human, exit: r.ok ? Exit.ok : Exit.damaged };
 }
@@ -22,6 +22,7 @@ export async function status(globals: Globals, opts: { ack?: boolean }): Promise
     ["blobs", String(d.blobs)],
     ["snapshots", `${d.snapshots} (all worktrees: ${d.snapshotsAllWorktrees})`],
     ["receipts", String(d.receipts)],
+    ["runs", String(d.runs)],
     ["sessions", `${d.sessions} (${d.records} records${d.damagedRecords ? `, ${d.damagedRecords} damaged: run unwind verify` : ""})`],
     ["errors", d.errorCount ? `${d.errorCount} not yet acknowledged (unwind status --ack once read)` : d.acknowledged ? `none (${d.acknowledged} acknowledged now)` : "none"],
   ];
