@@ -10,6 +10,7 @@ import { loadConfig, parseDuration } from "../store/config.js";
 import { pruneJournal } from "../store/journal.js";
 import { withLock } from "../store/lock.js";
 import { Receipts } from "../store/receipts.js";
+import { Capsules } from "../store/capsules.js";
 import { now } from "../sys/clock.js";
 
 export interface GcReport {
@@ -22,6 +23,8 @@ export interface GcReport {
   bytes: number;
   indexes: number;
   indexBytes: number;
+  /** Run capsules dropped (older than the TTL), with their seals. */
+  runs: number;
 }
 
 /**
@@ -33,7 +36,7 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
   const ttlText = opts.ttl ?? loadConfig(ctx.store).ttl;
   const ttl = parseDuration(ttlText);
   const dryRun = Boolean(opts.dryRun);
-  if (!existsSync(ctx.store)) return { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0, indexes: 0, indexBytes: 0 };
+  if (!existsSync(ctx.store)) return { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0, indexes: 0, indexBytes: 0, runs: 0 };
   const run = async (): Promise<GcReport> => {
     const cutoff = now().getTime() - ttl;
     const rs = new Receipts(ctx.store);
@@ -85,7 +88,20 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
     const orphans = orphanIndexes(ctx);
     if (!dryRun) for (const o of orphans) await dropIndex(ctx, o);
     const indexBytes = orphans.reduce((n, o) => n + o.bytes, 0);
-    return { ttl: ttlText, dryRun, snapshots: oldSnaps.length, receipts: droppedReceipts.length, records: journal.dropped, blobs: blobCount, bytes: blobBytes, indexes: orphans.length, indexBytes };
+    // A capsule lives for the TTL like every record; its seal ref keeps its snapshots' objects until then.
+    const runs = (await new Capsules(ctx).dropOlderThan(cutoff, dryRun)).length;
+    return {
+      ttl: ttlText,
+      dryRun,
+      snapshots: oldSnaps.length,
+      receipts: droppedReceipts.length,
+      records: journal.dropped,
+      blobs: blobCount,
+      bytes: blobBytes,
+      indexes: orphans.length,
+      indexBytes,
+      runs,
+    };
   };
   return dryRun ? run() : withLock(ctx.store, "gc", run);
 }

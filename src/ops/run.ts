@@ -214,6 +214,8 @@ export async function run(ctx: Context, argv: readonly string[], opts: RunOption
     const message = e instanceof Error ? e.message : String(e);
     logError(ctx.store, { kind: "run-unsealed", message: `run ${id} (${argv.join(" ").slice(0, 80)}): not sealed: ${message}` });
     return report(false, null, message, { allow: 0, review: 0, deny: 0 }, []);
+  } finally {
+    child.release();
   }
 }
 

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { UnwindError } from "../domain/errors.js";
@@ -17,6 +17,7 @@ import { writeFileAtomic } from "../sys/atomic.js";
  *   <store>/runs/<id>.json           the capsule: one JSON document, never rewritten
  *   <store>/runs/<id>.results.jsonl  what happened after sealing (undo receipts, cleanups), one checksummed line each
  *   <store>/runs/HEAD                {"id","seal"} of the newest capsule; each capsule names the one before (`prev`)
+ *   <store>/runs/BASE                after gc: the pointer where the kept chain legitimately ends
  *   refs/unwind/runs/<id>            a commit whose message is {"v":1,"run","seal"}: the seal kept a second time,
  *                                    in git, with the before and after snapshots as parents (so git keeps them)
  *
@@ -125,6 +126,10 @@ export class Capsules {
   private headPath(): string {
     return join(this.dir, "HEAD");
   }
+  /** After gc: the chain pointer where the kept chain legitimately ends. */
+  private basePath(): string {
+    return join(this.dir, "BASE");
+  }
 
   /** Every capsule's id, newest first (by start time; a file that does not parse goes last, so `verify` can still name it). */
   ids(): string[] {
@@ -220,8 +225,10 @@ export class Capsules {
   /** id -> seal, as the chain from HEAD names them; `whole` when it was followed to its start without a break. */
   private chain(problems: CapsuleProblem[], report: boolean): { seals: Map<string, string>; whole: boolean } {
     const seals = new Map<string, string>();
+    const base = readPointer(this.basePath());
     let p = readPointer(this.headPath());
     while (p) {
+      if (base && p.id === base.id && p.seal === base.seal) break; // gc dropped the rest
       if (seals.has(p.id)) {
         if (report) problems.push({ id: p.id, message: "the chain of runs loops here" });
         return { seals, whole: false };
@@ -281,6 +288,51 @@ export class Capsules {
     writeFileAtomic(this.fileOf(capsule.id), text);
     writeFileAtomic(this.headPath(), JSON.stringify({ id: capsule.id, seal }) + "\n");
     return { capsule: full, seal };
+  }
+
+  /**
+   * gc (the caller holds the store lock): drops the capsules the chain
+   * reaches from the newest one that ended before `cutoff` on, with their
+   * results and seals; BASE keeps the pointer that named the newest
+   * dropped, so `verify` knows the chain ends there. Dropping a suffix of
+   * the chain keeps what is left whole. Capsules off the chain that ended
+   * before `cutoff` go too.
+   */
+  async dropOlderThan(cutoff: number, dryRun: boolean): Promise<string[]> {
+    const drop: string[] = [];
+    let via = readPointer(this.headPath());
+    const base = readPointer(this.basePath());
+    let from: { id: string; seal: string } | null = null;
+    const onChain = new Set<string>();
+    while (via && !onChain.has(via.id) && !(base && via.id === base.id && via.seal === base.seal)) {
+      onChain.add(via.id);
+      const c = this.tryRead(via.id);
+      if (!c) break;
+      if (from === null && Date.parse(c.endedAt) < cutoff) from = via;
+      if (from !== null) drop.push(via.id);
+      via = c.prev;
+    }
+    for (const id of this.ids()) {
+      const c = this.tryRead(id);
+      if (!onChain.has(id) && c && Date.parse(c.endedAt) < cutoff) drop.push(id);
+    }
+    if (dryRun || drop.length === 0) return drop;
+    if (from) writeFileAtomic(this.basePath(), JSON.stringify(from) + "\n");
+    const seals = await this.ctx.git(["for-each-ref", "--format=%(refname) %(objectname)", RUN_REFS]);
+    const refs = new Map(
+      seals.stdout
+        .toString("utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split(" ") as [string, string]),
+    );
+    const lines = drop.flatMap((id) => (refs.has(RUN_REFS + id) ? [`delete ${RUN_REFS}${id} ${refs.get(RUN_REFS + id)}`] : []));
+    if (lines.length > 0) await this.ctx.git(["update-ref", "--stdin"], { input: lines.join("\n") + "\n" });
+    for (const id of drop) {
+      rmSync(this.fileOf(id), { force: true });
+      rmSync(this.resultsOf(id), { force: true });
+    }
+    return drop;
   }
 
   /** Adds a result after sealing: appended, one checksummed line, fsynced by the append's own close. */

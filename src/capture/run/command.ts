@@ -52,6 +52,12 @@ export function findExecutable(cmd: string, cwd: string, path = process.env.PATH
 export interface Supervised {
   pid: number;
   done: Promise<CommandExit>;
+  /**
+   * Stops holding SIGINT, SIGTERM and SIGHUP. Until then, once the command
+   * has exited, they are swallowed: a second Ctrl-C must not kill unwind
+   * between the command's end and its capsule's seal.
+   */
+  release(): void;
 }
 
 /**
@@ -84,7 +90,6 @@ export function startCommand(
       child.once("exit", (code, sig) => {
         exited = true;
         for (const t of timers) clearTimeout(t);
-        for (const s of FORWARDED) process.removeListener(s, forward);
         const n = sig ? (osConstants.signals[sig] ?? 0) : 0;
         resolveDone({ code: sig ? null : code, signal: sig, status: sig ? 128 + n : (code ?? 0), timedOut });
       });
@@ -103,7 +108,7 @@ export function startCommand(
           }, opts.timeoutMs),
         );
       }
-      res({ pid: child.pid!, done });
+      res({ pid: child.pid!, done, release: () => FORWARDED.forEach((s) => process.removeListener(s, forward)) });
     });
   });
 }

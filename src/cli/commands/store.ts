@@ -38,6 +38,7 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
   const human =
     `${verb} ${r.snapshots} snapshot(s), ${r.receipts} receipt(s), ${r.records} journal record(s), ${r.blobs} blob(s) (${bytes(r.bytes)}) older than ${r.ttl}` +
     (r.indexes ? `\n${verb} ${r.indexes} private index(es) of removed worktrees (${bytes(r.indexBytes)})` : "") +
+    (r.runs ? `\n${verb} ${r.runs} run capsule(s) older than ${r.ttl}` : "") +
     (r.snapshots ? "\nsnapshot objects are left to git's own gc" : "");
   return { json: r, human, exit: Exit.ok };
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { endProcesses } from "../../src/capture/run/owned.js";
 import { open } from "../../src/ops/open.js";
 import { makeRepo, rejection } from "../helpers.js";
@@ -85,5 +85,28 @@ describe("the library's runs", () => {
     writeFileSync(file, readFileSync(file, "utf8").replace('"review"', '"allow"'));
     const e = await rejection(u.plan({ run: "lib1" }));
     expect([e.code, e.exit]).toEqual(["E_STORE_DAMAGED", 4]);
+  });
+});
+
+describe("retention", () => {
+  it("gc drops capsules older than the TTL from the end of the chain; what is kept still verifies", async () => {
+    const root = makeRepo({ "a.txt": "1\n" });
+    const u = await open({ root });
+    await u.run(["true"], { id: "old1", cwd: root });
+    await new Promise((r) => setTimeout(r, 1200));
+    const kept = await u.run(["true"], { id: "new1", cwd: root });
+    expect(kept.sealed).toBe(true);
+    const endedNew = Date.parse((await u.runShow("new1")).record.endedAt);
+    vi.stubEnv("UNWIND_NOW", new Date(endedNew + 500).toISOString());
+    try {
+      expect((await u.gc({ ttl: "1s", dryRun: true })).runs).toBe(1);
+      expect((await u.runs()).total).toBe(2); // negative control: a dry run drops nothing
+      expect((await u.gc({ ttl: "1s" })).runs).toBe(1);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect((await u.runs()).runs.map((r) => r.id)).toEqual(["new1"]);
+    expect(await u.verify()).toMatchObject({ ok: true, runs: 1 });
+    expect((await rejection(u.runShow("old1"))).exit).toBe(3);
   });
 });
