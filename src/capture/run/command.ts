@@ -108,7 +108,10 @@ export function startCommand(
           }, opts.timeoutMs),
         );
       }
-      res({ pid: child.pid!, done, release: () => FORWARDED.forEach((s) => process.removeListener(s, forward)) });
+      const release = () => {
+        for (const s of FORWARDED) process.removeListener(s, forward);
+      };
+      res({ pid: child.pid!, done, release });
     });
   });
 }

@@ -88,7 +88,10 @@ function renderShow(r: RunShow): string {
       )
     : "no changes";
   const procs = r.processes.length
-    ? table([["PID", "START", "HOW", "COMMAND", "WHEN THE RUN ENDED"], ...r.processes.map((p) => [String(p.pid), p.start ?? "?", p.how, p.comm || "-", p.end ?? (p.how === "child" ? "exited" : "-")])])
+    ? table([
+        ["PID", "START", "HOW", "COMMAND", "WHEN THE RUN ENDED"],
+        ...r.processes.map((p) => [String(p.pid), p.start ?? "?", p.how, p.comm || "-", p.end ?? (p.how === "child" ? "exited" : c.keepProcesses ? "kept (--keep-processes)" : "-")]),
+      ])
     : "none recorded";
   const results = r.results.length
     ? r.results

@@ -150,6 +150,12 @@ const NEXT: Partial<Record<NonNullable<ReportItem["reason"]>, string>> = {
   "io-error": "writing failed (see the detail); nothing was changed at that path",
 };
 
+/** How many of the skips a run's --safe-only kept on purpose. */
+function retainedNote(r: UndoReport): string {
+  const n = r.items.filter((i) => i.action === "skip" && i.reason === "retained").length;
+  return n ? ` (${n} retained)` : "";
+}
+
 /** Lines of paths shown before the rest is summed up (every conflict is always shown). */
 const SHOWN = 100;
 
@@ -161,7 +167,7 @@ const SHOWN = 100;
 export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boolean } = {}): Output {
   const c = r.counts;
   const summary =
-    `${r.dryRun ? "dry run: " : ""}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped, ${c.conflict} conflicts` +
+    `${r.dryRun ? "dry run: " : ""}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped${retainedNote(r)}, ${c.conflict} conflicts` +
     (r.receipt ? `; receipt ${r.receipt}` : r.dryRun ? `; nothing was changed; plan ${r.plan.slice(0, 12)} (apply exactly it with --expect ${r.plan.slice(0, 12)})` : "");
   let shown = opts.quiet ? [] : r.items;
   if (!opts.all && !opts.quiet && shown.length > SHOWN) {
