@@ -135,7 +135,14 @@ export async function run(ctx: Context, argv: readonly string[], opts: RunOption
   env.UNWIND_TASK = task ?? id;
   const startedAt = new Date();
   let watch: ProcessWatch | null = null;
-  const child = await startCommand(argv, { cwd, env, timeoutMs: limit, graceMs, onSignal: (sig) => watch?.signalAll(sig) });
+  let child: Awaited<ReturnType<typeof startCommand>>;
+  try {
+    child = await startCommand(argv, { cwd, env, timeoutMs: limit, graceMs, onSignal: (sig) => watch?.signalAll(sig) });
+  } catch (e) {
+    // It never ran (it vanished since it was found, or exec failed): no record claims it did.
+    await ctx.git(["update-ref", "-d", SNAPSHOT_REFS + before.id, before.commit]).catch(() => undefined);
+    throw e;
+  }
   watch = new ProcessWatch(id, child.pid);
   watch.start();
   const exit = await child.done;

@@ -58,7 +58,7 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
     snapshots: snaps.filter((s) => s.root === ctx.root).length,
     snapshotsAllWorktrees: snaps.length,
     receipts: receipts.length,
-    runs: exists ? new Capsules(ctx).ids().length : 0,
+    runs: exists ? new Capsules(ctx).names().length : 0,
     sessions: new Set(journal.records.map((r) => r.session)).size,
     records: journal.records.length,
     damagedRecords: journal.damaged.length,

@@ -7,7 +7,8 @@ import { Capsules, type Capsule } from "../store/capsules.js";
 /** The run an id names (SPEC section 4: the id, a unique prefix or suffix of 6+ characters, or the newest), its seal checked. */
 export async function resolveRun(ctx: Context, wanted: IdRef): Promise<{ capsule: Capsule; seal: string; capsules: Capsules }> {
   const capsules = new Capsules(ctx);
-  const id = pickId(capsules.ids(), wanted, "run", "unwind runs");
+  // An id names its capsule by file name alone; only "the newest" needs every capsule read.
+  const id = pickId(typeof wanted === "string" ? capsules.names().sort().reverse() : capsules.ids(), wanted, "run", "unwind runs");
   return { ...(await capsules.verified(id)), capsules };
 }
 

@@ -131,12 +131,17 @@ export class Capsules {
     return join(this.dir, "BASE");
   }
 
-  /** Every capsule's id, newest first (by start time; a file that does not parse goes last, so `verify` can still name it). */
-  ids(): string[] {
+  /** Every capsule's id, in no particular order: read from the file names alone. */
+  names(): string[] {
     if (!existsSync(this.dir)) return [];
-    const found = readdirSync(this.dir)
+    return readdirSync(this.dir)
       .filter((f) => f.endsWith(".json"))
       .map((f) => f.slice(0, -5));
+  }
+
+  /** Every capsule's id, newest first (by start time; a file that does not parse goes last, so `verify` can still name it). */
+  ids(): string[] {
+    const found = this.names();
     const at = new Map(found.map((id) => [id, this.tryRead(id)?.startedAt ?? ""]));
     return found.sort((a, b) => (at.get(b)! < at.get(a)! ? -1 : at.get(b)! > at.get(a)! ? 1 : b < a ? -1 : 1));
   }

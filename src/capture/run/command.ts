@@ -67,8 +67,9 @@ export interface Supervised {
  * `unwind run` are passed on to the group (a terminal's Ctrl-C reaches
  * only the terminal's foreground group, which is ours, not the child's
  * new one); `timeoutMs` ends the group with TERM, then KILL after
- * `graceMs`. `onSignal` is told each signal the group is sent, so the
- * owned processes that left the group get it too.
+ * `graceMs`. `onSignal` is told each signal a timeout sends, so the owned
+ * processes that left the group get it too; a forwarded signal goes to
+ * the group alone, as the terminal would have sent it.
  * Resolves once the command has started; rejects if it could not start.
  */
 export function startCommand(
@@ -82,9 +83,13 @@ export function startCommand(
     const toGroup = (sig: NodeJS.Signals) => {
       if (exited || child.pid === undefined) return;
       signal(-child.pid, sig);
-      opts.onSignal?.(sig);
     };
     const forward = (sig: NodeJS.Signals) => toGroup(sig);
+    // A timeout ends the tree: the group, and the owned processes that left it.
+    const end = (sig: NodeJS.Signals) => {
+      toGroup(sig);
+      opts.onSignal?.(sig);
+    };
     const timers: NodeJS.Timeout[] = [];
     const done = new Promise<CommandExit>((resolveDone) => {
       child.once("exit", (code, sig) => {
@@ -103,8 +108,8 @@ export function startCommand(
         timers.push(
           setTimeout(() => {
             timedOut = true;
-            toGroup("SIGTERM");
-            timers.push(setTimeout(() => toGroup("SIGKILL"), opts.graceMs));
+            end("SIGTERM");
+            timers.push(setTimeout(() => end("SIGKILL"), opts.graceMs));
           }, opts.timeoutMs),
         );
       }
