@@ -152,6 +152,9 @@ describe("undo --run through the one engine", () => {
     expect(existsSync(join(root, ".env"))).toBe(false);
     expect(read(root, "docs/notes.md")).toBe("a person's notes\n");
     expect(read(root, "src/keep.ts")).toBe("a person's edit\n");
+    // --path narrows it further; a glob that matches nothing in the run is a usage error.
+    expect(unwind(root, ["undo", "--run", "safe", "--path", "docs", "--dry-run", "--json"]).json.items.map((i: { path: string }) => i.path)).toEqual(["docs/new.md"]);
+    expect(unwind(root, ["undo", "--run", "safe", "--path", "nope/**", "--dry-run"]).code).toBe(2);
     const human = unwind(root, ["undo", "--run", "safe", "--safe-only"]);
     expect(human.stdout).toMatch(/^skip +src\/a\.ts .*retained$/m);
     expect(human.code).toBe(0); // everything else is unchanged now, and a retained skip is not a partial result
@@ -193,6 +196,22 @@ describe("undo --run through the one engine", () => {
     expect(read(outside, "secret")).toBe("outside\n");
     expect(read(outside, "alias")).toBe("a2\n");
     expect(read(root, "conf.real/app.cfg")).toBe("cfg2\n");
+  });
+
+  it("a run in another worktree is taken back only from there (or with --any-worktree)", () => {
+    const root = repo();
+    const wt = join(tempDir(), "wt");
+    git(root, "worktree", "add", "-q", wt);
+    roots.push(wt);
+    expect(unwind(wt, ["run", "--id", "there", "--", "sh", "-c", "printf 'a2\\n' > src/a.ts"]).code).toBe(0);
+    const before = treeState(root);
+    const here = unwind(root, ["undo", "--run", "there"]);
+    expect(here.code).toBe(3);
+    expect(here.stderr).toMatch(/ran in another work tree/);
+    expect(treeState(root)).toEqual(before);
+    expect(unwind(root, ["changes", "--run", "there"]).code).toBe(0); // reading it is harmless
+    expect(unwind(wt, ["undo", "--run", "there"]).code).toBe(0); // negative control: from its own worktree
+    expect(read(wt, "src/a.ts")).toBe("a1\n");
   });
 
   it("--no-rollback records hashes only: changes --run works, undo is refused (exit 3) and nothing is touched", () => {
