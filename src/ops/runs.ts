@@ -8,6 +8,7 @@ import { resolveRun } from "../scope/capsule.js";
 import { taskName } from "../scope/resolve.js";
 import { Capsules, type Capsule, type CapsuleEntry, type EndOutcome, type ProcessRecord, type RunResult } from "../store/capsules.js";
 import { parseDuration } from "../store/config.js";
+import { readJournal } from "../store/journal.js";
 import { listed, type ListOptions } from "./list.js";
 
 export interface RunSummary {
@@ -73,6 +74,8 @@ export interface RunShow {
   processes: ProcessRecord[];
   /** What was added after sealing: undo receipts, cleanups. */
   results: RunResult[];
+  /** Sessions captured inside the run (hooks and `unwind record` label them with `UNWIND_RUN`). */
+  sessions: string[];
   /** What a run capsule cannot take back (SPEC section 9), this run's own cases first. */
   cannotTakeBack: string[];
 }
@@ -88,6 +91,7 @@ export async function runShow(ctx: Context, id: IdRef): Promise<RunShow> {
     entries: entries.map((e) => ({ ...e, ...jsonPath(e.path) })),
     processes,
     results: capsules.results(capsule.id).results,
+    sessions: [...new Set(readJournal(ctx.store).records.flatMap((r) => (r.run === capsule.id ? [r.session] : [])))],
     cannotTakeBack: cannotTakeBack(capsule),
   };
 }

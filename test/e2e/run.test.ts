@@ -4,6 +4,7 @@ import { existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, sy
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, disk, git, makeRepo, read, tempDir, treeState, unwind, write } from "../helpers.js";
+import { claudePayload } from "../journal-helpers.js";
 
 /*
  * Run capsules (SPEC section 9) with real processes in real repositories,
@@ -87,10 +88,28 @@ describe("unwind run: the command as it would run without unwind", () => {
     expect(readFileSync(out, "utf8")).toBe("UNWIND_RUN=r1\nUNWIND_TASK=r1\n");
     // A capture inside the run is labelled with it, so `--task r1` finds the sessions the run started.
     expect(unwind(root, ["sessions", "--task", "r1", "--json"]).json.sessions.map((s: { session: string }) => s.session)).toEqual(["orch:inside"]);
+    expect(show(root, "r1").json.sessions).toEqual(["orch:inside"]);
     const withTask = run(root, ["--id", "r2", "--task", "T-9"], `env | grep '^UNWIND_' | sort > ${out}`);
     expect(withTask.code).toBe(0);
     expect(readFileSync(out, "utf8")).toBe("UNWIND_RUN=r2\nUNWIND_TASK=T-9\n");
     expect(show(root, "r2").json.record.task).toBe("T-9");
+    // Negative control: a capture outside any run is in no run's list.
+    expect(unwind(root, ["record", "--session", "orch:outside", "--phase", "pre"]).code).toBe(0);
+    expect(show(root, "r1").json.sessions).toEqual(["orch:inside"]);
+  });
+
+  it("a Claude Code session inside the run is labelled with it, through the real hook", () => {
+    const root = repo();
+    const payloads = tempDir();
+    const input = { file_path: join(root, "src/a.ts"), content: "a3\n" };
+    writeFileSync(join(payloads, "pre.json"), claudePayload(root, "agent-in-run", "PreToolUse", "Write", input, "toolu_1"));
+    writeFileSync(join(payloads, "post.json"), claudePayload(root, "agent-in-run", "PostToolUse", "Write", input, "toolu_1"));
+    const agent = `${BIN} hook claude < ${payloads}/pre.json && printf 'a3\\n' > src/a.ts && ${BIN} hook claude < ${payloads}/post.json`;
+    expect(run(root, ["--id", "headless"], agent).code).toBe(0);
+    expect(show(root, "headless").json.sessions).toEqual(["claude:agent-in-run"]);
+    // The session and the run name the same change, each in its own scope.
+    expect(unwind(root, ["changes", "--session", "agent-in-run", "--json"]).json.entries.map((e: { path: string }) => e.path)).toEqual(["src/a.ts"]);
+    expect(unwind(root, ["changes", "--run", "headless", "--json"]).json.entries.map((e: { path: string }) => e.path)).toEqual(["src/a.ts"]);
   });
 
   it("a command ended by a signal exits 128 + its number; SIGTERM sent to unwind run reaches the command", async () => {

@@ -69,6 +69,7 @@ function renderShow(r: RunShow): string {
     ["command", c.argv.join(" ")],
     ["cwd", c.cwd],
     ["task", c.task ?? "-"],
+    ["sessions", r.sessions.join(", ") || "none captured inside it"],
     ["started", `${c.startedAt} (${when(c.startedAt)}), took ${seconds(c.durationMs)}`],
     ["exit", exit + (c.exit.timedOut ? `, timed out after ${seconds(c.timeoutMs ?? 0)}` : "")],
     ["policy", c.policy.source ? `${c.policy.source} (${short(c.policy.sha256)})` : "none: every path is review"],
