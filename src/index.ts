@@ -23,3 +23,8 @@ export type { ListOptions } from "./ops/list.js";
 export type { RecordOptions, RecordReport } from "./ops/record.js";
 export type { BaselineCaptureReport, BaselineSummary } from "./ops/baseline.js";
 export type { RevertCheckResult, RevertCheckOptions, RevertCheckDecision, RevertCheckReason, RevertCheckEdit } from "./ops/revert-check.js";
+
+export type { RunOptions, RunReport } from "./ops/run.js";
+export type { RunSummary, RunShow, CleanupReport } from "./ops/runs.js";
+export type { Decision, Policy } from "./domain/policy.js";
+export type { Capsule, CapsuleEntry, ProcessRecord, EndOutcome, RunResult } from "./store/capsules.js";

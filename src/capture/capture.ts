@@ -19,6 +19,8 @@ import type { Context } from "../repo/context.js";
 
 export interface CaptureLabels {
   task?: string;
+  /** The run capsule the capture happened inside (`UNWIND_RUN`, set by `unwind run`). */
+  run?: string;
 }
 
 /** The path with its parent directory's symlinks resolved; null when the parent does not exist. */
@@ -203,6 +205,7 @@ export function base(ev: CaptureEvent, at: string, labels: CaptureLabels, as: Re
     ...(ev.agent ? { agent: ev.agent } : {}),
     ...(ev.agentType ? { agentType: ev.agentType } : {}),
     ...(labels.task ? { task: labels.task } : {}),
+    ...(labels.run ? { run: labels.run } : {}),
     tool: as.tool ?? ev.tool,
     call: as.call ?? ev.call,
     phase: as.phase ?? ev.phase,
@@ -237,7 +240,7 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
       // the payload's cwd (a file-edit hook never loads the git wrapper, so
       // `locate` stops short of a context).
       const ctx = loc.ctx ?? (await resolveContext(undefined, ev.cwd));
-      const s = await takeSnapshot(ctx, { ...labels, session: ev.session, call: ev.call, label: `${ev.tool} ${ev.phase}` }, { deadline });
+      const s = await takeSnapshot(ctx, { ...(labels.task ? { task: labels.task } : {}), session: ev.session, call: ev.call, label: `${ev.tool} ${ev.phase}` }, { deadline });
       snap = { id: s.id, tree: s.tree, at: s.at };
     }
     for (const o of closing) {

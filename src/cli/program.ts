@@ -68,7 +68,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .option("--task <name>", "a task: its sessions, or its branch when bound with `unwind task start`")
       .option("--snapshot <id>", `changes since this snapshot (${ID})`)
       .option("--to <id>", "with --snapshot: up to this snapshot (default: the work tree now)")
-      .option("--run <id>", "a run capsule (not built yet)")
+      .option("--run <id>", `a run capsule: ${ID}`)
       .option("--baseline <key>", "a stage baseline: each governed path from the state the stage found to now")
       .option("--prefix <dir>", "with --baseline: only under this prefix, one the baseline covers (repeatable)", collect)
       .option("--since <when>", "only calls that started at or after this ISO time, or this long ago (2h, 3d)")
@@ -149,7 +149,8 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
           .command("undo")
           .description("take a scope's changes back, and nothing else")
           .option("--force", "take back paths changed since too (the receipt keeps what is overwritten)")
-          .option("--merge", "three-way merge text files changed since, taking back only this scope's hunks"),
+          .option("--merge", "three-way merge text files changed since, taking back only this scope's hunks")
+          .option("--safe-only", "with --run: take back only review and deny paths; allow paths are kept (skip / retained)"),
       ),
     ).action(function (opts) {
       run(g(this), async () => (await import("./commands/undo.js")).undo(g(this), opts as Opts<typeof Undo.undo, 1>));
@@ -157,6 +158,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind undo --session claude:3f2a9c --dry-run",
     "unwind undo --session claude:3f2a9c --expect 5be1c0a9d2f4",
     "unwind undo --call toolu_01AbC --path 'src/**'",
+    "unwind undo --run 1a2b3c4d --safe-only",
   );
 
   example(
@@ -389,11 +391,63 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind revert-check --key story-19-implementer --prefix tests --link node_modules --out revert-check-result.json -- npm test",
   );
 
+  example(
+    program
+      .command("run")
+      .description("run a command in a sealed run capsule (snapshots around it, its processes recorded, a policy decision per path); `run show <id>` shows one")
+      .usage("[options] -- CMD [ARG...]\n       unwind run show <id>")
+      .argument("[command...]", "the command and its arguments, after --")
+      .option("--id <id>", "name the run (default: run-<time>-<8 hex>)")
+      .option("--task <name>", "label the run and the hook sessions inside it with a task (default: $UNWIND_TASK)")
+      .option("--policy <file>", "allow / review / deny globs (default: .unwind/policy.json in the root, else everything review)")
+      .option("--timeout <duration>", "end the command's process group after this long: TERM, a grace period, KILL (e.g. 90s, 10m)")
+      .option("--no-rollback", "record hashes only, keep no earlier bytes (undo of the run is then refused)")
+      .option("--keep-processes", "leave processes the command left running (they stay recorded for unwind cleanup)")
+      .action(function (argv, opts) {
+        // `run show ID` shows a capsule; `run -- show ...` runs a command named show: only what came before `--` is ours.
+        const raw = (this.parent as unknown as { rawArgs?: string[] } | null)?.rawArgs ?? [];
+        const dash = raw.indexOf("--");
+        const showAt = raw.indexOf("show", raw.indexOf("run") + 1);
+        if (argv[0] === "show" && showAt >= 0 && (dash < 0 || showAt < dash)) {
+          const given = Object.entries(opts).filter(([k, v]) => v !== undefined && !(k === "rollback" && v === true));
+          if (given.length > 0) throw usage(`run show takes no --${given[0]![0].replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, "unwind run show <id>");
+          if (argv.length !== 2) throw usage(argv.length < 2 ? "run show: no run given" : "run show takes one run id", "list them with: unwind runs");
+          run(g(this), async () => (await import("./commands/run.js")).runShow(g(this), argv[1]!));
+          return;
+        }
+        run(g(this), async () => (await import("./commands/run.js")).run(g(this), argv, opts));
+      }),
+    "unwind run -- claude -p 'fix the failing test'",
+    "unwind run --policy .unwind/policy.json --timeout 30m -- ./codegen.sh",
+    "unwind run show 1a2b3c4d",
+  );
+  example(
+    program
+      .command("runs")
+      .description("run capsules, newest first: id, start, duration, exit, changes per decision, command")
+      .option("--task <name>", "only runs labelled with this task")
+      .option("-n, --limit <n>", "at most this many", int("--limit"))
+      .option("--since <when>", SINCE)
+      .action(function (opts) {
+        run(g(this), async () => (await import("./commands/run.js")).runs(g(this), opts));
+      }),
+    "unwind runs -n 5",
+  );
+  example(
+    program
+      .command("cleanup")
+      .description("end a run's leftover processes: only those it recorded, only while pid and start time both still match")
+      .argument("<id>", `the run: ${ID}`)
+      .option("--grace <duration>", "how long to wait between TERM and KILL (default 5s)")
+      .option("--dry-run", "say what would be signalled; signal nothing")
+      .action(function (id, opts) {
+        run(g(this), async () => (await import("./commands/run.js")).cleanup(g(this), id, opts));
+      }),
+    "unwind cleanup 1a2b3c4d --dry-run",
+  );
+
   // In the contract (SPEC section 4) but not built yet: said so, never a silent no-op.
   const notBuilt: [string, string, string][] = [
-    ["run", "run a command in a sealed run capsule", "9"],
-    ["runs", "list run capsules", "9"],
-    ["cleanup", "end a run's leftover processes by identity", "9"],
     ["ui", "the local web timeline", "12"],
     ["push", "share records through a git remote", "14"],
     ["fetch", "fetch shared records from a git remote", "14"],
@@ -450,8 +504,9 @@ export async function runCli(argv: string[], early: { start: SnapshotStart | nul
   }
   try {
     const out = await p.h();
-    if (p.globals.json) process.stdout.write(JSON.stringify(out.json, null, 2) + "\n");
-    else if (out.human) process.stdout.write(out.human.endsWith("\n") ? out.human : out.human + "\n");
+    const stream = out.stream === "stderr" ? process.stderr : process.stdout;
+    if (p.globals.json) stream.write(JSON.stringify(out.json, null, out.stream === "stderr" ? 0 : 2) + "\n");
+    else if (out.human) stream.write(out.human.endsWith("\n") ? out.human : out.human + "\n");
     return out.exit;
   } catch (e) {
     return reportError(e, Boolean(p.globals.json));

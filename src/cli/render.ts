@@ -5,7 +5,10 @@ import type { ExitCode } from "../domain/errors.js";
 export interface Output {
   json: unknown;
   human: string;
-  exit: ExitCode;
+  /** A command's exit code; `unwind run` passes its command's own through. */
+  exit: ExitCode | number;
+  /** "stderr": print there, JSON included (stdout belongs to `unwind run`'s command). */
+  stream?: "stderr";
 }
 
 export type ColorMode = "auto" | "always" | "never";

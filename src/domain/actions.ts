@@ -9,7 +9,7 @@ export function countActions(items: readonly { action: Action }[]): Counts {
   return counts;
 }
 
-/** Exit 1 when anything other than an `unchanged` skip or a done action remains. */
+/** Exit 1 when anything other than an `unchanged` or `retained` skip or a done action remains (SPEC section 9: a retained path was kept on purpose). */
 export function isPartial(items: readonly Pick<PlanItem, "action" | "reason">[]): boolean {
-  return items.some((i) => i.action === "conflict" || (i.action === "skip" && i.reason !== "unchanged"));
+  return items.some((i) => i.action === "conflict" || (i.action === "skip" && i.reason !== "unchanged" && i.reason !== "retained"));
 }

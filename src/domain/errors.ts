@@ -22,7 +22,8 @@ export type ErrorCode =
   | "E_LOCKED"
   | "E_PLAN_CHANGED"
   | "E_NOT_BUILT"
-  | "E_WATCH";
+  | "E_WATCH"
+  | "E_NOT_REVERSIBLE";
 
 const exitFor: Record<ErrorCode, ExitCode> = {
   E_USAGE: Exit.usage,
@@ -38,6 +39,8 @@ const exitFor: Record<ErrorCode, ExitCode> = {
   E_PLAN_CHANGED: Exit.scope,
   E_NOT_BUILT: Exit.usage,
   E_WATCH: Exit.scope,
+  // SPEC section 9: a run recorded without rollback cannot be taken back; nothing was done.
+  E_NOT_REVERSIBLE: Exit.scope,
 };
 
 /**

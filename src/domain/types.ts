@@ -103,7 +103,9 @@ export type Reason =
   /** The state to go back to was never recorded. */
   | "not-captured"
   /** Not a refusal: writing failed (permissions, a full disk); the path was left as it was. */
-  | "io-error";
+  | "io-error"
+  /** A run's `allow` path under `--safe-only`: intended work, kept as it is (a skip, not a conflict). */
+  | "retained";
 
 export type BlobStatus = "ok" | "missing" | "mismatch";
 
@@ -136,6 +138,8 @@ export interface PlanInput {
   interleaved?: Interleaved;
   /** Result of the three-way merge current <- (post -> pre), when `--merge` asked for one. */
   merge?: { clean: boolean; sha256?: Sha256 };
+  /** Kept as intended work (a run's `allow` path under `--safe-only`): never touched, reported as a skip. */
+  retained?: true;
 }
 
 export interface PlanOptions {

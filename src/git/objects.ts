@@ -77,8 +77,8 @@ function deflateOptions(size: number): ZlibOptions {
   return { level: 1, windowBits, memLevel: Math.max(1, windowBits - 7) };
 }
 
-/** The body of a parentless commit, as `git commit-tree` would write it for the same inputs. */
-export function commitBody(tree: string, who: string, epochSeconds: number, message: string): Buffer {
+/** The body of a commit (parentless unless `parents` are given), as `git commit-tree` would write it for the same inputs. */
+export function commitBody(tree: string, who: string, epochSeconds: number, message: string, parents: readonly string[] = []): Buffer {
   const sig = `${who} ${epochSeconds} +0000`;
-  return Buffer.from(`tree ${tree}\nauthor ${sig}\ncommitter ${sig}\n\n${message}`);
+  return Buffer.from(`tree ${tree}\n${parents.map((p) => `parent ${p}\n`).join("")}author ${sig}\ncommitter ${sig}\n\n${message}`);
 }

@@ -115,7 +115,9 @@ export async function runHook(args: string[]): Promise<number> {
     const badTask = task ? checkName(task) : null;
     // A bad label must not cost the capture: it is left off, and said in the error log.
     if (badTask) logError(loc.store, { kind: "bad-input", harness, message: `UNWIND_TASK '${task!.slice(0, 40)}' ${badTask}; captured without a task` });
-    const labels = task && !badTask ? { task } : {};
+    // Inside `unwind run`, the session is labelled with the run too (SPEC section 9); a value that could not be a run id is left off.
+    const run = process.env.UNWIND_RUN;
+    const labels = { ...(task && !badTask ? { task } : {}), ...(run && !checkName(run) && !run.includes("/") ? { run } : {}) };
     await captureEvent(loc, ev, labels, budgetMs());
   } catch (e) {
     const where = loc?.store ?? (await safeStore(process.cwd()));

@@ -1,4 +1,5 @@
 import { jsonPath } from "../domain/paths.js";
+import type { Decision } from "../domain/policy.js";
 import type { ChangeEntry, Scope } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
 import { checkScope, withScope, type ScopeFields, type ScopeOptions } from "../scope/resolve.js";
@@ -7,10 +8,14 @@ import { checkScope, withScope, type ScopeFields, type ScopeOptions } from "../s
 export interface ChangeSetReport {
   scope: Scope;
   /** `path` with bytes that are not UTF-8 as U+FFFD, and then `pathBytes`: the path's bytes in base64. */
-  entries: (Omit<ChangeEntry, "path"> & { path: string; pathBytes?: string })[];
+  entries: (Omit<ChangeEntry, "path"> & { path: string; pathBytes?: string; decision?: Decision; reversible?: boolean; why?: string | null })[];
 }
 
 /** What a scope changed. Calls still open are closed first, for good (under the store lock); the work tree is not written. */
 export async function changes(ctx: Context, scope: ScopeFields, opts: ScopeOptions = {}): Promise<ChangeSetReport> {
-  return withScope(ctx, checkScope(scope), opts, "read", async ({ cs }) => ({ scope: cs.scope, entries: cs.entries.map((e) => ({ ...e, ...jsonPath(e.path) })) }));
+  // A run's entries carry its policy decision and whether each can be taken back (SPEC section 9).
+  return withScope(ctx, checkScope(scope), opts, "read", async ({ cs, decisions }) => ({
+    scope: cs.scope,
+    entries: cs.entries.map((e) => ({ ...e, ...jsonPath(e.path), ...(decisions?.get(e.path) ?? {}) })),
+  }));
 }

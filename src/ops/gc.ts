@@ -11,6 +11,7 @@ import { loadConfig, parseDuration } from "../store/config.js";
 import { pruneJournal } from "../store/journal.js";
 import { withLock } from "../store/lock.js";
 import { Receipts } from "../store/receipts.js";
+import { Capsules } from "../store/capsules.js";
 import { now } from "../sys/clock.js";
 
 export interface GcReport {
@@ -26,6 +27,8 @@ export interface GcReport {
   /** Stage baselines last captured before the TTL, and revert-check results older than it. */
   baselines: number;
   revertChecks: number;
+  /** Run capsules dropped (older than the TTL), with their seals. */
+  runs: number;
 }
 
 /**
@@ -37,7 +40,7 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
   const ttlText = opts.ttl ?? loadConfig(ctx.store).ttl;
   const ttl = parseDuration(ttlText);
   const dryRun = Boolean(opts.dryRun);
-  if (!existsSync(ctx.store)) return { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0, indexes: 0, indexBytes: 0, baselines: 0, revertChecks: 0 };
+  if (!existsSync(ctx.store)) return { ttl: ttlText, dryRun, snapshots: 0, receipts: 0, records: 0, blobs: 0, bytes: 0, indexes: 0, indexBytes: 0, baselines: 0, revertChecks: 0, runs: 0 };
   const run = async (): Promise<GcReport> => {
     const cutoff = now().getTime() - ttl;
     const rs = new Receipts(ctx.store);
@@ -101,6 +104,8 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
     const orphans = orphanIndexes(ctx);
     if (!dryRun) for (const o of orphans) await dropIndex(ctx, o);
     const indexBytes = orphans.reduce((n, o) => n + o.bytes, 0);
+    // A capsule lives for the TTL like every record; its seal ref keeps its snapshots' objects until then.
+    const runs = (await new Capsules(ctx).dropOlderThan(cutoff, dryRun)).length;
     return {
       ttl: ttlText,
       dryRun,
@@ -113,6 +118,7 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
       indexBytes,
       baselines: droppedBaselines,
       revertChecks: oldChecks.length,
+      runs,
     };
   };
   return dryRun ? run() : withLock(ctx.store, "gc", run);

@@ -1,7 +1,6 @@
 import { pendingIntents } from "../apply/intent.js";
 import { recoverPending } from "../apply/recover.js";
 import { settleSnapshot, type SnapshotLabels, type SnapshotStart } from "../capture/snapshot.js";
-import { UnwindError } from "../domain/errors.js";
 import type { IdRef } from "../domain/ids.js";
 import { resolveContext, type Context } from "../repo/context.js";
 import type { ScopeFields, ScopeInput, ScopeOptions } from "../scope/resolve.js";
@@ -21,6 +20,8 @@ import { status } from "./status.js";
 import { taskStart } from "./task.js";
 import { plan, redo, restore, undo, type RestoreOptions, type UndoOptions } from "./undo.js";
 import { verify } from "./verify.js";
+import { run, type RunOptions } from "./run.js";
+import { cleanup, runShow, runs } from "./runs.js";
 
 export interface OpenOptions {
   /** The work tree to guard (default: the repository of `cwd`). */
@@ -34,10 +35,6 @@ export interface OpenOptions {
    */
   holding?: SnapshotStart | null | undefined;
 }
-
-const notBuilt = (what: string, spec: string) => async (): Promise<never> => {
-  throw new UnwindError("E_NOT_BUILT", `${what} is not built yet`, { hint: `planned: SPEC section ${spec}` });
-};
 
 /**
  * Opens the work tree's record: resolves root and store, and finishes any
@@ -95,7 +92,10 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     baselines: async () => baselines(ctx),
     revertCheck: (o: RevertCheckOptions) => revertCheck(ctx, o),
 
-    runs: notBuilt("run capsules (unwind run, runs)", "9"),
+    run: (argv: readonly string[], o?: RunOptions) => run(ctx, argv, o),
+    runs: (o?: ListOptions & { task?: string }) => runs(ctx, o),
+    runShow: (id: IdRef) => runShow(ctx, id),
+    cleanup: (id: IdRef, o?: { grace?: string; dryRun?: boolean }) => cleanup(ctx, id, o),
   };
 }
 

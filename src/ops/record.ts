@@ -1,3 +1,4 @@
+import { checkName } from "../domain/paths.js";
 import { createHash } from "node:crypto";
 import { captureEvent } from "../capture/capture.js";
 import type { CaptureEvent, Phase } from "../capture/event.js";
@@ -12,6 +13,8 @@ export interface RecordOptions {
   session: string;
   phase: string;
   task?: string | undefined;
+  /** The run capsule the capture is made inside (the CLI passes `UNWIND_RUN`); a value that is no run id is left off. */
+  run?: string | undefined;
   agent?: string | undefined;
   tool?: string | undefined;
   call?: string | undefined;
@@ -65,7 +68,12 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
     ...(opts.agent ? { agent: opts.agent } : {}),
     target: paths.length > 0 ? { kind: "files", paths: [...paths] } : { kind: "tree" },
   };
-  const records = await captureEvent({ mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx }, ev, task ? { task } : {}, 120_000);
+  const records = await captureEvent(
+    { mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx },
+    ev,
+    { ...(task ? { task } : {}), ...(opts.run && runLabel(opts.run) ? { run: opts.run } : {}) },
+    120_000,
+  );
   const files = records.flatMap((r) => (r.kind === "file" ? [r.path] : []));
   const tree = records.find((r) => r.kind === "tree");
   return { session, phase: opts.phase as Phase, call, files, snapshot: tree && tree.kind === "tree" ? tree.snapshot : null, skipped: paths.length - files.length };
@@ -111,4 +119,9 @@ function thisBinary(): string {
 function hookCommand(): string {
   const bin = thisBinary();
   return /^[\w./@+-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Whether `UNWIND_RUN` can name a run (a run id is a ref name without `/`). */
+export function runLabel(run: string): boolean {
+  return checkName(run) === null && !run.includes("/");
 }

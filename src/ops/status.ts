@@ -6,6 +6,7 @@ import { Cas } from "../store/cas.js";
 import { acknowledgeErrors, unacknowledgedErrors, type LoggedError } from "../store/error-log.js";
 import { readJournal } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
+import { Capsules } from "../store/capsules.js";
 import { dirBytes } from "../sys/files.js";
 
 export interface StatusReport {
@@ -18,6 +19,8 @@ export interface StatusReport {
   snapshots: number;
   snapshotsAllWorktrees: number;
   receipts: number;
+  /** Run capsules (SPEC section 9). */
+  runs: number;
   sessions: number;
   records: number;
   damagedRecords: number;
@@ -55,6 +58,7 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
     snapshots: snaps.filter((s) => s.root === ctx.root).length,
     snapshotsAllWorktrees: snaps.length,
     receipts: receipts.length,
+    runs: exists ? new Capsules(ctx).names().length : 0,
     sessions: new Set(journal.records.map((r) => r.session)).size,
     records: journal.records.length,
     damagedRecords: journal.damaged.length,

@@ -32,6 +32,8 @@ export interface UndoOptions {
   expect?: string | undefined;
   laterWrites?: ReadonlyMap<RepoPath, LaterWrite> | undefined;
   interleaved?: ReadonlyMap<RepoPath, Interleaved> | undefined;
+  /** Paths kept as they are, reported as `skip` / `retained` (a run's `allow` paths under `--safe-only`). */
+  retained?: ReadonlySet<string> | undefined;
 }
 
 /** What a path held when it was planned, as plain data (a symlink's target as its hash). */
@@ -148,6 +150,10 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   for (const entry of cs.entries) {
     const cur = current.get(entry.path)!;
     const input: PlanInput = { entry, current: cur };
+    if (opts.retained?.has(entry.path)) {
+      inputs.push({ ...input, retained: true });
+      continue;
+    }
     if (entry.pre && (entry.pre.kind === "file" || entry.pre.kind === "symlink")) input.preBlob = await reader.status(entry.pre);
     const later = opts.laterWrites?.get(entry.path);
     if (later) input.laterWrite = later;

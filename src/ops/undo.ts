@@ -14,6 +14,7 @@ import { nowSide, snapshotChangeSet, snapshotSide } from "../scope/snapshot-diff
 import { Cas } from "../store/cas.js";
 import { withLock } from "../store/lock.js";
 import { Receipts } from "../store/receipts.js";
+import { Capsules } from "../store/capsules.js";
 import { checkDigest, runUndo, type UndoReport } from "./take-back.js";
 
 export interface UndoOptions extends ScopeOptions {
@@ -51,9 +52,23 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
   // A refused plan writes nothing: checked first by a dry run, then planned again under the lock.
   if (opts.expect !== undefined && !dryRun) await undo(ctx, scopeFields, { ...opts, dryRun: true, progress: undefined });
   return guarded(ctx, dryRun, "undo", () =>
-    withScope(ctx, scope, opts, dryRun ? "dry" : "apply", ({ cs, laterWrites, interleaved }) =>
-      runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: Boolean(opts.merge), kind: "undo", expect: opts.expect, progress: opts.progress, laterWrites, interleaved }),
-    ),
+    withScope(ctx, scope, opts, dryRun ? "dry" : "apply", async ({ cs, laterWrites, interleaved, retained }) => {
+      const r = await runUndo(ctx, cs, {
+        dryRun,
+        force: Boolean(opts.force),
+        merge: Boolean(opts.merge),
+        kind: "undo",
+        expect: opts.expect,
+        progress: opts.progress,
+        laterWrites,
+        interleaved,
+        retained,
+      });
+      // After sealing only results are added to a capsule (SPEC section 9): this undo's receipt.
+      if (scope.kind === "run" && r.receipt)
+        new Capsules(ctx).appendResult(cs.scope.id, { kind: "undo", at: new Date().toISOString(), receipt: r.receipt, safeOnly: Boolean(opts.safeOnly), counts: r.counts });
+      return r;
+    }),
   );
 }
 

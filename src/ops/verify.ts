@@ -8,10 +8,11 @@ import { readBaselines } from "../store/baselines.js";
 import { Cas } from "../store/cas.js";
 import { readJournal } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
+import { Capsules } from "../store/capsules.js";
 
 /** One thing `verify` found wrong: what kind of thing, which one, and what is wrong with it. */
 export interface Problem {
-  kind: "blob" | "receipt" | "chain" | "snapshot" | "journal" | "intent" | "baseline";
+  kind: "blob" | "receipt" | "chain" | "snapshot" | "journal" | "intent" | "baseline" | "run";
   /** The blob's SHA-256, the receipt or snapshot id, the journal file and line; null for the chain or intents as a whole. */
   id: string | null;
   message: string;
@@ -23,10 +24,12 @@ export interface VerifyReport {
   records: number;
   receipts: number;
   snapshots: number;
+  /** Run capsules whose seals were checked. */
+  runs: number;
   problems: Problem[];
 }
 
-/** Checks every stored blob, journal record, snapshot tree and the receipt chain; `ok: false` is exit 4. */
+/** Checks every stored blob, journal record, snapshot tree, run capsule seal and the receipt chain; `ok: false` is exit 4. */
 export async function verify(ctx: Context): Promise<VerifyReport> {
   const problems: Problem[] = [];
   const cas = new Cas(join(ctx.store, "cas"));
@@ -82,9 +85,13 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
     const lost = Object.entries(b.entries).filter(([, st]) => st.sha256 && (st.kind === "file" || st.kind === "symlink") && !cas.has(st.sha256));
     if (lost.length) problems.push({ kind: "baseline", id: b.key, message: `baseline ${b.key}: content of ${lost[0]![0]}${lost.length > 1 ? ` and ${lost.length - 1} more` : ""} is missing` });
   }
+  // Each capsule's bytes against the seal kept in git and the one the chain of runs names (SPEC section 9).
+  const capsules = new Capsules(ctx);
+  const runCount = capsules.ids().length;
+  for (const p of await capsules.verify()) problems.push({ kind: "run", id: p.id, message: `run ${p.id}: ${p.message}` });
   const pending = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store).length : 0;
   if (pending) problems.push({ kind: "intent", id: null, message: `${pending} interrupted apply(s) could not be finished` });
-  return { ok: problems.length === 0, blobs, records: journal.records.length, receipts: receiptCount, snapshots: snaps.length, problems };
+  return { ok: problems.length === 0, blobs, records: journal.records.length, receipts: receiptCount, snapshots: snaps.length, runs: runCount, problems };
 }
 
 async function refCount(ctx: Context): Promise<number> {

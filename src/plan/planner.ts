@@ -18,6 +18,8 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   const refuse = (reason: Reason, detail?: string): PlanItem => (detail === undefined ? { ...base, action: "conflict", reason } : { ...base, action: "conflict", reason, detail });
   const laterRefusal = (l: LaterWrite) => (l.by ? refuse("later-write", `${l.by} at ${l.at}`) : refuse("changed-since", `changed at ${l.at}, after this scope`));
 
+  // Kept on purpose: nothing about the path is judged, so nothing about it can stop the rest.
+  if (input.retained) return { ...base, action: "skip", reason: "retained" };
   const problem = checkRepoPath(entry.path);
   if (problem !== null) return refuse("unsafe-path", problem);
   if (opts.reserved?.some((r) => entry.path === r || entry.path.startsWith(r + "/"))) return refuse("unsafe-path", "store");

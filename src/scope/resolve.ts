@@ -12,6 +12,8 @@ import { journalChangeSet } from "./calls.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "./snapshot-diff.js";
 import { branchChangeSet, taskEvidence } from "./task.js";
 import { baselineChangeSet, checkPrefixes, governedPrefixes, loadBaseline } from "./baseline.js";
+import { resolveRun, runChangeSet } from "./capsule.js";
+import type { CapsuleEntry } from "../store/capsules.js";
 
 /**
  * A scope as a caller names it (SPEC sections 4 and 11): exactly one of
@@ -53,6 +55,8 @@ export interface ScopeOptions {
   anyWorktree?: boolean | undefined;
   /** With a baseline scope: only these root-relative prefixes (each one the baseline covers); default: all of its. */
   prefixes?: readonly string[] | undefined;
+  /** With a run: take back only its `review` and `deny` paths; its `allow` paths are kept and reported as retained. */
+  safeOnly?: boolean | undefined;
 }
 
 const KINDS: readonly ScopeKind[] = ["session", "call", "task", "snapshot", "run", "baseline"];
@@ -69,7 +73,7 @@ export function checkScope(s: ScopeFields): CheckedScope {
   if (given.length > 1) throw usage(`one scope at a time (got --${given.join(", --")})`);
   const kind = given[0]!;
   if (s.to !== undefined && kind !== "snapshot") throw usage("--to goes with --snapshot");
-  if (kind === "run") throw new UnwindError("E_NOT_BUILT", "--run scopes are not built yet", { hint: "run capsules are planned (SPEC section 9)" });
+  if (kind === "run" && /[/\0]/.test(s.run!)) throw usage(`--run ${s.run}: not a run id`, "list them with: unwind runs");
   if (kind === "task") taskName(s.task); // a name that cannot be a task's is a usage error, not "no evidence"
   if (kind === "baseline") baselineKey(s.baseline!);
   return {
@@ -114,8 +118,9 @@ function rootGlobs(paths: readonly string[] | undefined): string[] {
 /** The options that go with a scope, checked before anything is read. */
 export function checkScopeOptions(scope: CheckedScope, opts: ScopeOptions): void {
   rootGlobs(opts.paths);
+  if (opts.safeOnly && scope.kind !== "run") throw usage("--safe-only goes with --run", "a run's policy decides which paths are safe to keep");
   if (opts.since !== undefined) {
-    if (scope.kind === "snapshot" || scope.kind === "baseline") throw usage("--since needs a journal scope (--session, --call, --task)");
+    if (scope.kind === "snapshot" || scope.kind === "baseline" || scope.kind === "run") throw usage(`--since needs a journal scope (--session, --call, --task), not --${scope.kind}`);
     sinceTime(opts.since);
   }
   if (opts.prefixes !== undefined && opts.prefixes.length > 0) {
@@ -126,6 +131,10 @@ export function checkScopeOptions(scope: CheckedScope, opts: ScopeOptions): void
 
 export interface Resolved {
   cs: ChangeSet;
+  /** Paths kept as they are (a run's `allow` paths under `--safe-only`): planned as retained skips. */
+  retained?: ReadonlySet<string>;
+  /** A run's own record of each path: its policy decision and whether it can be taken back. */
+  decisions?: ReadonlyMap<string, Pick<CapsuleEntry, "decision" | "reversible" | "why">>;
   laterWrites?: Map<RepoPath, LaterWrite>;
   interleaved?: Map<RepoPath, Interleaved>;
 }
@@ -174,6 +183,18 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
     } finally {
       current.dispose();
     }
+  }
+  if (scope.kind === "run") {
+    // The seal is checked before anything else is read: a tampered capsule is refused whole (exit 4).
+    const { capsule } = await resolveRun(ctx, scope.id);
+    if (capsule.root !== ctx.root && reading !== "read" && !opts.anyWorktree) {
+      throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `run ${capsule.id} ran in another work tree (${capsule.root}), not in ${ctx.root}`, {
+        hint: "undo it from that work tree, or pass --any-worktree to write it here",
+      });
+    }
+    const { cs, retained } = runChangeSet(capsule, { taking: reading !== "read", safeOnly: Boolean(opts.safeOnly) });
+    const decisions = new Map(capsule.entries.map((e) => [e.path as string, { decision: e.decision, reversible: e.reversible, why: e.why }]));
+    return fn({ cs: onlyPaths(cs, globs, named), retained, decisions });
   }
   if (scope.kind !== "snapshot") throw new UnwindError("E_NOT_BUILT", `--${scope.kind} scopes are not built yet`);
   const from = await resolveSnapshot(ctx, scope.id);

@@ -2,7 +2,8 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { join } from "node:path";
 
-export type CaptureErrorKind = "bad-input" | "capture-timeout" | "capture-failed" | "skipped-path";
+/** `run-unsealed`: a wrapped command ran but its capsule could not be sealed (SPEC section 9: said on stderr and by status). */
+export type CaptureErrorKind = "bad-input" | "capture-timeout" | "capture-failed" | "skipped-path" | "run-unsealed";
 
 export interface CaptureError {
   at: string;

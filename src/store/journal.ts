@@ -14,6 +14,8 @@ interface RecordBase {
   agent?: string;
   agentType?: string;
   task?: string;
+  /** The run capsule it was captured inside (SPEC section 9: `UNWIND_RUN`). */
+  run?: string;
   tool: string;
   call: string;
   phase: "pre" | "post";

@@ -172,9 +172,9 @@ describe("library: errors are data", () => {
       { name: "unknown session", call: () => u.undo({ session: "no-such-session" }), code: "E_SCOPE_UNKNOWN", exit: 3, hint: true },
       { name: "unknown session, dry run", call: () => u.plan({ session: "no-such-session" }), code: "E_SCOPE_UNKNOWN", exit: 3 },
       { name: "unknown receipt", call: () => u.redo("r-nope"), code: "E_SCOPE_UNKNOWN", exit: 3, hint: true },
-      { name: "run scope", call: () => u.undo({ run: "x" }), code: "E_NOT_BUILT", exit: 2, hint: true },
       { name: "unknown baseline", call: () => u.plan({ baseline: "x" }), code: "E_SCOPE_UNKNOWN", exit: 3, hint: true },
       { name: "unknown baseline, undo", call: () => u.undo({ baseline: "x" }), code: "E_SCOPE_UNKNOWN", exit: 3 },
+      { name: "unknown run", call: () => u.undo({ run: "no-such-run" }), code: "E_SCOPE_UNKNOWN", exit: 3, hint: true },
     ];
     for (const c of cases) {
       const e = await rejection(c.call());

@@ -10,7 +10,7 @@ import { openFor } from "./common.js";
  * the caller asked for this capture explicitly.
  */
 export async function record(globals: Globals, paths: string[], opts: RecordOptions): Promise<Output> {
-  const options = { ...opts, task: opts.task ?? process.env.UNWIND_TASK, cwd: process.cwd() };
+  const options = { ...opts, task: opts.task ?? process.env.UNWIND_TASK, run: process.env.UNWIND_RUN, cwd: process.cwd() };
   checkRecord(options); // usage errors before the store is touched
   const u = await openFor(globals);
   const r = await u.record(paths, options);

@@ -7,7 +7,7 @@ export async function verify(globals: Globals): Promise<Output> {
   const u = await openFor(globals);
   const r = await u.verify();
   const human = r.ok
-    ? `ok: ${r.blobs} blobs, ${r.records} journal records, ${r.receipts} receipts, ${r.snapshots} snapshots verified`
+    ? `ok: ${r.blobs} blobs, ${r.records} journal records, ${r.receipts} receipts, ${r.snapshots} snapshots, ${r.runs} run capsules verified`
     : [paint(`damaged: ${r.problems.length} problem(s)`, "red"), ...r.problems.map((p) => `  ${p.message}`)].join("\n");
   return { json: r, human, exit: r.ok ? Exit.ok : Exit.damaged };
 }
@@ -22,6 +22,7 @@ export async function status(globals: Globals, opts: { ack?: boolean }): Promise
     ["blobs", String(d.blobs)],
     ["snapshots", `${d.snapshots} (all worktrees: ${d.snapshotsAllWorktrees})`],
     ["receipts", String(d.receipts)],
+    ["runs", String(d.runs)],
     ["sessions", `${d.sessions} (${d.records} records${d.damagedRecords ? `, ${d.damagedRecords} damaged: run unwind verify` : ""})`],
     ["errors", d.errorCount ? `${d.errorCount} not yet acknowledged (unwind status --ack once read)` : d.acknowledged ? `none (${d.acknowledged} acknowledged now)` : "none"],
   ];
@@ -38,6 +39,7 @@ export async function gc(globals: Globals, opts: { ttl?: string; dryRun?: boolea
     `${verb} ${r.snapshots} snapshot(s), ${r.receipts} receipt(s), ${r.records} journal record(s), ${r.blobs} blob(s) (${bytes(r.bytes)}) older than ${r.ttl}` +
     (r.indexes ? `\n${verb} ${r.indexes} private index(es) of removed worktrees (${bytes(r.indexBytes)})` : "") +
     (r.baselines || r.revertChecks ? `\n${verb} ${r.baselines} stage baseline(s) last captured and ${r.revertChecks} revert-check result(s) taken before then` : "") +
+    (r.runs ? `\n${verb} ${r.runs} run capsule(s) older than ${r.ttl}` : "") +
     (r.snapshots ? "\nsnapshot objects are left to git's own gc" : "");
   return { json: r, human, exit: Exit.ok };
 }

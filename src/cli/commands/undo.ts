@@ -24,16 +24,16 @@ interface ReportFlags {
 }
 
 /** The scope and its options, checked before the store is touched: a usage error changes nothing and reads nothing. */
-function scopeOf(opts: ScopeFlags): ScopeFields {
+function scopeOf(opts: ScopeFlags & { safeOnly?: boolean }): ScopeFields {
   const { session, call, task, snapshot, to, run, baseline } = opts;
   const scope = { session, call, task, snapshot, to, run, baseline };
-  checkScopeOptions(checkScope(scope), { since: opts.since });
+  checkScopeOptions(checkScope(scope), { since: opts.since, safeOnly: opts.safeOnly });
   // The prefixes themselves are relative to the current directory and checked once the root is known.
   if (opts.prefix?.length && baseline === undefined) throw usage("--prefix goes with --baseline", "e.g. unwind changes --baseline K --prefix tests");
   return scope;
 }
 
-export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean }): Promise<Output> {
+export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean; safeOnly?: boolean }): Promise<Output> {
   const scope = scopeOf(opts);
   const u = await openFor(globals);
   const line = progress(opts.dryRun ? "planning" : "undoing");
@@ -46,6 +46,7 @@ export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { 
       dryRun: opts.dryRun,
       force: opts.force,
       merge: opts.merge,
+      safeOnly: opts.safeOnly,
       expect: opts.expect,
       progress: line.tick,
     });
@@ -88,12 +89,16 @@ export async function changes(globals: Globals, opts: ScopeFlags): Promise<Outpu
 }
 
 function renderChanges(cs: ChangeSetReport): string {
+  // A run's entries lead with the policy's decision (SPEC section 9).
   const rows = cs.entries.map((e) => [
+    ...(e.decision ? [e.decision] : []),
     e.change,
     showJsonPath(e),
     `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`,
     e.by.join(","),
-    [e.shared ? `shared with ${e.shared.map((c) => `${c.session} ${c.call}`).join(", ")}` : "", e.unclosed ? "unclosed" : ""].filter(Boolean).join("; "),
+    [e.shared ? `shared with ${e.shared.map((c) => `${c.session} ${c.call}`).join(", ")}` : "", e.unclosed ? "unclosed" : "", e.reversible === false ? `cannot be taken back: ${e.why}` : ""]
+      .filter(Boolean)
+      .join("; "),
   ]);
   return rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
 }
@@ -149,6 +154,12 @@ const NEXT: Partial<Record<NonNullable<ReportItem["reason"]>, string>> = {
   "io-error": "writing failed (see the detail); nothing was changed at that path",
 };
 
+/** How many of the skips a run's --safe-only kept on purpose. */
+function retainedNote(r: UndoReport): string {
+  const n = r.items.filter((i) => i.action === "skip" && i.reason === "retained").length;
+  return n ? ` (${n} retained)` : "";
+}
+
 /** Lines of paths shown before the rest is summed up (every conflict is always shown). */
 const SHOWN = 100;
 
@@ -160,7 +171,7 @@ const SHOWN = 100;
 export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boolean } = {}): Output {
   const c = r.counts;
   const summary =
-    `${r.dryRun ? "dry run: " : ""}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped, ${c.conflict} conflicts` +
+    `${r.dryRun ? "dry run: " : ""}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped${retainedNote(r)}, ${c.conflict} conflicts` +
     (r.receipt ? `; receipt ${r.receipt}` : r.dryRun ? `; nothing was changed; plan ${r.plan.slice(0, 12)} (apply exactly it with --expect ${r.plan.slice(0, 12)})` : "");
   let shown = opts.quiet ? [] : r.items;
   if (!opts.all && !opts.quiet && shown.length > SHOWN) {

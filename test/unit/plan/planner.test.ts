@@ -613,3 +613,17 @@ describe("planner additions: store paths and binary merges", () => {
     expect(plan(SCOPE, [txt], opts({ merge: true })).items[0]).toMatchObject({ action: "merge" });
   });
 });
+
+describe("a run's allow path under --safe-only → skip / retained (SPEC section 9)", () => {
+  it("is kept whatever the path holds, and is not a partial result", () => {
+    for (const cur of [obs.file("B"), obs.file("C"), obs.absent()]) {
+      const item = planFor(input(modified(), cur, { retained: true }));
+      expect({ action: item.action, reason: item.reason }).toEqual({ action: "skip", reason: "retained" });
+    }
+    expect(isPartial([{ action: "skip", reason: "retained" }])).toBe(false);
+  });
+  it("negative control: the same path not retained, at post, is restored; another skip reason is partial", () => {
+    expect(outcome(input(modified(), obs.file("B")))).toEqual(RESTORE);
+    expect(isPartial([{ action: "skip", reason: "changed-since" }])).toBe(true);
+  });
+});

@@ -1,0 +1,188 @@
+import { adopt, carriesRun, type Identity, type Ownership } from "../../domain/owned-procs.js";
+import { hasExited, type ProcStat } from "../../domain/proc-stat.js";
+import type { EndOutcome, ProcessRecord } from "../../store/capsules.js";
+import { hasProcTable, procEnviron, procStat, procTable, signal } from "../../sys/procs.js";
+
+/**
+ * How often the process table is read while a command runs: every 50 ms,
+ * or less often where a reading takes long (a reading costs about 25 µs a
+ * process; on a machine with thousands, the pause is four times the
+ * reading, so watching never takes more than a fifth of a core).
+ */
+export const POLL_MS = 50;
+
+/**
+ * Watches the process table while a run's command lasts, and remembers
+ * every process it owns by pid and start time (SPEC section 9): the child;
+ * any child of an owned process; any member of the child's process group
+ * or session; and any process that carries the run's `UNWIND_RUN` in the
+ * environment it started with. The last catches a descendant that left
+ * with `setsid` and whose parent died before a reading saw the two
+ * together (it was reparented to init): the environment survives both.
+ * Once seen, a process stays owned whoever its parent becomes.
+ */
+export class ProcessWatch {
+  /** Every process owned, by "pid:start": a pid the kernel reuses within the run is a second process, kept beside the first. */
+  private readonly owned = new Map<string, ProcessRecord>();
+  /** The newest owned identity of each pid: what the next reading's parents are judged by. */
+  private readonly latest = new Map<number, string>();
+  /** Processes judged not ours, by pid and start: the environment is read once per process. */
+  private readonly foreign = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  readonly tracking: "proc" | "group" = hasProcTable() ? "proc" : "group";
+  private readonly child: Identity;
+  private readonly t0 = Date.now();
+
+  constructor(
+    private readonly runId: string,
+    childPid: number,
+  ) {
+    // Read at once: the child is at worst a zombie until we reap it, so its start time is still there.
+    const st = this.tracking === "proc" ? procStat(childPid) : null;
+    this.child = { pid: childPid, start: st?.start ?? "0" };
+    if (st) this.add(st, "child");
+    // No identity to check against (no /proc): recorded, and never signalled by cleanup.
+    else this.owned.set(`${childPid}:`, { pid: childPid, start: null, comm: "", ppid: process.pid, how: "child", seenAfterMs: 0, end: null });
+  }
+
+  start(): void {
+    if (this.tracking !== "proc" || this.timer) return;
+    const tick = () => {
+      const t = performance.now();
+      this.scan();
+      this.timer = setTimeout(tick, Math.max(POLL_MS, 4 * (performance.now() - t)));
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  /** One reading of the table; also called once more when the command exits. */
+  scan(): void {
+    if (this.tracking !== "proc") return;
+    const table = procTable();
+    // A process is first seen as whatever forked it (sh, setsid, nohup): its name is kept up to date through its execs.
+    for (const s of table) {
+      const r = this.owned.get(`${s.pid}:${s.start}`);
+      if (r) r.comm = s.comm;
+    }
+    for (let round = 0; round < 8; round++) {
+      for (const { stat, how } of adopt(table, this.latest, this.child)) this.add(stat, how);
+      let found = false;
+      for (const s of table) {
+        const key = `${s.pid}:${s.start}`;
+        if (this.owned.has(key) || this.foreign.has(key) || BigInt(s.start) < BigInt(this.child.start) || s.pid === process.pid) continue;
+        const env = procEnviron(s.pid);
+        if (env && carriesRun(env, this.runId)) {
+          this.add(s, "environ");
+          found = true;
+        } else this.foreign.add(key);
+      }
+      if (!found) return; // nothing new: no descendants to adopt
+    }
+  }
+
+  private add(s: ProcStat, how: Ownership): void {
+    const key = `${s.pid}:${s.start}`;
+    if (this.owned.has(key)) return;
+    this.owned.set(key, { pid: s.pid, start: s.start, comm: s.comm, ppid: s.ppid, how, seenAfterMs: Date.now() - this.t0, end: null });
+    this.latest.set(s.pid, s.start);
+  }
+
+  /** The child's identity as recorded (its start time null where it could not be read). */
+  childRecord(): ProcessRecord {
+    return [...this.owned.values()].find((r) => r.how === "child")!;
+  }
+
+  stop(): ProcessRecord[] {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    return [...this.owned.values()].sort((a, b) => a.seenAfterMs - b.seenAfterMs || a.pid - b.pid);
+  }
+
+  /** Signals every owned process still alive under its identity (a timeout's TERM and KILL). */
+  signalAll(sig: NodeJS.Signals): void {
+    for (const r of this.owned.values()) {
+      if (r.start !== null && running(r.pid, r.start) === "yes") signal(r.pid, sig);
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Whether the process named by pid and start time is still there and has not exited. */
+function running(pid: number, start: string): "yes" | "gone" | "reused" {
+  const st = procStat(pid);
+  if (!st || hasExited(st)) return "gone";
+  return st.start === start ? "yes" : "reused";
+}
+
+export interface Ended {
+  pid: number;
+  start: string | null;
+  outcome: EndOutcome;
+}
+
+/**
+ * Ends recorded processes by identity (SPEC section 9): each is signalled
+ * only while its pid and start time both still match, TERM first, KILL
+ * after `graceMs`. A pid now held by another process is `pid-reused` and
+ * never signalled; one with no recorded start time is `unverifiable` and
+ * never signalled. Nothing but the given processes is ever looked for.
+ * With `dryRun`, what would be signalled is `still-running` and nothing is sent.
+ */
+export async function endProcesses(list: readonly { pid: number; start: string | null }[], opts: { graceMs: number; dryRun?: boolean }): Promise<Ended[]> {
+  const out: Ended[] = list.map((p) => ({ pid: p.pid, start: p.start, outcome: "already-exited" as EndOutcome }));
+  const live: Ended[] = [];
+  for (const e of out) {
+    if (e.start === null) {
+      e.outcome = "unverifiable";
+      continue;
+    }
+    const now = running(e.pid, e.start);
+    if (now === "gone") continue;
+    if (now === "reused") {
+      e.outcome = "pid-reused";
+      continue;
+    }
+    e.outcome = "still-running";
+    live.push(e);
+  }
+  if (opts.dryRun || live.length === 0) return out;
+  const signalled: Ended[] = [];
+  for (const e of live) {
+    // Checked again right before the signal: the pid must still be this process.
+    const now = running(e.pid, e.start!);
+    if (now !== "yes") {
+      e.outcome = now === "gone" ? "already-exited" : "pid-reused";
+      continue;
+    }
+    const r = signal(e.pid, "SIGTERM");
+    if (r === "denied") e.outcome = "access-denied";
+    else if (r === "gone") e.outcome = "already-exited";
+    else signalled.push(e);
+  }
+  const waitGone = async (xs: Ended[], ms: number) => {
+    const until = Date.now() + ms;
+    for (;;) {
+      const left = xs.filter((e) => running(e.pid, e.start!) === "yes");
+      if (left.length === 0 || Date.now() >= until) return left;
+      await sleep(20);
+    }
+  };
+  const stubborn = await waitGone(signalled, opts.graceMs);
+  for (const e of signalled) if (!stubborn.includes(e)) e.outcome = "terminated";
+  for (const e of stubborn) {
+    if (running(e.pid, e.start!) !== "yes") {
+      e.outcome = "terminated";
+      continue;
+    }
+    const r = signal(e.pid, "SIGKILL");
+    e.outcome = r === "denied" ? "access-denied" : "killed";
+  }
+  const left = await waitGone(
+    stubborn.filter((e) => e.outcome === "killed"),
+    2000,
+  );
+  for (const e of left) e.outcome = "still-running";
+  return out;
+}

@@ -1,0 +1,38 @@
+import { UnwindError } from "../domain/errors.js";
+import { pickId, type IdRef } from "../domain/ids.js";
+import type { ChangeSet } from "../domain/types.js";
+import type { Context } from "../repo/context.js";
+import { Capsules, type Capsule } from "../store/capsules.js";
+
+/** The run an id names (SPEC section 4: the id, a unique prefix or suffix of 6+ characters, or the newest), its seal checked. */
+export async function resolveRun(ctx: Context, wanted: IdRef): Promise<{ capsule: Capsule; seal: string; capsules: Capsules }> {
+  const capsules = new Capsules(ctx);
+  // An id names its capsule by file name alone; only "the newest" needs every capsule read.
+  const id = pickId(typeof wanted === "string" ? capsules.names().sort().reverse() : capsules.ids(), wanted, "run", "unwind runs");
+  return { ...(await capsules.verified(id)), capsules };
+}
+
+/**
+ * A run's change set, from its sealed capsule: before -> after, each entry
+ * as the run recorded it. `safeOnly` marks the `allow` paths retained
+ * (SPEC section 9): they stay in the set, so the report names them, and
+ * the planner keeps them as they are. A run recorded without rollback kept
+ * no earlier bytes: taking it back is refused (exit 3), reading it is not.
+ */
+export function runChangeSet(capsule: Capsule, opts: { taking: boolean; safeOnly: boolean }): { cs: ChangeSet; retained: Set<string> } {
+  if (opts.taking && !capsule.rollback) {
+    throw new UnwindError(
+      "E_NOT_REVERSIBLE",
+      `run ${capsule.id} was recorded without rollback (its policy says "rollback": false, or --no-rollback): no earlier bytes were kept, so it cannot be taken back`,
+      {
+        hint: "see what it changed with: unwind changes --run " + capsule.id,
+      },
+    );
+  }
+  const retained = new Set<string>();
+  const entries = capsule.entries.map((e) => {
+    if (opts.safeOnly && e.decision === "allow") retained.add(e.path);
+    return { path: e.path, change: e.change, pre: e.pre, post: e.post, by: [capsule.id] };
+  });
+  return { cs: { scope: { kind: "run", id: capsule.id }, entries }, retained };
+}

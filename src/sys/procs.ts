@@ -1,0 +1,59 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { parseProcStat, type ProcStat } from "../domain/proc-stat.js";
+
+/**
+ * The process table as Linux shows it in /proc. Elsewhere there is no
+ * /proc to read: a run then knows only its child and its process group
+ * (docs/design.md, "Run capsules").
+ */
+export const hasProcTable = (): boolean => existsSync("/proc/self/stat");
+
+/** One process's stat line, parsed; null once it is gone (or on a system without /proc). */
+export function procStat(pid: number): ProcStat | null {
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+/** Every process visible now. A process that ends while the table is read is simply not in it. */
+export function procTable(): ProcStat[] {
+  const out: ProcStat[] = [];
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return out;
+  }
+  for (const n of names) {
+    if (n.charCodeAt(0) < 48 || n.charCodeAt(0) > 57) continue;
+    const s = procStat(Number(n));
+    if (s) out.push(s);
+  }
+  return out;
+}
+
+/** The environment a process started with; null when it is gone or not ours to read. */
+export function procEnviron(pid: number): Buffer | null {
+  try {
+    return readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return null;
+  }
+}
+
+export type SignalResult = "sent" | "gone" | "denied";
+
+/** Sends one signal to one pid (or, negative, a process group). */
+export function signal(pid: number, sig: NodeJS.Signals | 0): SignalResult {
+  try {
+    process.kill(pid, sig);
+    return "sent";
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EPERM") return "denied";
+    if (code === "ESRCH") return "gone";
+    throw e;
+  }
+}
