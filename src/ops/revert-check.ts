@@ -16,7 +16,7 @@ import { newCheckId, writeCheckResult } from "../store/baselines.js";
 import { parseDuration } from "../store/config.js";
 import { withLock } from "../store/lock.js";
 import { writeFileAtomic } from "../sys/atomic.js";
-import { runCommand } from "../sys/command.js";
+import { runCommand } from "../sys/suite.js";
 import { runUndo } from "./take-back.js";
 
 export type RevertCheckDecision = "permitted" | "not-permitted" | "no-edits";

@@ -14,7 +14,6 @@ describe("bad input: one clear line, the right exit code, nothing changed", () =
     ["undo without scope", ["undo"], 2, /no scope given/],
     ["dry run without scope", ["undo", "--dry-run"], 2, /no scope given/],
     ["two scopes", ["undo", "--snapshot", "a", "--session", "b"], 2, /one scope at a time/],
-    ["scope not built yet", ["undo", "--baseline", "b-1"], 2, /--baseline scopes are not built yet/],
     ["unknown run", ["undo", "--run", "r-1"], 3, /no run r-1/],
     ["unknown session", ["undo", "--session", "claude:abcdefgh"], 3, /no session 'claude:abcdefgh'/],
     ["bad --since", ["undo", "--session", "abc", "--since", "last tuesday"], 2, /--since last tuesday: not an ISO time/],
