@@ -163,6 +163,8 @@ function renderTimeline(): void {
   const items: Item[] = [];
 
   const callsOf = (s: string) => t.calls.filter((c) => c.session === s && (!match || c.paths.some(match)));
+  // The snapshots a hook took around a session's shell calls sit under that session, beside its calls: restore points, not news of their own.
+  const ownSnapshots = (s: string) => (match ? [] : t.snapshots.filter((x) => x.session === s && x.call !== null));
   for (const s of t.sessions) {
     if (session && s.session !== session) continue;
     if (task && !s.tasks.includes(task)) continue;
@@ -171,17 +173,12 @@ function renderTimeline(): void {
     items.push({
       at: s.last,
       render: () => {
-        rows.push(
-          row(
-            { kind: "session", id: s.session },
-            "session",
-            s.session,
-            `${s.calls} call${s.calls === 1 ? "" : "s"} · ${s.paths} path${s.paths === 1 ? "" : "s"}${s.tasks.length ? ` · task ${s.tasks.join(", ")}` : ""}`,
-            s.last,
-            0,
-          ),
-        );
-        for (const c of calls) rows.push(row({ kind: "call", id: c.call, session: c.session }, "call", `${c.tool} ${short(c.call, 14)}`, c.paths.join(" ") || "(no paths)", c.at, 1));
+        rows.push(row({ kind: "session", id: s.session }, "session", s.session, `${s.calls} call${s.calls === 1 ? "" : "s"} · ${s.paths} path${s.paths === 1 ? "" : "s"}${s.tasks.length ? ` · task ${s.tasks.join(", ")}` : ""}`, s.last, 0));
+        const under = [
+          ...calls.map((c) => ({ at: c.at, r: () => row({ kind: "call", id: c.call, session: c.session }, "call", `${c.tool} ${short(c.call, 14)}`, c.paths.join(" ") || "(no paths)", c.at, 1) })),
+          ...ownSnapshots(s.session).map((x) => ({ at: x.at, r: () => row({ kind: "snapshot", id: x.id }, "snapshot", x.label ?? `around call ${short(x.call, 14)}`, x.id, x.at, 1) })),
+        ].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+        for (const u of under) rows.push(u.r());
       },
     });
   }
@@ -193,6 +190,7 @@ function renderTimeline(): void {
       items.push({ at: last, render: () => rows.push(row({ kind: "task", id: name }, "task", name, "a task: its sessions' work", last, 0)) });
     }
     for (const s of t.snapshots) {
+      if (s.session !== null && s.call !== null && t.sessions.some((x) => x.session === s.session)) continue; // listed under its session
       if (session && s.session !== session) continue;
       if (task && s.task !== task) continue;
       items.push({ at: s.at, render: () => rows.push(row({ kind: "snapshot", id: s.id }, "snapshot", s.label ?? s.id, `${s.id}${s.session ? ` · ${s.session}` : ""}`, s.at, 0)) });
@@ -556,7 +554,9 @@ async function loadStatus(): Promise<void> {
         : h("span", { class: "good" }, "no capture errors"),
       s.damagedRecords > 0 ? h("span", { class: "bad" }, `${s.damagedRecords} damaged records`) : null,
     );
-    $("root").textContent = s.root;
+    // The work tree's name; its full path on hover (and out of screenshots).
+    $("root").textContent = s.root.split("/").pop() || s.root;
+    $("root").title = s.root;
   } catch (e) {
     clear(box, errorBox(e));
   }
