@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { get } from "node:http";
 import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, disk, read, write } from "../helpers.js";
+import { BIN, disk, read, snapshotId, write } from "../helpers.js";
 import { A_TS2, twoSessions } from "../session-fixture.js";
 import { request, startUi, type RunningUi } from "../ui-helpers.js";
 
@@ -196,6 +196,19 @@ describe("unwind ui: the API is the library's", () => {
     const entry = cs.entries[0];
     const c = (await request(ui.port, { path: `/api/content?sha256=${entry.post.sha256}`, headers: auth() })).json;
     expect(c).toMatchObject({ text: "export const b = 2;\n", binary: false, size: 20 });
+  });
+
+  it("a snapshot's restore preview and restore by digest, then its redo", async () => {
+    const id = snapshotId(root, ["--label", "before the edit"]);
+    write(root, "README.md", "# edited after the snapshot\n");
+    const preview = await request(ui.port, { path: `/api/restore-plan?snapshot=${id}`, headers: auth() });
+    expect(preview.json.items.map((i: { path: string; action: string }) => [i.path, i.action])).toEqual([["README.md", "restore"]]);
+    const done = await post("/api/restore", { snapshot: id, plan: preview.json.plan });
+    expect([done.status, read(root, "README.md")]).toEqual([200, "# r\n"]);
+    const again = (await request(ui.port, { path: `/api/redo-plan?receipt=${done.json.receipt}`, headers: auth() })).json.plan;
+    expect((await post("/api/redo", { receipt: done.json.receipt, plan: again })).status).toBe(200);
+    expect(read(root, "README.md")).toBe("# edited after the snapshot\n");
+    write(root, "README.md", "# r\n");
   });
 
   it("the event stream sends the record's stamp, and a new one when something is recorded", async () => {

@@ -173,7 +173,16 @@ function renderTimeline(): void {
     items.push({
       at: s.last,
       render: () => {
-        rows.push(row({ kind: "session", id: s.session }, "session", s.session, `${s.calls} call${s.calls === 1 ? "" : "s"} · ${s.paths} path${s.paths === 1 ? "" : "s"}${s.tasks.length ? ` · task ${s.tasks.join(", ")}` : ""}`, s.last, 0));
+        rows.push(
+          row(
+            { kind: "session", id: s.session },
+            "session",
+            s.session,
+            `${s.calls} call${s.calls === 1 ? "" : "s"} · ${s.paths} path${s.paths === 1 ? "" : "s"}${s.tasks.length ? ` · task ${s.tasks.join(", ")}` : ""}`,
+            s.last,
+            0,
+          ),
+        );
         const under = [
           ...calls.map((c) => ({ at: c.at, r: () => row({ kind: "call", id: c.call, session: c.session }, "call", `${c.tool} ${short(c.call, 14)}`, c.paths.join(" ") || "(no paths)", c.at, 1) })),
           ...ownSnapshots(s.session).map((x) => ({ at: x.at, r: () => row({ kind: "snapshot", id: x.id }, "snapshot", x.label ?? `around call ${short(x.call, 14)}`, x.id, x.at, 1) })),
