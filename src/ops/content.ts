@@ -1,4 +1,8 @@
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
+import { keptKey, observeOne } from "../capture/observe.js";
+import { ByteCache } from "../domain/byte-cache.js";
+import { fsPath, inStore, rootPaths } from "../domain/paths.js";
 import { UnwindError, usage } from "../domain/errors.js";
 import type { GitOid, Sha256 } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
@@ -47,4 +51,42 @@ export async function content(ctx: Context, ref: ContentRef): Promise<ContentRep
 /** A fingerprint of the record that changes with every capture, snapshot, receipt or capture error (src/store/stamp.ts). */
 export function stamp(ctx: Context): { stamp: string } {
   return { stamp: recordStamp(ctx) };
+}
+
+/** What a work tree path holds now, for a client that shows it beside a record (a conflict's "what changed since"). */
+export interface CurrentReport {
+  path: string;
+  kind: "absent" | "file" | "symlink" | "dir" | "other" | "blocked" | "toolarge";
+  size: number | null;
+  sha256: string | null;
+  /** A file's bytes, or a symlink's target; null for anything else, or a file over the size cap. */
+  bytes: Buffer | null;
+}
+
+/** Files larger than this are described, not read: what is shown beside a record is at most a capture's size. */
+const CURRENT_LIMIT = 8 * 1024 * 1024;
+
+/**
+ * The bytes a work tree path holds now, read as undo's planner reads it:
+ * root-relative, never into .git or the store, and without following a
+ * symlink anywhere (a symlinked parent is `blocked`, a link gives its target,
+ * not what it points to). Reads only; nothing is recorded.
+ */
+export function current(ctx: Context, path: string): CurrentReport {
+  const [rel, ...more] = rootPaths([path]);
+  if (rel === undefined || more.length > 0) throw usage(`path '${path}' names the root, not a file`);
+  if (inStore(ctx.root, ctx.store, rel)) throw usage(`path '${path}' is inside unwind's store`, "unwind never reads or writes its own store as work");
+  let size: number | null = null;
+  try {
+    const st = lstatSync(fsPath(join(ctx.root, rel)));
+    size = st.size;
+    if (st.isFile() && st.size > CURRENT_LIMIT) return { path: rel, kind: "toolarge", size, sha256: null, bytes: null };
+  } catch {
+    /* absent, or a parent is not a directory: observeOne says which */
+  }
+  const keep = new ByteCache(CURRENT_LIMIT + 1);
+  const o = observeOne(ctx.root, rel, ctx.objectFormat, new Map(), { keep });
+  if (o.kind === "file") return { path: rel, kind: "file", size: o.size, sha256: o.sha256, bytes: keep.get(keptKey(rel, o.sha256)) ?? null };
+  if (o.kind === "symlink") return { path: rel, kind: "symlink", size: o.target.length, sha256: o.sha256, bytes: o.target };
+  return { path: rel, kind: o.kind, size: o.kind === "dir" || o.kind === "other" ? size : null, sha256: null, bytes: null };
 }

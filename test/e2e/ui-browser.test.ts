@@ -114,6 +114,10 @@ describe("unwind ui in a browser", () => {
     expect(await conflict.locator(".path").textContent()).toBe("src/a.ts");
     expect(await conflict.locator(".reason").textContent()).toMatch(/^changed-since: Someone changed this file after this work wrote it.*Merge takes back only this work's lines/);
     expect(await p.locator("tr.item.delete .path").textContent()).toBe("gen/out.txt");
+    // What the person changed since, beside the reason: the record's bytes against the file now.
+    await conflict.getByText("What changed since this work").click();
+    await conflict.locator("table.diff").waitFor();
+    expect(await conflict.locator("table.diff td.code.add").allTextContents()).toEqual(["+// a person's note"]);
     await shot(p, "undo-preview");
 
     await p.locator("#apply").click();

@@ -3,7 +3,7 @@
  * `content`, a recorded state's bytes by hash (never by path), verified;
  * and `stamp`, the record's cheap fingerprint behind the live timeline.
  */
-import { readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { open } from "../../src/index.js";
@@ -42,6 +42,29 @@ describe("library: content by hash", () => {
     writeFileSync(blob, "tampered");
     const damaged = await rejection(u.content({ sha256: sha }));
     expect([damaged.code, damaged.exit]).toEqual(["E_STORE_DAMAGED", 4]);
+  });
+});
+
+describe("library: what a work tree path holds now", () => {
+  it("reads a file and a symlink's target without following links, refuses paths outside the root, in .git or in the store, and writes nothing", async () => {
+    const root = twoSessions(A, B);
+    mkdirSync(join(root, "real"));
+    write(root, "real/x.txt", "through a link\n");
+    symlinkSync("real", join(root, "linked"));
+    symlinkSync("src/a.ts", join(root, "to-a"));
+    const u = await open({ root });
+    const before = disk(root);
+    const a = u.current("src/a.ts");
+    expect([(await a).kind, (await a).bytes?.toString(), (await a).size]).toEqual(["file", A_TS2, A_TS2.length]);
+    expect(await u.current("./src//b.ts")).toMatchObject({ path: "src/b.ts", kind: "file" });
+    expect(await u.current("to-a")).toMatchObject({ kind: "symlink", bytes: Buffer.from("src/a.ts") });
+    expect(await u.current("linked/x.txt")).toMatchObject({ kind: "blocked", bytes: null });
+    expect(await u.current("nope.txt")).toMatchObject({ kind: "absent", bytes: null });
+    expect(await u.current("src")).toMatchObject({ kind: "dir", bytes: null });
+    for (const bad of ["../outside", "/etc/passwd", ".git/config", "sub/.git/HEAD", ".", "a\0b"]) {
+      expect((await rejection(u.current(bad))).exit, bad).toBe(2);
+    }
+    expect(disk(root)).toEqual(before);
   });
 });
 

@@ -535,8 +535,41 @@ function planRow(i: ReportItem): HTMLElement {
       words && i.reason !== "unchanged"
         ? h("div", { class: "reason" }, h("strong", {}, `${i.reason}: `), words.why, i.detail ? h("div", { class: "detail-line" }, i.detail) : null, h("div", { class: "todo" }, words.todo))
         : null,
+      i.action === "conflict" && (i.now.kind === "file" || i.now.kind === "symlink") ? sinceView(i) : null,
     ),
   );
+}
+
+/** A conflict's "what changed since": the bytes this work left (the record) against what the path holds now. */
+function sinceView(i: ReportItem): HTMLElement {
+  const body = h("div", { class: "entry-body" });
+  const d = h("details", { class: "since" }, h("summary", {}, "What changed since this work"), body);
+  let loaded = false;
+  d.addEventListener("toggle", async () => {
+    if (!d.open || loaded) return;
+    loaded = true;
+    clear(body, h("p", { class: "muted" }, "Loading…"));
+    try {
+      const [left, now] = await Promise.all([side(i.post), api<Content & { kind: string }>("/api/current", { path: i.path })]);
+      const planned = i.now.kind === "file" || i.now.kind === "symlink" ? i.now.sha256 : null;
+      const moved = now.sha256 !== planned ? h("p", { class: "stale" }, "It changed again since this preview: preview again before applying.") : null;
+      if (left.text !== null && now.text !== null) clear(body, moved, renderDiff(left.text, now.kind === "symlink" ? `→ ${now.text}` : now.text, state.mode));
+      else
+        clear(
+          body,
+          moved,
+          h(
+            "div",
+            { class: "binary" },
+            h("div", {}, h("strong", {}, "this work left: "), left.note ?? "text"),
+            h("div", {}, h("strong", {}, "now: "), `${now.kind}, ${bytes(now.size ?? 0)}${now.binary ? ", binary" : ""}${now.sha256 ? `, sha256 ${short(now.sha256, 16)}` : ""}`),
+          ),
+        );
+    } catch (e) {
+      clear(body, errorBox(e));
+    }
+  });
+  return d;
 }
 
 function nowShort(n: ReportItem["now"]): string {
