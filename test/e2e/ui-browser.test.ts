@@ -25,6 +25,7 @@ beforeAll(async () => {
   root = twoSessions(SA, SB);
   // A person edits session A's file afterwards: undoing A must not clobber it.
   write(root, "src/a.ts", "export const a = 2;\n// a person's note\n");
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), or point UNWIND_CHROMIUM at one`);
   ui = await startUi(root);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
