@@ -2,6 +2,7 @@ import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { keptKey, observeOne } from "../capture/observe.js";
 import { ByteCache } from "../domain/byte-cache.js";
+import { blobOid } from "../git/objects.js";
 import { fsPath, inStore, rootPaths } from "../domain/paths.js";
 import { UnwindError, usage } from "../domain/errors.js";
 import type { GitOid, Sha256 } from "../domain/types.js";
@@ -59,6 +60,8 @@ export interface CurrentReport {
   kind: "absent" | "file" | "symlink" | "dir" | "other" | "blocked" | "toolarge";
   size: number | null;
   sha256: string | null;
+  /** The git blob id of those bytes as they are (no clean filter applied). */
+  oid: string | null;
   /** A file's bytes, or a symlink's target; null for anything else, or a file over the size cap. */
   bytes: Buffer | null;
 }
@@ -80,13 +83,16 @@ export function current(ctx: Context, path: string): CurrentReport {
   try {
     const st = lstatSync(fsPath(join(ctx.root, rel)));
     size = st.size;
-    if (st.isFile() && st.size > CURRENT_LIMIT) return { path: rel, kind: "toolarge", size, sha256: null, bytes: null };
+    if (st.isFile() && st.size > CURRENT_LIMIT) return { path: rel, kind: "toolarge", size, sha256: null, oid: null, bytes: null };
   } catch {
     /* absent, or a parent is not a directory: observeOne says which */
   }
   const keep = new ByteCache(CURRENT_LIMIT + 1);
   const o = observeOne(ctx.root, rel, ctx.objectFormat, new Map(), { keep });
-  if (o.kind === "file") return { path: rel, kind: "file", size: o.size, sha256: o.sha256, bytes: keep.get(keptKey(rel, o.sha256)) ?? null };
-  if (o.kind === "symlink") return { path: rel, kind: "symlink", size: o.target.length, sha256: o.sha256, bytes: o.target };
-  return { path: rel, kind: o.kind, size: o.kind === "dir" || o.kind === "other" ? size : null, sha256: null, bytes: null };
+  if (o.kind === "file") {
+    const bytes = keep.get(keptKey(rel, o.sha256)) ?? null;
+    return { path: rel, kind: "file", size: o.size, sha256: o.sha256, oid: bytes ? blobOid(bytes, ctx.objectFormat) : null, bytes };
+  }
+  if (o.kind === "symlink") return { path: rel, kind: "symlink", size: o.target.length, sha256: o.sha256, oid: o.oid ?? null, bytes: o.target };
+  return { path: rel, kind: o.kind, size: o.kind === "dir" || o.kind === "other" ? size : null, sha256: null, oid: null, bytes: null };
 }

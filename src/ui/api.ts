@@ -47,7 +47,7 @@ export const ROUTES: Record<string, Route> = {
   }),
   "/api/current": route("GET", ["path"], async (u, a) => {
     const c = await u.current(text(a, "path"));
-    return { path: c.path, kind: c.kind, size: c.size, sha256: c.sha256, ...(c.bytes ? shown(c.bytes) : { text: null, binary: false, tooLarge: c.kind === "toolarge" }) };
+    return { path: c.path, kind: c.kind, size: c.size, sha256: c.sha256, oid: c.oid, ...(c.bytes ? shown(c.bytes) : { text: null, binary: false, tooLarge: c.kind === "toolarge" }) };
   }),
   "/api/undo": route("POST", [...SCOPE_KEYS, "force", "merge", "plan"], (u, a) => u.undo(scopeOf(a), { force: bool(a, "force"), merge: bool(a, "merge"), expect: digest(a) })),
   "/api/restore": route("POST", ["snapshot", "force", "plan"], (u, a) => u.restore(text(a, "snapshot"), { force: bool(a, "force"), expect: digest(a) })),

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { read, write } from "../helpers.js";
+import { read, snapshotId, write } from "../helpers.js";
 import { claudeCall } from "../journal-helpers.js";
 import { twoSessions } from "../session-fixture.js";
 import { startUi, type RunningUi } from "../ui-helpers.js";
@@ -147,6 +147,21 @@ describe("unwind ui in a browser", () => {
     expect(await p.locator("#apply-result .stale").textContent()).toMatch(/changed since this preview/);
     expect(read(root, "src/b.ts")).toBe("export const b = 3;\n");
     write(root, "src/b.ts", "export const b = 2;\n");
+    await p.close();
+  });
+
+  it("a snapshot opens on what changed since it, up to the work tree now, with a restore preview", async () => {
+    const id = snapshotId(root, ["--label", "before the docs", "--task", "T-7"]);
+    write(root, "README.md", "# r\nmore docs\n");
+    const p = await page();
+    await p.locator(".row.snapshot", { hasText: "before the docs" }).click();
+    await p.locator("table.diff").waitFor();
+    expect(await p.locator("#detail h2").textContent()).toBe(`snapshot ${id}`);
+    expect(await p.locator("table.diff td.code.add").allTextContents()).toEqual(["+more docs"]);
+    await p.locator("#preview-restore").click();
+    expect(await p.locator("tr.item.restore .path").textContent()).toBe("README.md");
+    expect(await p.locator(".row.task .title").allTextContents()).toEqual(["T-7"]);
+    write(root, "README.md", "# r\n");
     await p.close();
   });
 

@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { open } from "../../src/index.js";
-import { disk, rejection, write } from "../helpers.js";
+import { disk, git, rejection, write } from "../helpers.js";
 import { claudeCall } from "../journal-helpers.js";
 import { A_TS, A_TS2, twoSessions } from "../session-fixture.js";
 
@@ -56,7 +56,7 @@ describe("library: what a work tree path holds now", () => {
     const before = disk(root);
     const a = u.current("src/a.ts");
     expect([(await a).kind, (await a).bytes?.toString(), (await a).size]).toEqual(["file", A_TS2, A_TS2.length]);
-    expect(await u.current("./src//b.ts")).toMatchObject({ path: "src/b.ts", kind: "file" });
+    expect(await u.current("./src//b.ts")).toMatchObject({ path: "src/b.ts", kind: "file", oid: git(root, "hash-object", "src/b.ts").trim() });
     expect(await u.current("to-a")).toMatchObject({ kind: "symlink", bytes: Buffer.from("src/a.ts") });
     expect(await u.current("linked/x.txt")).toMatchObject({ kind: "blocked", bytes: null });
     expect(await u.current("nope.txt")).toMatchObject({ kind: "absent", bytes: null });

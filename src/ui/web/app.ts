@@ -195,7 +195,8 @@ function renderTimeline(): void {
     for (const name of tasksOf(t)) {
       if (task && name !== task) continue;
       if (session && !t.sessions.some((s) => s.session === session && s.tasks.includes(name))) continue;
-      const last = t.sessions.filter((s) => s.tasks.includes(name)).reduce((m, s) => (s.last > m ? s.last : m), "");
+      const times = [...t.sessions.filter((s) => s.tasks.includes(name)).map((s) => s.last), ...t.snapshots.filter((s) => s.task === name).map((s) => s.at)];
+      const last = times.reduce((m, x) => (x > m ? x : m), times[0] ?? "");
       items.push({ at: last, render: () => rows.push(row({ kind: "task", id: name }, "task", name, "a task: its sessions' work", last, 0)) });
     }
     for (const s of t.snapshots) {
@@ -235,7 +236,7 @@ function row(target: Target, kind: string, title: string, sub: string, at: strin
     { class: `row ${kind} depth${depth}${key === state.openKey ? " open" : ""}`, "data-kind": kind, role: "option", tabindex: -1 },
     h("span", { class: "badge" }, kind),
     h("span", { class: "title" }, title),
-    h("span", { class: "when", title: at }, ago(at)),
+    h("span", { class: "when", title: at }, at ? ago(at) : ""),
     h("div", { class: "sub" }, sub),
   );
   const r = { key, target, el };
@@ -354,7 +355,7 @@ async function renderChanges(t: Target, box: HTMLElement): Promise<void> {
     const load = () => {
       if (loaded) return;
       loaded = true;
-      void renderEntryDiff(e.pre, e.post, body);
+      void renderEntryDiff(e.pre, e.post, body, e.path);
     };
     details.addEventListener("toggle", () => details.open && load());
     if (i < 20) load();
@@ -363,23 +364,32 @@ async function renderChanges(t: Target, box: HTMLElement): Promise<void> {
 }
 
 /** One side of a diff: its text, or why it has none (absent, binary, over the cap, not kept). */
-async function side(s: State | null): Promise<{ text: string | null; note: string | null }> {
+async function side(s: State | null, path?: string): Promise<{ text: string | null; note: string | null }> {
   if (s === null) return { text: "", note: null };
   if (s.kind === "toolarge") return { text: null, note: `over the size cap: ${bytes(s.size ?? 0)}, sha256 ${short(s.sha256, 16)} (bytes not kept)` };
   if (s.kind === "gitlink") return { text: null, note: `submodule at commit ${s.oid ?? "?"}` };
   if (s.kind === "unknown") return { text: null, note: "never captured" };
   if (!s.sha256 && !s.oid) return { text: null, note: "no bytes recorded" };
-  const c = await api<Content>("/api/content", { sha256: s.sha256, oid: s.oid });
+  let c: Content;
+  try {
+    c = await api<Content>("/api/content", { sha256: s.sha256, oid: s.oid });
+  } catch (e) {
+    // A snapshot's change set up to the work tree names the files as they are now, whose bytes no record keeps: read them from the work tree.
+    if ((e as ApiError).status !== 404 || path === undefined) throw e;
+    const now = await api<Content & { kind: string }>("/api/current", { path });
+    if (now.sha256 !== (s.sha256 ?? now.sha256) || now.oid !== (s.oid ?? now.oid)) return { text: null, note: "the work tree changed since this list was made: open it again" };
+    c = now;
+  }
   const hash = `${bytes(c.size)}, sha256 ${short(c.sha256 ?? "", 16) || "-"}${c.oid ? `, git ${short(c.oid, 12)}` : ""}`;
   if (c.binary) return { text: null, note: `binary: ${hash}` };
   if (c.tooLarge) return { text: null, note: `too large to show: ${hash}` };
   return { text: s.kind === "symlink" ? `→ ${c.text}` : c.text, note: null };
 }
 
-async function renderEntryDiff(pre: State | null, post: State | null, body: HTMLElement): Promise<void> {
+async function renderEntryDiff(pre: State | null, post: State | null, body: HTMLElement, path: string): Promise<void> {
   clear(body, h("p", { class: "muted" }, "Loading…"));
   try {
-    const [a, b] = await Promise.all([side(pre), side(post)]);
+    const [a, b] = await Promise.all([side(pre), side(post, path)]);
     if (a.text !== null && b.text !== null) {
       clear(body, renderDiff(a.text, b.text, state.mode));
       if (pre?.mode && post?.mode && pre.mode !== post.mode) body.prepend(h("div", { class: "muted" }, `mode ${pre.mode} → ${post.mode}`));
@@ -550,7 +560,7 @@ function sinceView(i: ReportItem): HTMLElement {
     loaded = true;
     clear(body, h("p", { class: "muted" }, "Loading…"));
     try {
-      const [left, now] = await Promise.all([side(i.post), api<Content & { kind: string }>("/api/current", { path: i.path })]);
+      const [left, now] = await Promise.all([side(i.post, i.path), api<Content & { kind: string }>("/api/current", { path: i.path })]);
       const planned = i.now.kind === "file" || i.now.kind === "symlink" ? i.now.sha256 : null;
       const moved = now.sha256 !== planned ? h("p", { class: "stale" }, "It changed again since this preview: preview again before applying.") : null;
       if (left.text !== null && now.text !== null) clear(body, moved, renderDiff(left.text, now.kind === "symlink" ? `→ ${now.text}` : now.text, state.mode));

@@ -12,11 +12,11 @@ export const REASONS: Record<Reason, { why: string; todo: string }> = {
   },
   "changed-since": {
     why: "Someone changed this file after this work wrote it, and no record says who.",
-    todo: "Open its diff to see the later edit. Merge takes back only this work's lines and keeps the later edit (text files); Force overwrites it (the receipt keeps it, so Redo brings it back).",
+    todo: "See what changed since, below. Merge takes back only this work's lines and keeps the later edit (text files); Force overwrites it (the receipt keeps it, so Redo brings it back).",
   },
   "later-write": {
     why: "Another session wrote this file later (named below); undoing this work here would throw that session's edit away.",
-    todo: "Undo that session first, or Merge to keep its lines, or Force to overwrite them (the receipt keeps them).",
+    todo: "See what changed since, below. Undo that session first, or Merge to keep its lines, or Force to overwrite them (the receipt keeps them).",
   },
   "unsafe-path": {
     why: "The path leads outside the work tree, into .git or into unwind's store: unwind never writes there.",
