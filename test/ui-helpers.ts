@@ -14,10 +14,10 @@ export interface RunningUi {
   stop(): Promise<number | null>;
 }
 
-/** `unwind ui --no-open` as a real process: resolves once it printed its URL. */
-export function startUi(cwd: string, args: string[] = []): Promise<RunningUi> {
+/** `unwind ui --no-open` (or, with `browser`, as it opens one) as a real process: resolves once it printed its URL. */
+export function startUi(cwd: string, args: string[] = [], opts: { browser?: boolean; env?: Record<string, string> } = {}): Promise<RunningUi> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, "ui", "--no-open", ...args], { cwd, env: { ...process.env, NO_COLOR: "1" } });
+  const child = spawn(process.execPath, [BIN, "ui", ...(opts.browser ? [] : ["--no-open"]), ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...opts.env } });
   let out = "";
   let err = "";
   const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));

@@ -1,8 +1,10 @@
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { get } from "node:http";
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { networkInterfaces } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, disk, read, snapshotId, write } from "../helpers.js";
+import { BIN, disk, read, snapshotId, tempDir, write } from "../helpers.js";
 import { A_TS2, twoSessions } from "../session-fixture.js";
 import { request, startUi, type RunningUi } from "../ui-helpers.js";
 
@@ -39,6 +41,26 @@ describe("unwind ui: start and stop", () => {
     expect(other.port).not.toBe(ui.port);
     expect(await other.stop()).toBe(0);
     await expect(request(other.port, { path: "/api/status", headers: { "x-unwind-token": other.token } })).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it("opens the URL with xdg-open unless --no-open, and starts all the same when there is no opener", async () => {
+    const bin = tempDir("unwind-opener-");
+    const log = join(bin, "opened");
+    writeFileSync(join(bin, "xdg-open"), `#!/bin/sh\necho "$@" > "${log}"\n`, { mode: 0o755 });
+    writeFileSync(join(bin, "open"), `#!/bin/sh\necho "$@" > "${log}"\n`, { mode: 0o755 });
+    const opened = await startUi(root, [], { browser: true, env: { PATH: `${bin}:${process.env.PATH}` } });
+    await expect.poll(() => existsSync(log) && readFileSync(log, "utf8")).toBe(`${opened.url}\n`);
+    expect(await opened.stop()).toBe(0);
+    rmSync(log);
+    const quiet = await startUi(root, [], { env: { PATH: `${bin}:${process.env.PATH}` } });
+    expect(await quiet.stop()).toBe(0);
+    expect(existsSync(log)).toBe(false);
+    // No opener on PATH at all (git alone): the URL is printed, nothing fails.
+    const bare = tempDir("unwind-no-opener-");
+    symlinkSync(execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim(), join(bare, "git"));
+    const none = await startUi(root, [], { browser: true, env: { PATH: bare } });
+    expect((await request(none.port, { path: "/api/stamp", headers: { "x-unwind-token": none.token } })).status).toBe(200);
+    expect(await none.stop()).toBe(0);
   });
 
   it("--port N listens there; a port in use and a bad --port are usage errors (exit 2) with nothing served", async () => {
