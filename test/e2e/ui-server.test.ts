@@ -63,11 +63,18 @@ describe("unwind ui: start and stop", () => {
     expect(await none.stop()).toBe(0);
   });
 
-  it("--port N listens there; a port in use and a bad --port are usage errors (exit 2) with nothing served", async () => {
+  it("--port N listens there; a port in use, a bad --port, a --root that is not a directory and --json are usage errors (exit 2) before any URL", async () => {
     const taken = await startUi(root, ["--port", String(ui.port)]).catch((e: Error) => e);
     expect(String(taken)).toMatch(/exited 2 .*port \d+ is in use/);
     const bad = await startUi(root, ["--port", "70000"]).catch((e: Error) => e);
     expect(String(bad)).toMatch(/exited 2 .*--port 70000/);
+    const free = await startUi(root);
+    await free.stop();
+    const fixed = await startUi(root, ["--port", String(free.port)]);
+    expect(fixed.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${free.port}/\\?token=`));
+    await fixed.stop();
+    const noRoot = await startUi(root, ["--root", join(root, "nope")]).catch((e: Error) => e);
+    expect(String(noRoot)).toMatch(/exited 2 .*--root .*nope: not a directory/);
     const json = await startUi(root, ["--json"]).catch((e: Error) => e);
     expect(String(json)).toMatch(/exited 2 .*--json does not apply/);
   });
@@ -218,6 +225,21 @@ describe("unwind ui: the API is the library's", () => {
     const entry = cs.entries[0];
     const c = (await request(ui.port, { path: `/api/content?sha256=${entry.post.sha256}`, headers: auth() })).json;
     expect(c).toMatchObject({ text: "export const b = 2;\n", binary: false, size: 20 });
+  });
+
+  it("a binary file's content is its size and hashes, not text; status and verify answer at a glance", async () => {
+    const id = snapshotId(root, ["--label", "binary"]);
+    write(root, "logo.bin", Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
+    const cs = (await request(ui.port, { path: `/api/changes?snapshot=${id}`, headers: auth() })).json;
+    const entry = cs.entries.find((e: { path: string }) => e.path === "logo.bin");
+    expect(entry.change).toBe("added");
+    const now = (await request(ui.port, { path: "/api/current?path=logo.bin", headers: auth() })).json;
+    expect(now).toMatchObject({ kind: "file", size: 8, text: null, binary: true, oid: entry.post.oid });
+    rmSync(join(root, "logo.bin"));
+    const status = (await request(ui.port, { path: "/api/status", headers: auth() })).json;
+    expect(status).toMatchObject({ root, sessions: 2, errorCount: 0 });
+    const verify = (await request(ui.port, { path: "/api/verify", headers: auth() })).json;
+    expect([verify.ok, verify.problems]).toEqual([true, []]);
   });
 
   it("a snapshot's restore preview and restore by digest, then its redo", async () => {
