@@ -213,6 +213,8 @@ function renderTimeline(): void {
   }
   items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
   for (const i of items) i.render();
+  // A live reload replaces the rows: the keyboard stays on the row it was on.
+  const hadFocus = list.contains(document.activeElement);
   clear(list, ...rows.map((r) => r.el));
   if (rows.length === 0)
     list.append(
@@ -226,7 +228,7 @@ function renderTimeline(): void {
   state.rows = rows;
   const open = rows.findIndex((r) => r.key === state.openKey);
   state.cursor = Math.min(Math.max(0, open >= 0 ? open : state.cursor), Math.max(0, rows.length - 1));
-  markCursor(false);
+  markCursor(hadFocus);
 }
 
 function row(target: Target, kind: string, title: string, sub: string, at: string, depth: number): Row {
@@ -678,7 +680,7 @@ function keys(e: KeyboardEvent): void {
   };
   if (e.key === "j" || e.key === "ArrowDown") move(1);
   else if (e.key === "k" || e.key === "ArrowUp") move(-1);
-  else if (e.key === "Enter" && (e.target as HTMLElement).closest("#timeline")) {
+  else if (e.key === "Enter" && ((e.target as HTMLElement).closest("#timeline") || e.target === document.body)) {
     const r = state.rows[state.cursor];
     if (r) {
       e.preventDefault();
