@@ -7,6 +7,8 @@
 // - dist/mcp.cjs: `unwind mcp`, the MCP server and the SDK it is built on,
 //   loaded by that command alone (in dist/unwind.cjs it would cost every
 //   command's start-up ~15 ms).
+// - dist/ui.cjs: `unwind ui`, the web app's server, loaded by that command
+//   alone; dist/ui/ holds the page, its script and its stylesheet.
 // - dist/early.cjs: what `unwind snapshot` runs before dist/unwind.cjs loads,
 //   to start its git status sooner (src/cli/early-start.ts).
 // - dist/early-finish.cjs: with a watcher running, what finishes a plain
@@ -17,7 +19,7 @@
 // The command line bundles are CommonJS, not ESM: Node's ESM loader costs a measurable share of a short
 // process's life (docs/design.md has the figures).
 import { build } from "esbuild";
-import { rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 
 // Stale output from earlier builds would pile up beside the new files.
@@ -25,12 +27,18 @@ rmSync("dist", { recursive: true, force: true });
 
 const common = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning" };
 
-await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs", "./mcp.cjs", "./watch.cjs"] });
+await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs", "./mcp.cjs", "./watch.cjs", "./ui.cjs"] });
 await build({ ...common, entryPoints: ["src/hook/entry.ts"], outfile: "dist/hook.cjs" });
 await build({ ...common, entryPoints: ["src/cli/early-start.ts"], outfile: "dist/early.cjs" });
 await build({ ...common, entryPoints: ["src/cli/early-finish.ts"], outfile: "dist/early-finish.cjs" });
 await build({ ...common, entryPoints: ["src/mcp/server.ts"], outfile: "dist/mcp.cjs" });
 await build({ ...common, entryPoints: ["src/watch/daemon-main.ts"], outfile: "dist/watch.cjs" });
+await build({ ...common, entryPoints: ["src/ui/server.ts"], outfile: "dist/ui.cjs" });
+
+// The web app's assets, served by dist/ui.cjs from dist/ui/: one script (the front end and jsdiff), one stylesheet, the page.
+await build({ ...common, platform: "browser", target: "es2022", format: "iife", entryPoints: ["src/ui/web/app.ts"], outfile: "dist/ui/app.js", sourcemap: false, minify: true });
+mkdirSync("dist/ui", { recursive: true });
+for (const f of ["index.html", "app.css"]) copyFileSync(`src/ui/web/${f}`, `dist/ui/${f}`);
 
 // The library: ESM for `import`; nothing of it is CommonJS, so it needs no require shim.
 await build({ ...common, entryPoints: ["src/index.ts"], outfile: "dist/lib/index.js", format: "esm" });

@@ -12,6 +12,7 @@
 //   store     store bytes for 1,000 captured source files       (store.mjs)
 //   task      a 5,000-path task: change set and undo plan       (task.mjs)
 //   mcp       unwind mcp start-up: initialize, tools/list       (mcp.mjs)
+//   ui        unwind ui start-up: the URL, the first timeline   (ui.mjs)
 //   apply     undo and redo of 10,000 paths vs git checkout,    (apply.mjs)
 //             their plan vs git diff --raw, and peak memory (also of 1,000 files of 5 MiB)
 //
@@ -21,6 +22,7 @@
 //   BENCH_REPS=11                      more repetitions (hook: BENCH_HOOK_REPS, default max(REPS, 21))
 //   BENCH_STORE_FILES=200              fewer files for the store benchmark
 //   BENCH_WIDE_FILES=2000              a narrower directory for the wide benchmark
+//   BENCH_UI_REPS=31                   repetitions of the UI start-up (default max(REPS, 15))
 //   BENCH_MCP_REPS=31                  repetitions of the MCP start-up (default max(REPS, 21))
 //   BENCH_APPLY_FILES=2000             fewer paths for the apply benchmark (default 10,000)
 //   BENCH_APPLY_REPS=5                 rounds of the apply benchmark (default 3)
@@ -33,7 +35,7 @@
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "apply"];
+const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply"];
 
 const only = (process.env.BENCH_ONLY ?? "")
   .split(",")

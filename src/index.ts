@@ -12,6 +12,7 @@ export type { ScopeInput, ScopeOptions } from "./scope/resolve.js";
 export type { UndoReport, ReportItem, NowState } from "./ops/take-back.js";
 export type { UndoOptions, RestoreOptions } from "./ops/undo.js";
 export type { ChangeSetReport } from "./ops/changes.js";
+export type { ContentRef, ContentReport, CurrentReport } from "./ops/content.js";
 export type { DiffReport, DiffFile, SnapshotInfo, SnapshotsOptions } from "./ops/snapshot.js";
 export type { SnapshotLabels } from "./capture/snapshot.js";
 export type { SessionSummary, CallSummary } from "./ops/sessions.js";

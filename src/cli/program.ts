@@ -21,6 +21,12 @@ const int = (name: string) => (v: string) => {
   return n;
 };
 
+const port = (v: string) => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n > 65535) throw usage(`--port ${v}: expected a whole number from 0 to 65535`, "0 (the default) picks a free port");
+  return n;
+};
+
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 const SINCE = "only those at or after this ISO time, or this long ago (2h, 3d)";
@@ -446,9 +452,20 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind cleanup 1a2b3c4d --dry-run",
   );
 
+  example(
+    program
+      .command("ui")
+      .description("the local web app: every agent's work on a live timeline, diffs, undo and restore previews, apply by plan digest, redo")
+      .option("--port <n>", "the port on 127.0.0.1 (default: any free port)", port)
+      .option("--no-open", "do not open a browser; only print the URL")
+      .action(function (opts) {
+        run(g(this), async () => (await import("./commands/ui.js")).ui(g(this), opts));
+      }),
+    "unwind ui --no-open --port 8765",
+  );
+
   // In the contract (SPEC section 4) but not built yet: said so, never a silent no-op.
   const notBuilt: [string, string, string][] = [
-    ["ui", "the local web timeline", "12"],
     ["push", "share records through a git remote", "14"],
     ["fetch", "fetch shared records from a git remote", "14"],
   ];

@@ -8,6 +8,7 @@ import { withLock } from "../store/lock.js";
 import type { Receipt } from "../store/receipts.js";
 import { baselineCapture, baselines } from "./baseline.js";
 import { changes } from "./changes.js";
+import { content, current, stamp, type ContentRef } from "./content.js";
 import { gc } from "./gc.js";
 import type { ListOptions } from "./list.js";
 import { init, record, type Harness, type RecordOptions } from "./record.js";
@@ -71,6 +72,12 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     snapshot: (labels?: SnapshotLabels, o?: { start?: SnapshotStart | null }) => snapshot(ctx, labels, o),
     snapshots: (o?: SnapshotsOptions) => snapshots(ctx, o),
     diff: (a: IdRef, b?: IdRef | null, o?: { patch?: boolean }) => diff(ctx, a, b, o),
+    /** The verified bytes of a recorded state (a change set's or plan's pre or post), by its sha256 and/or oid. */
+    content: (ref: ContentRef) => content(ctx, ref),
+    /** What a root-relative work tree path holds now (bytes of a file up to 8 MiB, a symlink's target), read without following links. */
+    current: async (path: string) => current(ctx, path),
+    /** A cheap fingerprint of the record: it changes when anything is captured, snapshotted, applied or logged. */
+    stamp: async () => stamp(ctx),
 
     sessions: (o?: ListOptions & { task?: string }) => sessions(ctx, o),
     log: (o?: ListOptions & { session?: string; task?: string }) => log(ctx, o),

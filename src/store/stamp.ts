@@ -1,0 +1,44 @@
+import { createHash } from "node:crypto";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Context } from "../repo/context.js";
+import { journalDir } from "./journal.js";
+
+/**
+ * A fingerprint of the record that changes whenever a capture, a snapshot,
+ * a receipt or a capture error is written: what a live view polls instead
+ * of reading the whole record again. Only names, sizes and times are read
+ * (no file contents, no git process), so it stays cheap however large the
+ * store grows. Journal files only grow (appends), receipts and snapshot refs
+ * are only added or dropped (gc), so names and sizes see every write.
+ */
+export function recordStamp(ctx: Context): string {
+  const h = createHash("sha256");
+  const add = (dir: string, withSize: boolean) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir, { recursive: true }) as string[];
+    } catch {
+      h.update(`${dir}\0-\n`);
+      return;
+    }
+    h.update(`${dir}\0${names.length}\n`);
+    for (const n of names.sort()) h.update(`${n}\0${withSize ? sizeOf(join(dir, n)) : ""}\n`);
+  };
+  add(journalDir(ctx.store), true);
+  add(join(ctx.store, "receipts"), false);
+  add(join(ctx.commonDir, "refs", "unwind", "snapshots"), false);
+  // gc may pack refs; a snapshot ref that moved into packed-refs changes its size.
+  h.update(`packed\0${sizeOf(join(ctx.commonDir, "packed-refs"))}\n`);
+  h.update(`errors\0${sizeOf(join(ctx.store, "errors.jsonl"))}\n`);
+  return h.digest("hex").slice(0, 32);
+}
+
+function sizeOf(p: string): string {
+  try {
+    const s = statSync(p);
+    return `${s.size}:${s.mtimeMs}`;
+  } catch {
+    return "-";
+  }
+}

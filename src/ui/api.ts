@@ -1,0 +1,140 @@
+import { UnwindError, usage } from "../domain/errors.js";
+import type { Unwind } from "../ops/open.js";
+import type { ScopeFields } from "../scope/resolve.js";
+
+/**
+ * The UI's JSON API: each route checks its arguments and calls one
+ * operation of the library, returning its `--json` document (SPEC section
+ * 11). GET routes only read (a dry run writes nothing, not even a lock
+ * file); the three POST routes apply, and only the plan the person saw:
+ * its digest is required and passed as `expect`, so a plan that changed
+ * since the preview is refused (E_PLAN_CHANGED) and nothing is written.
+ */
+export type Route = { method: "GET" | "POST"; run: (u: Unwind, args: Args) => Promise<unknown> };
+
+/** A GET's query or a POST's JSON body, as plain values. */
+export type Args = Record<string, unknown>;
+
+const SCOPE_KEYS = ["session", "call", "task", "snapshot", "to"] as const;
+
+/** How many calls the timeline lists: their tree-captured paths cost a git diff each. */
+const TIMELINE_CALLS = 300;
+
+/** A route that takes exactly `keys`: an unknown argument is refused (a misspelt `sesion` must not widen an undo to some default). */
+const route = (method: Route["method"], keys: readonly string[], run: (u: Unwind, a: Args) => Promise<unknown>): Route => ({
+  method,
+  run: (u, a) => {
+    only(a, keys);
+    return run(u, a);
+  },
+});
+
+export const ROUTES: Record<string, Route> = {
+  "/api/timeline": route("GET", [], async (u) => {
+    const [sessions, log, snapshots, receipts, stamp] = await Promise.all([u.sessions(), u.log({ limit: TIMELINE_CALLS }), u.snapshots(), u.receipts(), u.stamp()]);
+    return { root: u.root, ...stamp, sessions: sessions.sessions, calls: log.calls, callsTotal: log.total, snapshots: snapshots.snapshots, receipts: receipts.receipts, runs: await runs(u) };
+  }),
+  "/api/stamp": route("GET", [], (u) => u.stamp()),
+  "/api/status": route("GET", [], (u) => u.status()),
+  "/api/verify": route("GET", [], (u) => u.verify()),
+  "/api/changes": route("GET", SCOPE_KEYS, (u, a) => u.changes(scopeOf(a))),
+  "/api/plan": route("GET", [...SCOPE_KEYS, "force", "merge"], (u, a) => u.plan(scopeOf(a), { force: flag(a.force), merge: flag(a.merge) })),
+  "/api/restore-plan": route("GET", ["snapshot", "force"], (u, a) => u.restore(text(a, "snapshot"), { dryRun: true, force: flag(a.force) })),
+  "/api/redo-plan": route("GET", ["receipt"], (u, a) => u.redo(text(a, "receipt"), { dryRun: true })),
+  "/api/content": route("GET", ["sha256", "oid"], async (u, a) => {
+    const c = await u.content({ sha256: optText(a, "sha256"), oid: optText(a, "oid") });
+    return { size: c.size, sha256: c.sha256, oid: c.oid, ...shown(c.bytes) };
+  }),
+  "/api/current": route("GET", ["path"], async (u, a) => {
+    const c = await u.current(text(a, "path"));
+    return { path: c.path, kind: c.kind, size: c.size, sha256: c.sha256, oid: c.oid, ...(c.bytes ? shown(c.bytes) : { text: null, binary: false, tooLarge: c.kind === "toolarge" }) };
+  }),
+  "/api/undo": route("POST", [...SCOPE_KEYS, "force", "merge", "plan"], (u, a) => u.undo(scopeOf(a), { force: bool(a, "force"), merge: bool(a, "merge"), expect: digest(a) })),
+  "/api/restore": route("POST", ["snapshot", "force", "plan"], (u, a) => u.restore(text(a, "snapshot"), { force: bool(a, "force"), expect: digest(a) })),
+  "/api/redo": route("POST", ["receipt", "plan"], (u, a) => u.redo(text(a, "receipt"), { expect: digest(a) })),
+};
+
+/** Bytes a diff can show as text: UTF-8 without NUL, up to 2 MiB; anything else is shown as its size and hash. */
+const TEXT_LIMIT = 2 * 1024 * 1024;
+
+function shown(bytes: Buffer): { text: string | null; binary: boolean; tooLarge: boolean } {
+  if (bytes.length > TEXT_LIMIT) return { text: null, binary: false, tooLarge: true };
+  if (bytes.includes(0)) return { text: null, binary: true, tooLarge: false };
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(bytes), binary: false, tooLarge: false };
+  } catch {
+    return { text: null, binary: true, tooLarge: false };
+  }
+}
+
+/** Whether the library has run capsules (a library without them says E_NOT_BUILT): the timeline says so instead of failing. The timeline has no rows for runs yet. */
+async function runs(u: Unwind): Promise<{ available: boolean; note: string | null }> {
+  try {
+    await u.runs();
+    return { available: true, note: null };
+  } catch (e) {
+    if (e instanceof UnwindError && e.code === "E_NOT_BUILT") return { available: false, note: e.message };
+    throw e;
+  }
+}
+
+function only(a: Args, keys: readonly string[]): void {
+  const extra = Object.keys(a).filter((k) => !keys.includes(k));
+  if (extra.length > 0) throw usage(`unknown argument ${extra.map((k) => JSON.stringify(k)).join(", ")}`, keys.length ? `expected: ${keys.join(", ")}` : "this takes no arguments");
+}
+
+function scopeOf(a: Args): ScopeFields {
+  const s: ScopeFields = {};
+  for (const k of SCOPE_KEYS) if (a[k] !== undefined) s[k] = text(a, k);
+  return s;
+}
+
+function text(a: Args, k: string): string {
+  const v = a[k];
+  if (typeof v !== "string" || v === "") throw usage(`${k}: expected a non-empty string`);
+  return v;
+}
+
+function optText(a: Args, k: string): string | undefined {
+  return a[k] === undefined ? undefined : text(a, k);
+}
+
+/** A query flag: present as `1` or `true`. */
+function flag(v: unknown): boolean {
+  return v === "1" || v === "true";
+}
+
+function bool(a: Args, k: string): boolean {
+  const v = a[k];
+  if (v === undefined) return false;
+  if (typeof v !== "boolean") throw usage(`${k}: expected true or false`);
+  return v;
+}
+
+function digest(a: Args): string {
+  const v = a.plan;
+  if (typeof v !== "string" || !/^[0-9a-f]{12,64}$/.test(v)) throw usage("plan: the digest of the preview being applied is required (12 to 64 hex digits)", "preview first; apply sends its digest");
+  return v;
+}
+
+/** The HTTP status of a refusal: the CLI's exit codes, as a browser understands them. */
+export function statusOf(e: unknown): number {
+  if (!(e instanceof UnwindError)) return 500;
+  switch (e.code) {
+    case "E_USAGE":
+    case "E_NOT_DIR":
+      return 400;
+    case "E_SCOPE_UNKNOWN":
+      return 404;
+    case "E_PLAN_CHANGED":
+    case "E_SCOPE_AMBIGUOUS":
+    case "E_SCOPE_OTHER_WORKTREE":
+      return 409;
+    case "E_LOCKED":
+      return 423;
+    case "E_NOT_BUILT":
+      return 501;
+    default:
+      return 500;
+  }
+}

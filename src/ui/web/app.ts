@@ -1,0 +1,714 @@
+/**
+ * The web app's page (SPEC section 12): a live timeline on the left, the
+ * opened item on the right. Everything it shows comes from the server's JSON
+ * API, which is the library's `--json` documents; it changes nothing but by
+ * POSTing a previewed plan's digest. Built by build.mjs into dist/ui/app.js.
+ */
+import type { ChangeSetReport } from "../../ops/changes.js";
+import type { ReceiptSummary } from "../../ops/receipts.js";
+import type { CallSummary, SessionSummary } from "../../ops/sessions.js";
+import type { SnapshotInfo } from "../../ops/snapshot.js";
+import type { StatusReport } from "../../ops/status.js";
+import type { ReportItem, UndoReport } from "../../ops/take-back.js";
+import type { VerifyReport } from "../../ops/verify.js";
+import type { State } from "../../domain/types.js";
+import { renderDiff, type DiffMode } from "./diff-view.js";
+import { ago, bytes, clear, h } from "./dom.js";
+import { ACTIONS, REASONS } from "./words.js";
+
+interface Timeline {
+  root: string;
+  stamp: string;
+  sessions: SessionSummary[];
+  calls: CallSummary[];
+  callsTotal: number;
+  snapshots: SnapshotInfo[];
+  receipts: ReceiptSummary[];
+  runs: { available: boolean; note: string | null };
+}
+
+interface Content {
+  size: number;
+  sha256: string | null;
+  oid: string | null;
+  text: string | null;
+  binary: boolean;
+  tooLarge: boolean;
+}
+
+type ApiError = Error & { status: number; code: string; hint: string | null };
+
+/** What a timeline row opens: a scope (its change set, undo preview), or a receipt (its redo preview). */
+type Target = { kind: "session"; id: string } | { kind: "call"; id: string; session: string } | { kind: "task"; id: string } | { kind: "snapshot"; id: string } | { kind: "receipt"; id: string };
+
+interface Row {
+  key: string;
+  target: Target;
+  el: HTMLElement;
+}
+
+const token = document.querySelector<HTMLMetaElement>('meta[name="unwind-token"]')?.content ?? "";
+// The token stays out of the address bar, history and screenshots; the cookie keeps a reload working.
+history.replaceState(null, "", "/");
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+const state = {
+  timeline: null as Timeline | null,
+  rows: [] as Row[],
+  cursor: 0,
+  openKey: null as string | null,
+  mode: (localStorage.getItem("unwind-diff") as DiffMode | null) ?? "unified",
+  filter: { session: "", task: "", path: "" },
+};
+
+async function api<T>(path: string, params: Record<string, string | undefined> = {}, body?: object): Promise<T> {
+  const q = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ""));
+  const res = await fetch(body ? path : `${path}${q.size ? `?${q}` : ""}`, {
+    method: body ? "POST" : "GET",
+    headers: { "x-unwind-token": token, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : null,
+    credentials: "same-origin",
+  });
+  const doc = await res.json();
+  if (!res.ok) {
+    const e = new Error(doc?.error?.message ?? `HTTP ${res.status}`) as ApiError;
+    e.status = res.status;
+    e.code = doc?.error?.code ?? "E_HTTP";
+    e.hint = doc?.error?.hint ?? null;
+    throw e;
+  }
+  return doc as T;
+}
+
+function errorBox(e: unknown, retry?: { label: string; run: () => void }): HTMLElement {
+  const err = e as Partial<ApiError>;
+  return h(
+    "div",
+    { class: "error", role: "alert" },
+    h("strong", {}, err.code ?? "Error"),
+    " ",
+    err.message ?? String(e),
+    err.hint ? h("div", { class: "hint" }, err.hint) : null,
+    retry ? h("button", { onclick: retry.run }, retry.label) : null,
+  );
+}
+
+const short = (s: string | null | undefined, n = 8) => (s ? s.slice(0, n) : "-");
+const stateShort = (s: State | null) => (s === null ? "absent" : s.kind === "file" ? short(s.sha256 ?? s.oid) : `${s.kind} ${short(s.sha256 ?? s.oid)}`);
+const scopeParams = (t: Target): Record<string, string> => (t.kind === "call" ? { call: t.id, session: t.session } : { [t.kind]: t.id });
+
+// ---------------------------------------------------------------- timeline
+
+async function loadTimeline(): Promise<void> {
+  try {
+    state.timeline = await api<Timeline>("/api/timeline");
+    renderFilters();
+    renderTimeline();
+  } catch (e) {
+    clear($("timeline"), h("div", { class: "empty" }, errorBox(e)));
+  }
+}
+
+function tasksOf(t: Timeline): string[] {
+  return [...new Set([...t.sessions.flatMap((s) => s.tasks), ...t.snapshots.flatMap((s) => (s.task ? [s.task] : []))])].sort();
+}
+
+function renderFilters(): void {
+  const t = state.timeline!;
+  const sel = (id: string, all: string, values: { value: string; label: string }[], current: string) => {
+    const el = $<HTMLSelectElement>(id);
+    clear(el, h("option", { value: "" }, all), ...values.map((v) => h("option", { value: v.value, selected: v.value === current }, v.label)));
+  };
+  sel(
+    "f-session",
+    "every session",
+    t.sessions.map((s) => ({ value: s.session, label: s.session })),
+    state.filter.session,
+  );
+  sel(
+    "f-task",
+    "every task",
+    tasksOf(t).map((x) => ({ value: x, label: x })),
+    state.filter.task,
+  );
+  const run = $<HTMLSelectElement>("f-run");
+  run.disabled = !t.runs.available;
+  run.title = t.runs.note ?? "";
+  clear(run, h("option", { value: "" }, t.runs.available ? "every run" : "runs: not built yet"));
+}
+
+/** A path filter: a plain substring, or a glob when it holds * or ?. */
+function pathMatcher(f: string): ((p: string) => boolean) | null {
+  if (!f) return null;
+  if (!/[*?]/.test(f)) return (p) => p.includes(f);
+  const re = new RegExp(
+    `^${f
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*\*/g, "\0")
+      .replace(/\*/g, "[^/]*")
+      .replace(/\?/g, "[^/]")
+      .replace(/\0/g, ".*")}$`,
+  );
+  return (p) => re.test(p);
+}
+
+function renderTimeline(): void {
+  const t = state.timeline!;
+  const { session, task, path } = state.filter;
+  const match = pathMatcher(path);
+  const list = $("timeline");
+  const rows: Row[] = [];
+  type Item = { at: string; render: () => void };
+  const items: Item[] = [];
+
+  const callsOf = (s: string) => t.calls.filter((c) => c.session === s && (!match || c.paths.some(match)));
+  // The snapshots a hook took around a session's shell calls sit under that session, beside its calls: restore points, not news of their own.
+  const ownSnapshots = (s: string) => (match ? [] : t.snapshots.filter((x) => x.session === s && x.call !== null));
+  for (const s of t.sessions) {
+    if (session && s.session !== session) continue;
+    if (task && !s.tasks.includes(task)) continue;
+    const calls = callsOf(s.session);
+    if (match && calls.length === 0) continue;
+    items.push({
+      at: s.last,
+      render: () => {
+        rows.push(
+          row(
+            { kind: "session", id: s.session },
+            "session",
+            s.session,
+            `${s.calls} call${s.calls === 1 ? "" : "s"} · ${s.paths} path${s.paths === 1 ? "" : "s"}${s.tasks.length ? ` · task ${s.tasks.join(", ")}` : ""}`,
+            s.last,
+            0,
+          ),
+        );
+        const under = [
+          ...calls.map((c) => ({ at: c.at, r: () => row({ kind: "call", id: c.call, session: c.session }, "call", `${c.tool} ${short(c.call, 14)}`, c.paths.join(" ") || "(no paths)", c.at, 1) })),
+          ...ownSnapshots(s.session).map((x) => ({ at: x.at, r: () => row({ kind: "snapshot", id: x.id }, "snapshot", x.label ?? `around call ${short(x.call, 14)}`, x.id, x.at, 1) })),
+        ].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+        for (const u of under) rows.push(u.r());
+      },
+    });
+  }
+  if (!match) {
+    for (const name of tasksOf(t)) {
+      if (task && name !== task) continue;
+      if (session && !t.sessions.some((s) => s.session === session && s.tasks.includes(name))) continue;
+      const times = [...t.sessions.filter((s) => s.tasks.includes(name)).map((s) => s.last), ...t.snapshots.filter((s) => s.task === name).map((s) => s.at)];
+      const last = times.reduce((m, x) => (x > m ? x : m), times[0] ?? "");
+      items.push({ at: last, render: () => rows.push(row({ kind: "task", id: name }, "task", name, "a task: its sessions' work", last, 0)) });
+    }
+    for (const s of t.snapshots) {
+      if (s.session !== null && s.call !== null && t.sessions.some((x) => x.session === s.session)) continue; // listed under its session
+      if (session && s.session !== session) continue;
+      if (task && s.task !== task) continue;
+      items.push({ at: s.at, render: () => rows.push(row({ kind: "snapshot", id: s.id }, "snapshot", s.label ?? s.id, `${s.id}${s.session ? ` · ${s.session}` : ""}`, s.at, 0)) });
+    }
+    for (const r of t.receipts) {
+      if (session && r.scope.id !== session) continue;
+      if (task && r.scope.id !== task) continue;
+      items.push({ at: r.at, render: () => rows.push(row({ kind: "receipt", id: r.id }, "receipt", `${r.kind} ${r.scope.kind} ${r.scope.id}`, `${r.id} · ${countsText(r.counts)}`, r.at, 0)) });
+    }
+  }
+  items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  for (const i of items) i.render();
+  // A live reload replaces the rows: the keyboard stays on the row it was on.
+  const hadFocus = list.contains(document.activeElement);
+  clear(list, ...rows.map((r) => r.el));
+  if (rows.length === 0)
+    list.append(
+      h(
+        "div",
+        { class: "empty" },
+        t.sessions.length === 0 && t.snapshots.length === 0 ? "Nothing recorded yet: run unwind init --claude (or --codex, --gemini) and let an agent work." : "Nothing matches these filters.",
+      ),
+    );
+  if (t.callsTotal > t.calls.length) list.append(h("div", { class: "empty" }, `The newest ${t.calls.length} of ${t.callsTotal} calls are listed.`));
+  state.rows = rows;
+  const open = rows.findIndex((r) => r.key === state.openKey);
+  state.cursor = Math.min(Math.max(0, open >= 0 ? open : state.cursor), Math.max(0, rows.length - 1));
+  markCursor(hadFocus);
+}
+
+function row(target: Target, kind: string, title: string, sub: string, at: string, depth: number): Row {
+  const key = `${target.kind}:${target.id}:${target.kind === "call" ? target.session : ""}`;
+  const el = h(
+    "div",
+    { class: `row ${kind} depth${depth}${key === state.openKey ? " open" : ""}`, "data-kind": kind, role: "option", tabindex: -1 },
+    h("span", { class: "badge" }, kind),
+    h("span", { class: "title" }, title),
+    h("span", { class: "when", title: at }, at ? ago(at) : ""),
+    h("div", { class: "sub" }, sub),
+  );
+  const r = { key, target, el };
+  el.addEventListener("click", () => {
+    state.cursor = state.rows.indexOf(r);
+    markCursor(true);
+    openTarget(r);
+  });
+  return r;
+}
+
+function markCursor(focus: boolean): void {
+  state.rows.forEach((r, i) => {
+    r.el.setAttribute("aria-selected", String(i === state.cursor));
+  });
+  const r = state.rows[state.cursor];
+  if (r && focus) {
+    r.el.focus({ preventScroll: true });
+    r.el.scrollIntoView({ block: "nearest" });
+  }
+}
+
+function countsText(c: Record<string, number>): string {
+  const parts = [
+    c.restore && `${c.restore} restored`,
+    c.delete && `${c.delete} deleted`,
+    c.merge && `${c.merge} merged`,
+    c.skip && `${c.skip} skipped`,
+    c.conflict && `${c.conflict} conflict${c.conflict === 1 ? "" : "s"}`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(", ") : "nothing to do";
+}
+
+// ---------------------------------------------------------------- detail
+
+function openTarget(r: Row): void {
+  state.openKey = r.key;
+  for (const x of state.rows) x.el.classList.toggle("open", x.key === r.key);
+  if (r.target.kind === "receipt") void showReceipt(r.target.id);
+  else void showScope(r.target);
+}
+
+function modeToggle(rerender: () => void): HTMLElement {
+  const b = (m: DiffMode, label: string) =>
+    h(
+      "button",
+      {
+        class: state.mode === m ? "on" : "",
+        "aria-pressed": String(state.mode === m),
+        onclick: () => {
+          state.mode = m;
+          localStorage.setItem("unwind-diff", m);
+          rerender();
+        },
+      },
+      label,
+    );
+  return h("span", { class: "toggle", role: "group", "aria-label": "diff layout" }, b("unified", "Unified"), b("split", "Side by side"));
+}
+
+async function showScope(t: Target): Promise<void> {
+  const pane = $("detail");
+  const title = t.kind === "call" ? `call ${t.id}` : `${t.kind} ${t.id}`;
+  const preview = h("div", { id: "preview" });
+  const changes = h("div", { id: "changes" }, h("p", { class: "muted" }, "Loading the change set…"));
+  const render = () => void renderChanges(t, changes);
+  clear(
+    pane,
+    h(
+      "header",
+      { class: "detail-head" },
+      h("h2", {}, title),
+      t.kind === "call" ? h("div", { class: "muted" }, `in session ${t.session}`) : null,
+      h(
+        "div",
+        { class: "actions" },
+        h("button", { id: "preview-undo", class: "primary", onclick: () => void showUndoPreview(t, preview, {}) }, "Preview undo"),
+        t.kind === "snapshot" ? h("button", { id: "preview-restore", onclick: () => void showRestorePreview(t.id, preview, {}) }, "Preview restore") : null,
+        modeToggle(render),
+      ),
+    ),
+    preview,
+    changes,
+  );
+  render();
+}
+
+async function renderChanges(t: Target, box: HTMLElement): Promise<void> {
+  let cs: ChangeSetReport;
+  try {
+    cs = await api<ChangeSetReport>("/api/changes", scopeParams(t));
+  } catch (e) {
+    clear(box, errorBox(e));
+    return;
+  }
+  clear(box, h("h3", {}, `${cs.entries.length} changed path${cs.entries.length === 1 ? "" : "s"}`));
+  if (cs.entries.length === 0) box.append(h("p", { class: "muted" }, "This changed nothing in the work tree (or nothing that is still on the record)."));
+  cs.entries.forEach((e, i) => {
+    const body = h("div", { class: "entry-body" });
+    const details = h(
+      "details",
+      { class: "entry", open: i < 20 },
+      h(
+        "summary",
+        {},
+        h("span", { class: `change ${e.change}` }, e.change),
+        h("span", { class: "path" }, e.path),
+        h("span", { class: "states" }, `${stateShort(e.pre)} → ${stateShort(e.post)}`),
+        h("span", { class: "by" }, e.by.join(", ")),
+        e.shared?.length ? h("span", { class: "shared" }, `shared with ${e.shared.map((c) => `${c.session} ${c.call}`).join(", ")}`) : null,
+        e.unclosed ? h("span", { class: "shared" }, "unclosed call") : null,
+      ),
+      body,
+    );
+    let loaded = false;
+    const load = () => {
+      if (loaded) return;
+      loaded = true;
+      void renderEntryDiff(e.pre, e.post, body, e.path);
+    };
+    details.addEventListener("toggle", () => details.open && load());
+    if (i < 20) load();
+    box.append(details);
+  });
+}
+
+/** One side of a diff: its text, or why it has none (absent, binary, over the cap, not kept). */
+async function side(s: State | null, path?: string): Promise<{ text: string | null; note: string | null }> {
+  if (s === null) return { text: "", note: null };
+  if (s.kind === "toolarge") return { text: null, note: `over the size cap: ${bytes(s.size ?? 0)}, sha256 ${short(s.sha256, 16)} (bytes not kept)` };
+  if (s.kind === "gitlink") return { text: null, note: `submodule at commit ${s.oid ?? "?"}` };
+  if (s.kind === "unknown") return { text: null, note: "never captured" };
+  if (!s.sha256 && !s.oid) return { text: null, note: "no bytes recorded" };
+  let c: Content;
+  try {
+    c = await api<Content>("/api/content", { sha256: s.sha256, oid: s.oid });
+  } catch (e) {
+    // A snapshot's change set up to the work tree names the files as they are now, whose bytes no record keeps: read them from the work tree.
+    if ((e as ApiError).status !== 404 || path === undefined) throw e;
+    const now = await api<Content & { kind: string }>("/api/current", { path });
+    if (now.sha256 !== (s.sha256 ?? now.sha256) || now.oid !== (s.oid ?? now.oid)) return { text: null, note: "the work tree changed since this list was made: open it again" };
+    c = now;
+  }
+  const hash = `${bytes(c.size)}, sha256 ${short(c.sha256 ?? "", 16) || "-"}${c.oid ? `, git ${short(c.oid, 12)}` : ""}`;
+  if (c.binary) return { text: null, note: `binary: ${hash}` };
+  if (c.tooLarge) return { text: null, note: `too large to show: ${hash}` };
+  return { text: s.kind === "symlink" ? `→ ${c.text}` : c.text, note: null };
+}
+
+async function renderEntryDiff(pre: State | null, post: State | null, body: HTMLElement, path: string): Promise<void> {
+  clear(body, h("p", { class: "muted" }, "Loading…"));
+  try {
+    const [a, b] = await Promise.all([side(pre), side(post, path)]);
+    if (a.text !== null && b.text !== null) {
+      clear(body, renderDiff(a.text, b.text, state.mode));
+      if (pre?.mode && post?.mode && pre.mode !== post.mode) body.prepend(h("div", { class: "muted" }, `mode ${pre.mode} → ${post.mode}`));
+    } else
+      clear(
+        body,
+        h(
+          "div",
+          { class: "binary" },
+          h("div", {}, h("strong", {}, "before: "), pre === null ? "absent" : (a.note ?? `${bytes(pre.size ?? 0)} of text`)),
+          h("div", {}, h("strong", {}, "after: "), post === null ? "absent" : (b.note ?? `${bytes(post.size ?? 0)} of text`)),
+        ),
+      );
+  } catch (e) {
+    clear(body, errorBox(e));
+  }
+}
+
+// ---------------------------------------------------------------- previews and apply
+
+type Options = { force?: boolean; merge?: boolean };
+
+async function showUndoPreview(t: Target, box: HTMLElement, o: Options): Promise<void> {
+  await showPlan(box, "undo", () => api<UndoReport>("/api/plan", { ...scopeParams(t), force: o.force ? "1" : undefined, merge: o.merge ? "1" : undefined }), {
+    options: { force: true, merge: true },
+    current: o,
+    again: (n) => void showUndoPreview(t, box, n),
+    apply: (digest) => api<UndoReport>("/api/undo", {}, { ...scopeParams(t), force: Boolean(o.force), merge: Boolean(o.merge), plan: digest }),
+  });
+}
+
+async function showRestorePreview(id: string, box: HTMLElement, o: Options): Promise<void> {
+  await showPlan(box, "restore", () => api<UndoReport>("/api/restore-plan", { snapshot: id, force: o.force ? "1" : undefined }), {
+    options: { force: true, merge: false },
+    current: o,
+    again: (n) => void showRestorePreview(id, box, n),
+    apply: (digest) => api<UndoReport>("/api/restore", {}, { snapshot: id, force: Boolean(o.force), plan: digest }),
+  });
+}
+
+async function showReceipt(id: string): Promise<void> {
+  const pane = $("detail");
+  const r = state.timeline?.receipts.find((x) => x.id === id);
+  const box = h("div", { id: "preview" });
+  clear(
+    pane,
+    h(
+      "header",
+      { class: "detail-head" },
+      h("h2", {}, `receipt ${id}`),
+      r ? h("div", { class: "muted" }, `${r.kind} of ${r.scope.kind} ${r.scope.id} · ${countsText(r.counts)} · ${ago(r.at)}${r.recovered ? " · finished after a crash" : ""}`) : null,
+      h("p", {}, "Redo takes this back: every path it wrote goes back to what it held just before, under the same conflict rules."),
+    ),
+    box,
+  );
+  const again = () => void showRedoPreview(id, box);
+  again();
+}
+
+async function showRedoPreview(id: string, box: HTMLElement): Promise<void> {
+  await showPlan(box, "redo", () => api<UndoReport>("/api/redo-plan", { receipt: id }), {
+    options: { force: false, merge: false },
+    current: {},
+    again: () => void showRedoPreview(id, box),
+    apply: (digest) => api<UndoReport>("/api/redo", {}, { receipt: id, plan: digest }),
+  });
+}
+
+interface PlanUi {
+  options: { force: boolean; merge: boolean };
+  current: Options;
+  again: (o: Options) => void;
+  apply: (digest: string) => Promise<UndoReport>;
+}
+
+async function showPlan(box: HTMLElement, verb: "undo" | "restore" | "redo", load: () => Promise<UndoReport>, ui: PlanUi): Promise<void> {
+  clear(box, h("p", { class: "muted" }, `Planning the ${verb}…`));
+  let p: UndoReport;
+  try {
+    p = await load();
+  } catch (e) {
+    clear(box, errorBox(e));
+    return;
+  }
+  const acting = p.counts.restore + p.counts.delete + p.counts.merge;
+  const opt = (k: "force" | "merge", label: string) =>
+    h("label", { class: "opt" }, h("input", { type: "checkbox", id: `opt-${k}`, checked: Boolean(ui.current[k]), onchange: () => ui.again({ ...ui.current, [k]: !ui.current[k] }) }), label);
+  const result = h("div", { id: "apply-result" });
+  const applyBtn = h("button", { id: "apply", class: "primary danger", disabled: acting === 0 }, acting === 0 ? "Nothing to apply" : `Apply this plan (${p.plan.slice(0, 12)})`);
+  applyBtn.addEventListener("click", async () => {
+    applyBtn.disabled = true;
+    clear(result, h("p", { class: "muted" }, "Applying…"));
+    try {
+      const done = await ui.apply(p.plan);
+      clear(
+        result,
+        h(
+          "div",
+          { class: "done", role: "status" },
+          h("strong", {}, `Applied: receipt ${done.receipt}`),
+          ` · ${countsText(done.counts)}`,
+          done.partial ? " · some paths were left alone (see above)" : "",
+          h("div", { class: "hint" }, "Redo it from its receipt in the timeline."),
+        ),
+      );
+      void loadTimeline();
+      void loadStatus();
+    } catch (e) {
+      const changed = (e as ApiError).code === "E_PLAN_CHANGED";
+      clear(result, errorBox(e, changed ? { label: "Preview again", run: () => ui.again(ui.current) } : undefined));
+      if (changed) result.prepend(h("p", { class: "stale" }, "The plan changed since this preview (a file was saved, an agent wrote, or a receipt was added), so nothing was done."));
+    }
+  });
+  clear(
+    box,
+    h(
+      "section",
+      { class: "plan" },
+      h("h3", {}, `${verb[0]!.toUpperCase()}${verb.slice(1)} preview`, h("span", { class: "digest", title: p.plan }, ` plan ${p.plan.slice(0, 12)}`)),
+      h("p", { class: "summary" }, `${countsText(p.counts)} · nothing has been changed yet`),
+      ui.options.force || ui.options.merge
+        ? h(
+            "div",
+            { class: "opts" },
+            ui.options.merge ? opt("merge", " Merge (take back only this work's lines)") : null,
+            ui.options.force ? opt("force", " Force (overwrite later edits; the receipt keeps them)") : null,
+          )
+        : null,
+      h("table", { class: "items" }, h("tbody", {}, ...p.items.map(planRow))),
+      h("div", { class: "actions" }, applyBtn),
+      result,
+    ),
+  );
+}
+
+function planRow(i: ReportItem): HTMLElement {
+  const words = i.reason ? REASONS[i.reason] : null;
+  return h(
+    "tr",
+    { class: `item ${i.action}` },
+    h("td", { class: `action ${i.action}` }, i.action),
+    h(
+      "td",
+      {},
+      h("div", { class: "path" }, i.path),
+      h(
+        "div",
+        { class: "muted" },
+        `now ${nowShort(i.now)} → after: ${i.action === "restore" || i.action === "merge" ? stateShort(i.pre) : i.action === "delete" ? "absent" : "as now"}`,
+        " · ",
+        ACTIONS[i.action],
+      ),
+      words && i.reason !== "unchanged"
+        ? h("div", { class: "reason" }, h("strong", {}, `${i.reason}: `), words.why, i.detail ? h("div", { class: "detail-line" }, i.detail) : null, h("div", { class: "todo" }, words.todo))
+        : null,
+      i.action === "conflict" && (i.now.kind === "file" || i.now.kind === "symlink") ? sinceView(i) : null,
+    ),
+  );
+}
+
+/** A conflict's "what changed since": the bytes this work left (the record) against what the path holds now. */
+function sinceView(i: ReportItem): HTMLElement {
+  const body = h("div", { class: "entry-body" });
+  const d = h("details", { class: "since" }, h("summary", {}, "What changed since this work"), body);
+  let loaded = false;
+  d.addEventListener("toggle", async () => {
+    if (!d.open || loaded) return;
+    loaded = true;
+    clear(body, h("p", { class: "muted" }, "Loading…"));
+    try {
+      const [left, now] = await Promise.all([side(i.post, i.path), api<Content & { kind: string }>("/api/current", { path: i.path })]);
+      const planned = i.now.kind === "file" || i.now.kind === "symlink" ? i.now.sha256 : null;
+      const moved = now.sha256 !== planned ? h("p", { class: "stale" }, "It changed again since this preview: preview again before applying.") : null;
+      if (left.text !== null && now.text !== null) clear(body, moved, renderDiff(left.text, now.kind === "symlink" ? `→ ${now.text}` : now.text, state.mode));
+      else
+        clear(
+          body,
+          moved,
+          h(
+            "div",
+            { class: "binary" },
+            h("div", {}, h("strong", {}, "this work left: "), left.note ?? "text"),
+            h("div", {}, h("strong", {}, "now: "), `${now.kind}, ${bytes(now.size ?? 0)}${now.binary ? ", binary" : ""}${now.sha256 ? `, sha256 ${short(now.sha256, 16)}` : ""}`),
+          ),
+        );
+    } catch (e) {
+      clear(body, errorBox(e));
+    }
+  });
+  return d;
+}
+
+function nowShort(n: ReportItem["now"]): string {
+  if (n.kind === "file") return short(n.sha256);
+  if (n.kind === "symlink") return `symlink ${short(n.sha256)}`;
+  if (n.kind === "blocked") return `blocked at ${n.at}`;
+  return n.kind;
+}
+
+// ---------------------------------------------------------------- status, verify, live
+
+async function loadStatus(): Promise<void> {
+  const box = $("status");
+  try {
+    const s = await api<StatusReport>("/api/status");
+    clear(
+      box,
+      h("span", {}, `${s.sessions} session${s.sessions === 1 ? "" : "s"}`),
+      h("span", {}, `${s.snapshots} snapshot${s.snapshots === 1 ? "" : "s"}`),
+      h("span", {}, `${s.receipts} receipt${s.receipts === 1 ? "" : "s"}`),
+      h("span", {}, `store ${bytes(s.bytes)}`),
+      s.errorCount > 0
+        ? h("span", { class: "bad", title: s.errors.map((e) => JSON.stringify(e)).join("\n") }, `${s.errorCount} capture error${s.errorCount === 1 ? "" : "s"} (unwind status)`)
+        : h("span", { class: "good" }, "no capture errors"),
+      s.damagedRecords > 0 ? h("span", { class: "bad" }, `${s.damagedRecords} damaged records`) : null,
+    );
+    // The work tree's name; its full path on hover (and out of screenshots).
+    $("root").textContent = s.root.split("/").pop() || s.root;
+    $("root").title = s.root;
+  } catch (e) {
+    clear(box, errorBox(e));
+  }
+}
+
+async function runVerify(): Promise<void> {
+  const box = $("verify-result");
+  clear(box, "verifying…");
+  try {
+    const v = await api<VerifyReport>("/api/verify");
+    clear(
+      box,
+      v.ok
+        ? h("span", { class: "good" }, `verified: ${v.blobs} blobs, ${v.records} records, ${v.receipts} receipts, ${v.snapshots} snapshots intact`)
+        : h(
+            "span",
+            { class: "bad", title: v.problems.map((p) => `${p.kind} ${p.id}: ${p.message}`).join("\n") },
+            `${v.problems.length} problem${v.problems.length === 1 ? "" : "s"}: ${v.problems[0]?.message ?? ""}`,
+          ),
+    );
+  } catch (e) {
+    clear(box, errorBox(e));
+  }
+}
+
+function live(): void {
+  const dot = $("live");
+  let last = "";
+  let pending: number | undefined;
+  const es = new EventSource("/api/events");
+  es.addEventListener("open", () => {
+    dot.className = "live on";
+    dot.title = "live: the timeline follows the record";
+  });
+  es.addEventListener("error", () => {
+    dot.className = "live off";
+    dot.title = "not live: the server is not answering (stopped?)";
+  });
+  es.addEventListener("stamp", (ev) => {
+    const stamp = (ev as MessageEvent<string>).data;
+    if (stamp === last) return;
+    const first = last === "";
+    last = stamp;
+    if (first && state.timeline?.stamp === stamp) return;
+    // Several captures in a burst: one reload.
+    clearTimeout(pending);
+    pending = window.setTimeout(() => {
+      void loadTimeline();
+      void loadStatus();
+    }, 150);
+  });
+}
+
+// ---------------------------------------------------------------- keys
+
+function keys(e: KeyboardEvent): void {
+  const tag = (e.target as HTMLElement).tagName;
+  if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") {
+    if (e.key === "Escape") (e.target as HTMLElement).blur();
+    return;
+  }
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const move = (d: number) => {
+    e.preventDefault();
+    state.cursor = Math.min(Math.max(0, state.cursor + d), state.rows.length - 1);
+    markCursor(true);
+  };
+  if (e.key === "j" || e.key === "ArrowDown") move(1);
+  else if (e.key === "k" || e.key === "ArrowUp") move(-1);
+  else if (e.key === "Enter" && ((e.target as HTMLElement).closest("#timeline") || e.target === document.body)) {
+    const r = state.rows[state.cursor];
+    if (r) {
+      e.preventDefault();
+      openTarget(r);
+    }
+  } else if (e.key === "/") {
+    e.preventDefault();
+    $("f-path").focus();
+  } else if (e.key === "?") $("keys").toggleAttribute("open");
+}
+
+function main(): void {
+  for (const id of ["f-session", "f-task"]) {
+    $(id).addEventListener("change", (e) => {
+      state.filter[id === "f-session" ? "session" : "task"] = (e.target as HTMLSelectElement).value;
+      renderTimeline();
+    });
+  }
+  $("f-path").addEventListener("input", (e) => {
+    state.filter.path = (e.target as HTMLInputElement).value.trim();
+    renderTimeline();
+  });
+  $("verify").addEventListener("click", () => void runVerify());
+  document.addEventListener("keydown", keys);
+  clear($("detail"), h("p", { class: "muted" }, "Open an item of the timeline (click, or j/k and Enter) to see what it changed and preview its undo."));
+  void loadTimeline().then(() => markCursor(true));
+  void loadStatus();
+  live();
+}
+
+main();
