@@ -66,7 +66,7 @@ describe("unwind ui in a browser", () => {
     const sessions = p.locator(".row.session .title");
     await expect.poll(() => sessions.allTextContents()).toEqual([`claude:${SB}`, `claude:${SA}`]);
     expect(await p.locator(".row.call .title").allTextContents()).toEqual([expect.stringMatching(/^Write /), expect.stringMatching(/^Bash /), expect.stringMatching(/^Edit /)]);
-    expect(await p.locator("#f-run option").first().textContent()).toBe("runs: not built yet");
+    expect(await p.locator("#f-run option").first().textContent()).toBe("every run");
     expect(p.url()).toBe(`http://127.0.0.1:${ui.port}/`);
     await expect.poll(() => p.locator("#live").getAttribute("class")).toBe("live on");
     await shot(p, "timeline");

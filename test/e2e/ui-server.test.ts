@@ -216,11 +216,11 @@ describe("unwind ui: the API is the library's", () => {
     write(root, "src/a.ts", A_TS2);
   });
 
-  it("the timeline holds both sessions and their calls, says runs are not built yet, and content is read by hash", async () => {
+  it("the timeline holds both sessions and their calls, says whether the library has runs, and content is read by hash", async () => {
     const t = (await request(ui.port, { path: "/api/timeline", headers: auth() })).json;
     expect(t.sessions.map((s: { session: string }) => s.session).sort()).toEqual([`claude:${SA}`, `claude:${SB}`]);
     expect(t.calls).toHaveLength(3);
-    expect(t.runs).toEqual({ available: false, note: "run capsules (unwind run, runs) is not built yet" });
+    expect(t.runs).toEqual({ available: true, note: null });
     const cs = (await request(ui.port, { path: `/api/changes?session=${SB}`, headers: auth() })).json;
     const entry = cs.entries[0];
     const c = (await request(ui.port, { path: `/api/content?sha256=${entry.post.sha256}`, headers: auth() })).json;
