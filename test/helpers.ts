@@ -227,3 +227,14 @@ export async function rejection(p: Promise<unknown>): Promise<UnwindError> {
   }
   throw new Error(`expected a rejection, got ${JSON.stringify(result)}`);
 }
+
+/** The start time of a pid now (field 22 of /proc/<pid>/stat), null once it is gone or a zombie. */
+export function startOf(pid: number): string | null {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    return f[0] === "Z" ? null : (f[19] ?? null);
+  } catch {
+    return null;
+  }
+}

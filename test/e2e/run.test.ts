@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, disk, git, makeRepo, read, tempDir, treeState, unwind, write } from "../helpers.js";
+import { BIN, disk, git, makeRepo, read, startOf, tempDir, treeState, unwind, write } from "../helpers.js";
 import { claudePayload } from "../journal-helpers.js";
 
 /*
@@ -15,17 +15,6 @@ import { claudePayload } from "../journal-helpers.js";
  */
 
 const roots: string[] = [];
-
-/** The start time of a pid now (field 22 of /proc/<pid>/stat), null once it is gone or a zombie. */
-function startOf(pid: number): string | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    return f[0] === "Z" ? null : (f[19] ?? null);
-  } catch {
-    return null;
-  }
-}
 
 /** Tests leave no process behind: every process a capsule recorded that is still that process is killed. */
 afterEach(() => {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { endProcesses } from "../../src/capture/run/owned.js";
 import { open } from "../../src/ops/open.js";
-import { makeRepo, rejection } from "../helpers.js";
+import { makeRepo, rejection, startOf } from "../helpers.js";
 
 /*
  * Ending processes by identity (SPEC section 9), against real processes:
@@ -21,16 +21,6 @@ function sleeper(): { pid: number; start: string } {
   const c = spawn("sleep", ["300"], { stdio: "ignore" });
   started.push(c);
   return { pid: c.pid!, start: startOf(c.pid!)! };
-}
-
-function startOf(pid: number): string | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    return f[0] === "Z" ? null : (f[19] ?? null);
-  } catch {
-    return null;
-  }
 }
 
 describe("ending recorded processes", () => {
