@@ -4,7 +4,7 @@
 // run (these machines are noisy: 2 cores, often loaded), and every time is
 // the median of interleaved repetitions after one warm-up round.
 
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -443,4 +443,45 @@ export function statusBaseline(repo, modify) {
       return r.ms;
     },
   };
+}
+
+/** Spawns `cmd args` and resolves with its wall time to exit (ms); a non-zero exit rejects. */
+export function timeExit(cmd, args, cwd, env = BASE_ENV) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const child = spawn(cmd, args, { cwd, env, stdio: "ignore" });
+    child.on("error", reject);
+    child.on("exit", (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${cmd} ${args.join(" ")} exited ${code}`))));
+  });
+}
+
+/**
+ * Async `measure`: one warm-up round, then `reps` rounds, the order rotating
+ * each round. Each command resolves to named samples ({ url: ms, ... }).
+ */
+export async function measureAsync(commands, reps) {
+  const names = Object.keys(commands);
+  const samples = {};
+  for (let round = 0; round <= reps; round++) {
+    const shift = round % names.length;
+    for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
+      const r = await commands[name]();
+      if (round > 0) for (const [k, v] of Object.entries(r)) (samples[k] ??= []).push(v);
+    }
+  }
+  return samples;
+}
+
+/** A small real git repository (20 source files, committed) with a store holding one snapshot. */
+export function smallRepo(name) {
+  const repo = tempDir(name);
+  mkdirSync(join(repo, "src"), { recursive: true });
+  for (let i = 0; i < 20; i++) writeFileSync(join(repo, "src", `m${i}.ts`), `export const v${i} = ${i};\n`);
+  run("git", ["init", "-q", "-b", "main"], { cwd: repo });
+  gitConfig(repo);
+  run("git", [...GIT, "add", "-A"], { cwd: repo });
+  run("git", [...GIT, "commit", "-q", "-m", "initial"], { cwd: repo });
+  run("node", [UNWIND, "init"], { cwd: repo });
+  run("node", [UNWIND, "snapshot", "--label", "bench"], { cwd: repo });
+  return repo;
 }

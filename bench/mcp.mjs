@@ -19,9 +19,8 @@
 // asynchronous because the answers arrive while the process runs).
 
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BASE_ENV, GIT, ROOT, UNWIND, fmtMs, gitConfig, intEnv, median, REPS, run, standalone, tempDir } from "./lib.mjs";
+import { BASE_ENV, ROOT, UNWIND, fmtMs, intEnv, measureAsync, median, REPS, smallRepo, standalone, timeExit } from "./lib.mjs";
 
 const MCP_REPS = intEnv("BENCH_MCP_REPS", Math.max(REPS, 21));
 
@@ -31,16 +30,6 @@ const ENV = Object.fromEntries(Object.entries(BASE_ENV).filter(([k]) => !/^(CLAU
 const INITIALIZE = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "0" } } };
 const INITIALIZED = { jsonrpc: "2.0", method: "notifications/initialized" };
 const LIST = { jsonrpc: "2.0", id: 2, method: "tools/list" };
-
-/** Spawns `cmd args` and resolves with its wall time to exit (ms). */
-function timeExit(cmd, args, cwd) {
-  return new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
-    const child = spawn(cmd, args, { cwd, env: ENV, stdio: "ignore" });
-    child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${cmd} ${args.join(" ")} exited ${code}`))));
-  });
-}
 
 /** One server start: ms from spawn to the initialize response, and to the tools/list response; checks both answers. */
 function timeServer(cwd) {
@@ -76,36 +65,14 @@ function timeServer(cwd) {
   });
 }
 
-/** One warm-up round, then `reps` rounds; the order rotates each round. */
-async function measureAsync(commands, reps) {
-  const names = Object.keys(commands);
-  const samples = Object.fromEntries(names.map((n) => [n, []]));
-  for (let round = 0; round <= reps; round++) {
-    const shift = round % names.length;
-    for (const name of [...names.slice(shift), ...names.slice(0, shift)]) {
-      const r = await commands[name]();
-      if (round > 0) for (const [k, v] of Object.entries(r)) (samples[k] ??= []).push(v);
-    }
-  }
-  return samples;
-}
-
 export async function bench() {
   console.log("unwind mcp start-up benchmark");
-  const repo = tempDir("mcp-repo");
-  mkdirSync(join(repo, "src"), { recursive: true });
-  for (let i = 0; i < 20; i++) writeFileSync(join(repo, "src", `m${i}.ts`), `export const v${i} = ${i};\n`);
-  run("git", ["init", "-q", "-b", "main"], { cwd: repo });
-  gitConfig(repo);
-  run("git", [...GIT, "add", "-A"], { cwd: repo });
-  run("git", [...GIT, "commit", "-q", "-m", "initial"], { cwd: repo });
-  run("node", [UNWIND, "init"], { cwd: repo });
-  run("node", [UNWIND, "snapshot", "--label", "bench"], { cwd: repo });
+  const repo = smallRepo("mcp-repo");
 
   const commands = {
-    node: async () => ({ node: await timeExit("node", ["-e", "0"], repo) }),
-    version: async () => ({ version: await timeExit("node", [UNWIND, "--version"], repo) }),
-    load: async () => ({ load: await timeExit("node", ["-e", `require(${JSON.stringify(join(ROOT, "dist", "mcp.cjs"))})`], repo) }),
+    node: async () => ({ node: await timeExit("node", ["-e", "0"], repo, ENV) }),
+    version: async () => ({ version: await timeExit("node", [UNWIND, "--version"], repo, ENV) }),
+    load: async () => ({ load: await timeExit("node", ["-e", `require(${JSON.stringify(join(ROOT, "dist", "mcp.cjs"))})`], repo, ENV) }),
     mcp: async () => {
       const at = await timeServer(repo);
       return { init: at.init, list: at.list };

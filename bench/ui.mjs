@@ -10,20 +10,9 @@
 
 import { spawn } from "node:child_process";
 import { request } from "node:http";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { BASE_ENV, GIT, UNWIND, fmtMs, gitConfig, intEnv, median, REPS, run, standalone, tempDir } from "./lib.mjs";
+import { BASE_ENV, UNWIND, fmtMs, intEnv, measureAsync, median, REPS, smallRepo, standalone, timeExit } from "./lib.mjs";
 
 const UI_REPS = intEnv("BENCH_UI_REPS", Math.max(REPS, 15));
-
-function timeExit(cmd, args, cwd) {
-  return new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
-    const child = spawn(cmd, args, { cwd, env: BASE_ENV, stdio: "ignore" });
-    child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`${cmd} exited ${code}`))));
-  });
-}
 
 /** ms from spawn to the URL, and to the timeline's answer; then Ctrl-C, which must exit 0. */
 function timeUi(cwd) {
@@ -57,30 +46,15 @@ function timeUi(cwd) {
 
 export async function bench() {
   console.log("unwind ui start-up benchmark");
-  const repo = tempDir("ui-repo");
-  mkdirSync(join(repo, "src"), { recursive: true });
-  for (let i = 0; i < 20; i++) writeFileSync(join(repo, "src", `m${i}.ts`), `export const v${i} = ${i};\n`);
-  run("git", ["init", "-q", "-b", "main"], { cwd: repo });
-  gitConfig(repo);
-  run("git", [...GIT, "add", "-A"], { cwd: repo });
-  run("git", [...GIT, "commit", "-q", "-m", "initial"], { cwd: repo });
-  run("node", [UNWIND, "init"], { cwd: repo });
-  run("node", [UNWIND, "snapshot", "--label", "bench"], { cwd: repo });
+  const repo = smallRepo("ui-repo");
 
-  const commands = [
-    ["node", async () => ({ node: await timeExit("node", ["-e", "0"], repo) })],
-    ["ui", async () => timeUi(repo)],
-  ];
+  const commands = {
+    node: async () => ({ node: await timeExit("node", ["-e", "0"], repo) }),
+    ui: async () => timeUi(repo),
+  };
   console.log("  repo      a small git repository (20 files, a store with one snapshot)");
   console.log(`  median of ${UI_REPS} runs after 1 warm-up, interleaved\n`);
-  const samples = {};
-  for (let round = 0; round <= UI_REPS; round++) {
-    const order = round % 2 ? [...commands].reverse() : commands;
-    for (const [, fn] of order) {
-      const r = await fn();
-      if (round > 0) for (const [k, v] of Object.entries(r)) (samples[k] ??= []).push(v);
-    }
-  }
+  const samples = await measureAsync(commands, UI_REPS);
   const labels = { node: "node -e 0 (baseline: spawn -> exit)", url: "unwind ui: spawn -> URL on stdout", timeline: "unwind ui: spawn -> first /api/timeline answer" };
   const w = Math.max(...Object.values(labels).map((l) => l.length));
   console.log(`  ${"".padEnd(w)}     median        min        max`);
