@@ -44,8 +44,9 @@ export class ContentReader {
     const unsized: { oid: string; size: number }[] = [];
     for (const s of states) {
       if (!s || (s.kind !== "file" && s.kind !== "symlink") || !s.oid) continue;
-      if (s.sha256 && this.cas.has(s.sha256)) continue;
+      // Asked before the CAS (a stat each): a second prefetch of the same states costs nothing.
       if (this.queued.has(s.oid) || this.cache.has(gitKey(s.oid))) continue;
+      if (s.sha256 && this.cas.has(s.sha256)) continue;
       this.queued.add(s.oid);
       const q = { oid: s.oid, size: s.size ?? -1 };
       this.queue.push(q);
