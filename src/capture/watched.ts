@@ -82,7 +82,9 @@ export function watchedStatus(ctx: Context, indexTree: string | null, timeoutMs:
   const status = plan.then(async (p) => {
     if (p.scan.scan === "full") return full();
     if (p.output !== null) return { stdout: p.output, stderr: "", code: 0 };
-    return ctx.git(["--literal-pathspecs", ...STATUS_ARGS, "--", ...p.paths], { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs: left() }).catch((e: unknown) => {
+    // Read-only: a status limited to pathspecs writes back an untracked cache that covers only them, and the
+    // next full status (or a scratch one from a copy of the index) then misses untracked files elsewhere.
+    return ctx.git(["--literal-pathspecs", ...STATUS_ARGS, "--", ...p.paths], { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: false, timeoutMs: left() }).catch((e: unknown) => {
       // A pathspec git refuses (beyond a symlink, say) is no reason to fail the snapshot.
       if (!(e instanceof GitError) || e.gitCode === "timeout") throw e;
       p.scan.scan = "full";
