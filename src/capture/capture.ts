@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { checkRepoPath, insideRoot, inStore } from "../domain/paths.js";
@@ -12,8 +12,8 @@ import { loadConfig } from "../store/config.js";
 import { logError } from "../store/error-log.js";
 import { append, type FileRecord, type JournalRecord } from "../store/journal.js";
 import { acquire } from "../store/lock.js";
-import { readOpenCalls, writeOpenCalls } from "../store/open-calls.js";
-import type { CaptureEvent } from "./event.js";
+import { type OpenCall, readOpenCalls, writeOpenCalls } from "../store/open-calls.js";
+import type { CaptureEvent, Phase } from "./event.js";
 import type { Located } from "../repo/locate.js";
 import type { Context } from "../repo/context.js";
 
@@ -224,13 +224,15 @@ export function base(ev: CaptureEvent, at: string, labels: CaptureLabels, as: Re
  * post came while it runs on) are closed by this event, with a capture of
  * their own taken now, before this event's.
  */
-export async function captureEvent(loc: Located, ev: CaptureEvent, labels: CaptureLabels, budgetMs: number): Promise<JournalRecord[]> {
-  const release = await acquire(loc.store, `capture ${ev.harness} ${ev.tool}`, budgetMs);
+export async function captureEvent(loc: Located, event: CaptureEvent, labels: CaptureLabels, budgetMs: number): Promise<JournalRecord[]> {
+  const release = await acquire(loc.store, `capture ${event.harness} ${event.tool}`, budgetMs);
   // The budget for git starts once the lock is ours: waiting for another
   // capture must not leave a snapshot a few milliseconds to run in.
   const deadline = Date.now() + budgetMs;
   try {
-    const open = readOpenCalls(loc.store, ev.session);
+    const open = readOpenCalls(loc.store, event.session);
+    const key = event.pairing === "key" ? event.call : undefined;
+    const ev: CaptureEvent = key === undefined ? event : { ...event, call: pairedCall(open, event.phase, key) };
     const closing = open.filter((o) => o.call !== ev.call);
     const records: JournalRecord[] = [];
     let snap: { id: string; tree: string; at: string } | null = null;
@@ -261,8 +263,9 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
     } else if (ev.phase === "pre") {
       const paths = own.flatMap((r) => (r.kind === "file" ? [r.path as string] : []));
       // A file call none of whose paths could be captured has nothing to close.
-      if (ev.target.kind === "tree") next.push({ call: ev.call, tool: ev.tool, kind: "tree" });
-      else if (paths.length > 0) next.push({ call: ev.call, tool: ev.tool, kind: "files", paths });
+      const keyed = key === undefined ? {} : { key };
+      if (ev.target.kind === "tree") next.push({ call: ev.call, tool: ev.tool, kind: "tree", ...keyed });
+      else if (paths.length > 0) next.push({ call: ev.call, tool: ev.tool, kind: "files", paths, ...keyed });
     } else if (ev.background) {
       // Its post came, but it runs on: the session's next call closes its window.
       next.push({ call: ev.call, tool: ev.tool, kind: "tree", background: true });
@@ -271,6 +274,25 @@ export async function captureEvent(loc: Located, ev: CaptureEvent, labels: Captu
     return records;
   } finally {
     release();
+  }
+}
+
+/**
+ * The id of a call whose harness sends no tool-use id, from its content key:
+ * a post takes the oldest open call of the session under the same key (a
+ * harness runs such calls one after the other); a pre, or a post whose pre
+ * left nothing open, gets a new id, so two identical calls in one session
+ * stay two calls. The key alone would merge them into one.
+ */
+export function pairedCall(open: readonly OpenCall[], phase: Phase, key: string): string {
+  if (phase === "post") {
+    const pre = open.find((o) => o.key === key && o.background !== true);
+    if (pre !== undefined) return pre.call;
+  }
+  const taken = new Set(open.map((o) => o.call));
+  for (;;) {
+    const id = `${key}-${randomBytes(3).toString("hex")}`;
+    if (!taken.has(id)) return id;
   }
 }
 

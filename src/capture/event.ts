@@ -20,8 +20,18 @@ export interface CaptureEvent {
   session: string;
   phase: Phase;
   tool: string;
-  /** Pairs pre with post: the harness's tool-use id, or a stable hash where it gives none. */
+  /**
+   * Pairs pre with post: the harness's tool-use id; or, with `pairing: "key"`,
+   * a key computed from the call's content (Gemini sends no id), which the
+   * capture turns into an id of its own.
+   */
   call: string;
+  /**
+   * `call` is a content key, not an id: two identical calls one after the
+   * other share it. The capture gives each pre a new id and pairs a post with
+   * the oldest open call of the session under the same key.
+   */
+  pairing?: "key";
   /** The directory paths are relative to; also where the root is found from. */
   cwd: string;
   agent?: string;

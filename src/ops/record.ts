@@ -50,7 +50,8 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
   await ensureStore(ctx);
   const session = opts.session.includes(":") ? opts.session : `record:${opts.session}`;
   const tool = opts.tool ?? "record";
-  // Without --call, pre and post of the same tool on the same paths pair up.
+  // Without --call, pre and post of the same tool on the same paths pair up by that key, and
+  // the capture gives each pair an id of its own: the same capture twice is two calls.
   const call =
     opts.call ??
     "r-" +
@@ -67,6 +68,7 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
     cwd: opts.cwd ?? process.cwd(),
     ...(opts.agent ? { agent: opts.agent } : {}),
     target: paths.length > 0 ? { kind: "files", paths: [...paths] } : { kind: "tree" },
+    ...(opts.call === undefined ? { pairing: "key" as const } : {}),
   };
   const records = await captureEvent(
     { mode: ctx.mode, root: ctx.root, store: ctx.store, objectFormat: ctx.objectFormat, ctx },
@@ -74,9 +76,11 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
     { ...(task ? { task } : {}), ...(opts.run && runLabel(opts.run) ? { run: opts.run } : {}) },
     120_000,
   );
-  const files = records.flatMap((r) => (r.kind === "file" ? [r.path] : []));
-  const tree = records.find((r) => r.kind === "tree");
-  return { session, phase: opts.phase as Phase, call, files, snapshot: tree && tree.kind === "tree" ? tree.snapshot : null, skipped: paths.length - files.length };
+  // This capture's own records: the others closed calls of the session still open.
+  const own = records.filter((r) => r.closedBy === undefined);
+  const files = own.flatMap((r) => (r.kind === "file" ? [r.path] : []));
+  const tree = own.find((r) => r.kind === "tree");
+  return { session, phase: opts.phase as Phase, call: own[0]?.call ?? call, files, snapshot: tree && tree.kind === "tree" ? tree.snapshot : null, skipped: paths.length - files.length };
 }
 
 /**

@@ -19,6 +19,8 @@ export interface OpenCall {
   paths?: string[];
   /** Its post came, but it runs on in the background. */
   background?: true;
+  /** The content key its post will carry, for a harness that sends no tool-use id (CaptureEvent.pairing). */
+  key?: string;
 }
 
 const openFile = (store: string, session: string) => sessionFile(store, session).replace(/\.jsonl$/, ".open");
@@ -51,6 +53,7 @@ function wellFormed(o: unknown): o is OpenCall {
   if (typeof o !== "object" || o === null) return false;
   const c = o as Record<string, unknown>;
   if (typeof c.call !== "string" || typeof c.tool !== "string") return false;
+  if (c.key !== undefined && typeof c.key !== "string") return false;
   if (c.kind === "tree") return true;
   return c.kind === "files" && Array.isArray(c.paths) && c.paths.every((p) => typeof p === "string");
 }

@@ -75,6 +75,49 @@ describe("Gemini CLI: write_file, replace and run_shell_command", () => {
   });
 });
 
+describe("Gemini CLI: two identical calls one after the other (no tool-use id)", () => {
+  const shell = (root: string, phase: "pre" | "post", patch: (p: any) => void = () => {}) =>
+    fixture("gemini", `run-shell-command.${phase}`, root, (p) => {
+      p.tool_input = { command: "echo hi >> log.txt" };
+      patch(p);
+    });
+  const twice = (root: string, patch?: (p: any) => void) => {
+    for (let i = 1; i <= 2; i++) {
+      expect(hook(root, "gemini", shell(root, "pre", patch)).code).toBe(0);
+      write(root, "log.txt", "hi\n".repeat(i));
+      expect(hook(root, "gemini", shell(root, "post", patch)).code).toBe(0);
+    }
+  };
+
+  it("stays two calls, and the second one alone is taken back", () => {
+    const root = makeRepo({ "README.md": "readme\n" });
+    twice(root);
+    const log = unwind(root, ["log", "--json"]).json.calls;
+    expect(log).toHaveLength(2);
+    expect(log[0].call).not.toBe(log[1].call);
+    expect(log.every((c: any) => c.tool === "run_shell_command" && c.paths.join() === "log.txt")).toBe(true);
+    // The newest call first: taking it back leaves the first call's line.
+    const r = unwind(root, ["undo", "--session", log[0].session, "--call", log[0].call, "--json"]);
+    expect(r.code).toBe(0);
+    expect(read(root, "log.txt")).toBe("hi\n");
+    expect(unwind(root, ["undo", "--session", log[1].session, "--call", log[1].call, "--json"]).code).toBe(0);
+    expect(existsSync(join(root, "log.txt"))).toBe(false);
+  });
+
+  it("control: the same payloads with a tool-use id are two calls by their ids", () => {
+    const root = makeRepo({ "README.md": "readme\n" });
+    let n = 0;
+    twice(root, (p) => {
+      p.tool_use_id = `id-${Math.floor(n++ / 2)}`;
+    });
+    expect(
+      unwind(root, ["log", "--json"])
+        .json.calls.map((c: any) => c.call)
+        .sort(),
+    ).toEqual(["id-0", "id-1"]);
+  });
+});
+
 describe("journal retention", () => {
   it("gc drops records and content past the TTL, keeps what live records need; a dry run drops nothing", () => {
     const root = makeRepo({ "a.txt": "a\n" });

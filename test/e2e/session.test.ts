@@ -28,6 +28,23 @@ describe("session undo on the command line", () => {
     // Negative control: the same command with a real phase records.
     expect(unwind(root, ["record", "--session", "x", "--phase", "pre"]).code).toBe(0);
   });
+
+  it("record without --call: the same capture twice is two calls, each pre paired with its post", () => {
+    const root = repo();
+    const ids: string[] = [];
+    for (const text of ["one\n", "two\n"]) {
+      const pre = unwind(root, ["record", "--session", "orch:1", "--phase", "pre", "--json", "notes.txt"]);
+      write(root, "notes.txt", text);
+      const post = unwind(root, ["record", "--session", "orch:1", "--phase", "post", "--json", "notes.txt"]);
+      expect(post.json.call).toBe(pre.json.call);
+      ids.push(pre.json.call);
+    }
+    expect(ids[0]).not.toBe(ids[1]);
+    const calls = unwind(root, ["log", "--json"]).json.calls;
+    expect(calls.map((c: any) => c.call).sort()).toEqual([...ids].sort());
+    expect(unwind(root, ["undo", "--session", "orch:1", "--call", ids[1]!, "--json"]).code).toBe(0);
+    expect(read(root, "notes.txt")).toBe("one\n");
+  });
 });
 
 describe("hooks never block or break the agent", () => {

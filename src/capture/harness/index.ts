@@ -60,9 +60,11 @@ function parse(harness: string, raw: string): ParseResult {
   if ("error" in target) return fail(target.error);
 
   const session = `${harness}:${sessionId}`;
-  const call = nonEmptyString(payload.tool_use_id) ?? syntheticCallId(session, tool, toolInput);
+  const id = nonEmptyString(payload.tool_use_id);
+  const call = id ?? syntheticCallId(session, tool, toolInput);
 
   const event: CaptureEvent = { harness, session, phase, tool, call, cwd, target };
+  if (id === undefined) event.pairing = "key";
   const agent = nonEmptyString(payload.agent_id);
   if (agent !== undefined) event.agent = agent;
   const agentType = nonEmptyString(payload.agent_type);
@@ -85,8 +87,9 @@ function classify(rules: HarnessRules, tool: string, input: Json | undefined): T
 }
 
 /**
- * The pairing id for harnesses that give no tool-use id (Gemini): the same
- * for the pre and post payloads of one call, whatever their key order.
+ * The pairing key for harnesses that give no tool-use id (Gemini): the same
+ * for the pre and post payloads of one call, whatever their key order. Two
+ * identical calls share it; the capture tells them apart (pairing "key").
  */
 function syntheticCallId(session: string, tool: string, input: Json | undefined): string {
   const digest = createHash("sha256")

@@ -363,6 +363,7 @@ describe("gemini", () => {
       call: pre.call,
       cwd: CWD,
       target: { kind: "files", paths: ["/home/dev/projects/webapp/docs/health.md"] },
+      pairing: "key",
     });
     expect(pre.call).toMatch(/^h-[0-9a-f]{16}$/);
     expect(post).toEqual({ ...pre, phase: "post" });
