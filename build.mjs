@@ -25,7 +25,8 @@ import { spawnSync } from "node:child_process";
 // Stale output from earlier builds would pile up beside the new files.
 rmSync("dist", { recursive: true, force: true });
 
-const common = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning" };
+// Packages' ESM entries first: jsonc-parser's UMD entry loads its parts through a dynamic require a bundle cannot follow.
+const common = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning", mainFields: ["module", "main"] };
 
 await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs", "./mcp.cjs", "./watch.cjs", "./ui.cjs"] });
 await build({ ...common, entryPoints: ["src/hook/entry.ts"], outfile: "dist/hook.cjs" });

@@ -243,7 +243,8 @@ export function installMcpServer(root: string, harness: Harness, entry: ServerEn
     if (action !== "unchanged" && write) writeSettingsFile(f, text);
     return { harness, file, changed: action !== "unchanged", action };
   }
-  const { settings, action } = mergeMcpJson(parseJsonSettings(f, HARNESSES[harness].settings.comments === true), entry, f.target);
-  if (action !== "unchanged" && write) writeSettingsFile(f, jsonText(f, settings));
+  const existing = parseJsonSettings(f, HARNESSES[harness].settings.comments === true);
+  const { settings, action } = mergeMcpJson(existing, entry, f.target);
+  if (action !== "unchanged" && write) writeSettingsFile(f, jsonText(f, settings, existing));
   return { harness, file, changed: action !== "unchanged", action };
 }

@@ -12,6 +12,7 @@
  */
 import { lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { applyEdits, type FormattingOptions, type JSONPath, modify, type ParseError, parse as parseJsonc, printParseErrorCode, visit } from "jsonc-parser";
 import { writeFileAtomic } from "../../sys/atomic.js";
 import { HARNESSES } from "./index.js";
 import type { Harness } from "./rules.js";
@@ -200,23 +201,76 @@ export function stripBom(raw: string | undefined): { text: string | undefined; b
   return { text: bom ? raw!.slice(1) : raw, bom };
 }
 
-/** Parses a JSON settings file (undefined when missing or empty); `comments`: the harness allows them, so say so on failure. */
+/**
+ * Parses a JSON settings file (undefined when missing or empty). `comments`:
+ * the harness reads it as JSON with comments (Gemini CLI), so comments and
+ * trailing commas are accepted here too.
+ */
 export function parseJsonSettings(f: SettingsFile, comments: boolean): unknown {
   const { text } = stripBom(f.raw);
   if (text === undefined || text.trim() === "") return undefined;
+  if (comments) {
+    const errors: ParseError[] = [];
+    const value = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
+    const first = errors[0];
+    if (first !== undefined) {
+      const line = text.slice(0, first.offset).split("\n").length;
+      throw new SettingsError(f.target, `not valid JSON with comments (${printParseErrorCode(first.error)} on line ${line})`);
+    }
+    return value;
+  }
   try {
     return JSON.parse(text);
   } catch (e) {
-    const hint = comments && /\/\/|\/\*/.test(text) ? "; if it has comments, take them out (unwind cannot keep comments)" : "";
-    throw new SettingsError(f.target, `not valid JSON (${oneLine((e as Error).message)})${hint}`);
+    throw new SettingsError(f.target, `not valid JSON (${oneLine((e as Error).message)})`);
   }
 }
 
-/** `value` as the file's JSON: its indentation, line endings and byte order mark kept. */
-export function jsonText(f: SettingsFile, value: unknown): string {
-  let out = JSON.stringify(value, null, f.raw === undefined ? 2 : detectIndent(f.raw)) + "\n";
-  if (f.raw?.includes("\r\n")) out = out.replace(/\n/g, "\r\n");
-  return stripBom(f.raw).bom ? "\uFEFF" + out : out;
+/** Whether the text has a comment (outside strings): then it is edited in place, not written anew. */
+function hasComments(text: string): boolean {
+  let found = false;
+  visit(text, { onComment: () => (found = true) }, { disallowComments: false, allowTrailingComma: true });
+  return found;
+}
+
+/**
+ * The file's text with `before` (what it held) turned into `value`: the
+ * file's indentation, line endings and byte order mark kept. A file with
+ * comments is edited in place, one value at a time, so every comment and
+ * every line unwind has no business with stays as it was; one without is
+ * written anew, in the file's own indentation (a JSON round trip keeps the
+ * order of keys).
+ */
+export function jsonText(f: SettingsFile, value: unknown, before?: unknown): string {
+  const { text, bom } = stripBom(f.raw);
+  const indent = f.raw === undefined ? 2 : detectIndent(f.raw);
+  const eol = f.raw?.includes("\r\n") ? "\r\n" : "\n";
+  let out: string;
+  if (text !== undefined && before !== undefined && hasComments(text)) {
+    const formatting: FormattingOptions = { insertSpaces: indent !== "\t", tabSize: typeof indent === "number" ? indent : 1, eol };
+    out = editInPlace(text, [], before, value, formatting);
+  } else {
+    out = JSON.stringify(value, null, indent) + "\n";
+    if (eol === "\r\n") out = out.replace(/\n/g, "\r\n");
+  }
+  return bom ? "\uFEFF" + out : out;
+}
+
+/** Edits `text` at `path` from `before` to `after`: only what differs, arrays grown by appending. */
+function editInPlace(text: string, path: JSONPath, before: unknown, after: unknown, formatting: FormattingOptions): string {
+  if (JSON.stringify(before) === JSON.stringify(after)) return text;
+  const apply = (at: JSONPath, value: unknown, insert = false) => applyEdits(text, modify(text, at, value, { formattingOptions: formatting, isArrayInsertion: insert }));
+  if (isObject(before) && isObject(after)) {
+    for (const key of Object.keys(before)) if (!Object.hasOwn(after, key)) text = apply([...path, key], undefined);
+    for (const key of Object.keys(after)) text = editInPlace(text, [...path, key], before[key], after[key], formatting);
+    return text;
+  }
+  if (Array.isArray(before) && Array.isArray(after) && after.length >= before.length) {
+    for (let i = 0; i < before.length; i++) text = editInPlace(text, [...path, i], before[i], after[i], formatting);
+    for (let i = before.length; i < after.length; i++) text = apply([...path, -1], after[i], true);
+    return text;
+  }
+  return apply(path, after);
 }
 
 /** Writes the file atomically, keeping its mode; creates its directory when missing. */
@@ -241,6 +295,6 @@ export function installHooks(root: string, harness: Harness, command: string, wr
   const existing = parseJsonSettings(f, HARNESSES[harness].settings.comments === true);
   const { settings, added, updated } = merge(harness, existing, command, f.target);
   const changed = added.length > 0 || updated.length > 0;
-  if (changed && write) writeSettingsFile(f, jsonText(f, settings));
+  if (changed && write) writeSettingsFile(f, jsonText(f, settings, existing));
   return { harness, file, changed, added, updated };
 }

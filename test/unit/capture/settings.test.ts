@@ -6,6 +6,7 @@
  */
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { parse } from "jsonc-parser";
 import { describe, expect, it } from "vitest";
 import type { Harness } from "../../../src/capture/harness/rules.js";
 import { hookSettingsFile, installHooks, isUnwindHookCommand, mergeHooks } from "../../../src/capture/harness/settings.js";
@@ -375,7 +376,8 @@ describe("installHooks", () => {
     ["claude", '{"hooks": {"PreToolUse": [}\n', "not valid JSON"],
     ["claude", '{"model": "opus",}\n', "not valid JSON"],
     ["codex", "not json at all", "not valid JSON"],
-    ["gemini", '{\n  // my settings\n  "general": {}\n}\n', "unwind cannot keep comments"],
+    ["gemini", '{\n  // my settings\n  "general": {\n}\n', "not valid JSON with comments (CloseBraceExpected on line"],
+    ["claude", '{\n  // my settings\n  "model": "opus"\n}\n', "not valid JSON"],
     ["claude", '{"hooks": []}\n', `"hooks" is an array, expected an object`],
     ["codex", '{"hooks": "PreToolUse"}\n', `"hooks" is a string, expected an object`],
     ["claude", '{"hooks": {"PreToolUse": "unwind"}}\n', `"hooks.PreToolUse" is a string, expected an array`],
@@ -392,6 +394,20 @@ describe("installHooks", () => {
     expect(message).toContain("fix it by hand");
     expect(message).not.toContain("\n");
     expect(dirFingerprint(root)).toEqual(before);
+  });
+
+  it("gemini: a file with comments and trailing commas is merged, every comment and the user's lines kept", () => {
+    const root = tempDir();
+    const text = '{\n  // my settings\n  "general": {\n    "vimMode": true, // I like vim\n  },\n  /* theme */ "ui": {\n    "theme": "dark"\n  },\n}\n';
+    writeFiles(root, { [FILES.gemini]: text });
+    expect(installHooks(root, "gemini", CMD).added).toEqual(["BeforeTool", "AfterTool"]);
+    const after = readFileSync(join(root, FILES.gemini), "utf8");
+    for (const line of ["  // my settings", '    "vimMode": true, // I like vim', '  /* theme */ "ui": {']) expect(after.split("\n")).toContain(line);
+    const parsed = parse(after, [], { allowTrailingComma: true });
+    expect(parsed).toEqual({ general: { vimMode: true }, ui: { theme: "dark" }, ...(FRESH.gemini as object) });
+    // A second run reads its own output back and changes nothing.
+    expect(installHooks(root, "gemini", CMD).changed).toBe(false);
+    expect(readFileSync(join(root, FILES.gemini), "utf8")).toBe(after);
   });
 
   it("negative control for the refusals: the same kind of file, well formed, is merged", () => {
