@@ -282,6 +282,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .command("init")
       .description("create the store; merge unwind's hooks into the harnesses' project settings (and with --mcp, register the MCP server)")
       .option("--claude", "Claude Code: .claude/settings.json")
+      .option("--local", "Claude Code: this machine's .claude/settings.local.json instead (not shared through the repository)")
       .option("--codex", "Codex: .codex/hooks.json")
       .option("--gemini", "Gemini CLI: .gemini/settings.json")
       .option("--mcp", "also register `unwind mcp` as an MCP server: Claude Code .mcp.json, Codex .codex/config.toml, Gemini CLI .gemini/settings.json")

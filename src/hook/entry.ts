@@ -14,6 +14,7 @@ import { locate, type Located } from "../repo/locate.js";
 import { logError } from "../store/error-log.js";
 import { checkName } from "../domain/paths.js";
 import { hasOpenCalls } from "../store/open-calls.js";
+import { stampFired } from "../store/fired.js";
 
 /** Hook input larger than this is refused (recorded, not read on). */
 export const MAX_INPUT = 64 * 1024 * 1024;
@@ -108,6 +109,7 @@ export async function runHook(args: string[]): Promise<number> {
     // subfolder must not grow a second store (SPEC section 2: one store, one root).
     const project = projectDir(harness);
     if (loc.mode === "private" && project && project !== loc.root) loc = await locate(project);
+    stampFired(loc.store, harness);
     // A read-only call captures nothing, but it is the session's next call: it closes what is still
     // open (a background command's window). Only a stat when nothing is open.
     if (ev.target.kind === "ignore" && !hasOpenCalls(loc.store, ev.session)) return 0;
@@ -155,5 +157,8 @@ async function safeStore(cwd: string): Promise<string | null> {
 /** Bad input is logged in the store of the hook's own cwd: the harness runs hooks from the project. */
 async function logBadInput(harness: string, message: string): Promise<void> {
   const store = await safeStore(process.cwd());
-  if (store) logError(store, { kind: "bad-input", harness, message });
+  if (store) {
+    stampFired(store, harness); // it ran, even if what it was given is wrong
+    logError(store, { kind: "bad-input", harness, message });
+  }
 }

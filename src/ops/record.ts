@@ -89,15 +89,16 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
  * each one's MCP configuration. `command`: the hook command's binary (shell
  * quoted); `bin`: the binary the MCP client runs (default: this one).
  */
-export async function init(ctx: Context, harnesses: readonly Harness[], opts: { command?: string | undefined; mcp?: boolean | undefined; bin?: string | undefined } = {}) {
+export async function init(ctx: Context, harnesses: readonly Harness[], opts: { command?: string | undefined; mcp?: boolean | undefined; bin?: string | undefined; local?: boolean | undefined } = {}) {
   const { installHooks } = await import("../capture/harness/settings.js");
   const { installMcpServer } = await import("../capture/harness/mcp-config.js");
-  const command = opts.command ?? hookCommand();
+  const { hookProgram, nextSteps } = await import("../capture/harness/setup.js");
+  const command = opts.command ?? hookProgram(thisBinary());
   const entry = { command: opts.bin ?? thisBinary(), args: ["mcp"] };
   // Every file is read and checked before any is written: one that cannot be parsed leaves them all as they were.
   const pass = (write: boolean) => {
     try {
-      const hooks = harnesses.map((h) => installHooks(ctx.root, h, command, write));
+      const hooks = harnesses.map((h) => ({ ...installHooks(ctx.root, h, command, write, opts.local === true), command: `${command} hook ${h}`, next: nextSteps(ctx.root, h) }));
       // After the hooks: Gemini CLI keeps both in .gemini/settings.json, so this reads what the hooks wrote.
       const mcp = opts.mcp ? harnesses.map((h) => installMcpServer(ctx.root, h, entry, write)) : [];
       return { hooks, mcp };
@@ -114,15 +115,6 @@ export async function init(ctx: Context, harnesses: readonly Harness[], opts: { 
 /** This very binary, by absolute path (Node resolves the script's path), so it works whether or not `unwind` is on PATH. */
 function thisBinary(): string {
   return process.argv[1] ?? "unwind";
-}
-
-/**
- * The command a harness runs: this very binary, by absolute path, so it works
- * from any directory of the project whether or not `unwind` is on PATH.
- */
-function hookCommand(): string {
-  const bin = thisBinary();
-  return /^[\w./@+-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Whether `UNWIND_RUN` can name a run (a run id is a ref name without `/`). */

@@ -8,6 +8,10 @@ import { readJournal } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
 import { dirBytes } from "../sys/files.js";
+import { HARNESSES } from "../capture/harness/index.js";
+import type { Harness } from "../capture/harness/rules.js";
+import { checkHooks, type HookCheck, nextSteps } from "../capture/harness/setup.js";
+import { lastFired as lastFiredAt } from "../store/fired.js";
 
 export interface StatusReport {
   root: string;
@@ -30,6 +34,30 @@ export interface StatusReport {
   errorCount: number;
   /** How many were acknowledged by this call (`ack`). */
   acknowledged: number;
+  /** Each settings file with unwind's hooks in it: whether they are whole and when they last ran. */
+  hooks: HookHealth[];
+}
+
+export interface HookHealth extends HookCheck {
+  /** When this harness's hook last ran in this store; null: never (it may not trust the project). */
+  lastFired: string | null;
+  /** What the harness may still need before it runs them (as `init` says), when they have never run. */
+  next: string[];
+}
+
+/** unwind's hooks as installed in each harness's settings files, with when each harness's hook last ran. */
+function hookHealth(ctx: Context): HookHealth[] {
+  const out: HookHealth[] = [];
+  for (const harness of Object.keys(HARNESSES) as Harness[]) {
+    const { file, local } = HARNESSES[harness].settings;
+    for (const f of local === undefined ? [file] : [file, local]) {
+      const check = checkHooks(ctx.root, harness, f);
+      if (check === null) continue;
+      const lastFired = existsSync(ctx.store) ? lastFiredAt(ctx.store, harness) : null;
+      out.push({ ...check, lastFired, next: lastFired === null ? nextSteps(ctx.root, harness) : [] });
+    }
+  }
+  return out;
 }
 
 /** The store: size, sessions, snapshots and the capture errors not yet acknowledged; `ack` acknowledges them. */
@@ -65,5 +93,6 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
     errors: errors.slice(-5),
     errorCount: errors.length,
     acknowledged,
+    hooks: hookHealth(ctx),
   };
 }

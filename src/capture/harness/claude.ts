@@ -1,6 +1,34 @@
 /** Claude Code: its hook payloads and `.claude/settings.json`. */
-import { unwindMcpTool } from "./rules.js";
+import { matcherExcept, unwindMcpTool } from "./rules.js";
 import type { HarnessRules } from "./rules.js";
+
+/**
+ * The read-only tools whose hook never starts: everything in readOnly but
+ * the tools that watch or stop background shells (BashOutput, KillShell,
+ * TaskOutput, TaskStop), whose hook closes a background command's window.
+ */
+const QUIET = [
+  "Read",
+  "Glob",
+  "Grep",
+  "LS",
+  "NotebookRead",
+  "WebFetch",
+  "WebSearch",
+  "TodoWrite",
+  "ListMcpResourcesTool",
+  "ReadMcpResourceTool",
+  "TaskCreate",
+  "TaskGet",
+  "TaskList",
+  "TaskUpdate",
+  "ToolSearch",
+  "LSP",
+  "AskUserQuestion",
+  "CronList",
+  "ListAgents",
+  "ReportFindings",
+];
 
 /** Claude Code names an MCP tool `mcp__<server>__<tool>`. */
 const ownTool = unwindMcpTool("mcp__unwind__");
@@ -43,7 +71,12 @@ export const claude: HarnessRules = {
     "CronDelete",
     "CronList",
     "EnterPlanMode",
+    // Seen offered by Claude Code 2.1.332 (docs/clients.md): listing agents, reporting, scheduling.
+    "ListAgents",
+    "ReportFindings",
+    "ScheduleWakeup",
   ]),
+  quiet: QUIET,
   background: ["run_in_background"],
   // unwind's own MCP tools (`unwind init --mcp` registers the server as "unwind"): what undo, restore
   // and redo write is on the record as their receipts, and the rest only read. A tree snapshot around
@@ -52,7 +85,9 @@ export const claude: HarnessRules = {
   classify: (tool) => (ownTool(tool) ? { kind: "ignore" } : undefined),
   settings: {
     file: ".claude/settings.json",
-    group: (command) => ({ matcher: "*", hooks: [{ type: "command", command, timeout: 30 }] }),
+    // A JavaScript regular expression (seen: a Read call then starts no hook; Write, Bash and unknown tools do).
+    group: (command) => ({ matcher: matcherExcept(QUIET), hooks: [{ type: "command", command, timeout: 30 }] }),
+    local: ".claude/settings.local.json",
   },
   // Claude Code reads project-scoped MCP servers from `.mcp.json` at the project root: `{"mcpServers": {name: {command, args, env}}}`.
   mcp: { file: ".mcp.json" },

@@ -15,6 +15,7 @@ export const codex: HarnessRules = {
   fileTools: {},
   readOnly: new Set(["read_file", "list_dir", "grep_files", "view_image", "web_search", "update_plan"]),
   background: [],
+  quiet: [],
   classify(tool, input) {
     if (ownTool(tool)) return { kind: "ignore" };
     if (tool !== "apply_patch") return undefined;

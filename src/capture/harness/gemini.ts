@@ -1,5 +1,24 @@
 /** Gemini CLI: its hook payloads and `.gemini/settings.json`. */
-import { type HarnessRules, unwindMcpTool } from "./rules.js";
+import { type HarnessRules, matcherExcept, unwindMcpTool } from "./rules.js";
+
+/** The read-only tools whose hook never starts: readOnly but the two that look at background shells (their hook closes a window). */
+const QUIET = [
+  "read_file",
+  "read_many_files",
+  "list_directory",
+  "glob",
+  "search_file_content",
+  "grep",
+  "grep_search",
+  "google_web_search",
+  "web_fetch",
+  "write_todos",
+  "codebase_investigator",
+  "get_internal_docs",
+  "update_topic",
+  "enter_plan_mode",
+  "activate_skill",
+];
 
 /** Gemini CLI names an MCP tool `mcp_<server>_<tool>` in its hooks. */
 const ownTool = unwindMcpTool("mcp_unwind_");
@@ -21,12 +40,20 @@ export const gemini: HarnessRules = {
     "grep_search",
     "codebase_investigator",
     "get_internal_docs",
+    // Seen offered by Gemini CLI 0.61.0 (docs/clients.md).
+    "update_topic",
+    "list_background_processes",
+    "read_background_output",
+    "enter_plan_mode",
+    "activate_skill",
   ]),
+  quiet: QUIET,
   background: ["is_background"],
   classify: (tool) => (ownTool(tool) ? { kind: "ignore" } : undefined),
   settings: {
     file: ".gemini/settings.json",
-    group: (command) => ({ hooks: [{ name: "unwind", type: "command", command, timeout: 30000 }] }),
+    // A JavaScript regular expression, as Claude Code's (seen: read_file then starts no hook).
+    group: (command) => ({ matcher: matcherExcept(QUIET), hooks: [{ name: "unwind", type: "command", command, timeout: 30000 }] }),
     comments: true,
   },
   // Gemini CLI reads `mcpServers` from the same project `.gemini/settings.json` its hooks live in.

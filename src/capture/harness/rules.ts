@@ -23,6 +23,14 @@ export interface HarnessRules {
   fileTools: Readonly<Record<string, string>>;
   /** Tools that only read: nothing to capture. Everything not listed anywhere gets a tree snapshot. */
   readOnly: ReadonlySet<string>;
+  /**
+   * Read-only tools the installed hook's matcher keeps from starting unwind
+   * at all (each would be a Node process for nothing). Not the tools that
+   * look at background shells: their hook closes a background command's
+   * window, so they still fire. Empty where the harness's matcher cannot
+   * leave tools out and keep unknown ones in.
+   */
+  quiet: readonly string[];
   /** The `tool_input` flag that starts a shell command in the background: it goes on writing after its post event. */
   background: readonly string[];
   // Shell tools (claude Bash, codex Bash/shell/local_shell/exec_command/unified_exec,
@@ -53,8 +61,20 @@ export interface SettingsRules {
    * in milliseconds.
    */
   group(command: string): Record<string, unknown>;
-  /** The harness reads the file with comments allowed: a parse failure suggests taking them out. */
+  /** The harness reads the file as JSON with comments (and trailing commas): so does unwind, and it keeps them. */
   comments?: true;
+  /** The settings file for this machine only, not shared through the repository (`unwind init --local`). */
+  local?: string;
+}
+
+/**
+ * A hook matcher that fires for every tool but `tools`: a JavaScript regular
+ * expression (Claude Code and Gemini CLI test tool names against it), so a
+ * tool unwind has never heard of still fires and gets its snapshot.
+ */
+export function matcherExcept(tools: readonly string[]): string {
+  const names = tools.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return `^(?!(?:${names.join("|")})$).*`;
 }
 
 export function isObject(value: Json | undefined): value is JsonObject {

@@ -42,6 +42,14 @@ export function hookSettingsFile(harness: Harness): string {
   return HARNESSES[harness].settings.file;
 }
 
+/** The settings file for `harness`: its shared project file, or with `local` its file for this machine only. */
+export function settingsFileOf(harness: Harness, local: boolean): string {
+  const rules = HARNESSES[harness].settings;
+  if (!local) return rules.file;
+  if (rules.local === undefined) throw new Error(`--local: ${harness} has no settings file for this machine only; --local is for Claude Code (.claude/settings.local.json)`);
+  return rules.local;
+}
+
 /** The hook command installed for a harness: `${command} hook <harness>`. */
 export function hookCommand(harness: Harness, command: string): string {
   return `${command} hook ${harness}`;
@@ -81,6 +89,11 @@ function describe(v: unknown): string {
   return `a ${typeof v}`;
 }
 
+/** A matcher an earlier `unwind init` wrote: none, every tool, or every tool but a list. */
+function unwindsMatcher(m: unknown): boolean {
+  return m === undefined || m === "*" || m === "" || (typeof m === "string" && /^\^\(\?!\(\?:[\w|\\.-]*\)\$\)(\.\*)?$/.test(m));
+}
+
 function merge(harness: Harness, existing: unknown, command: string, label: string): MergeResult {
   const rules = HARNESSES[harness];
   const full = hookCommand(harness, command);
@@ -106,6 +119,7 @@ function merge(harness: Harness, existing: unknown, command: string, label: stri
 
     // Every hook entry of the event, checked for shape before anything is decided.
     const entries: Json[] = [];
+    const groupOf = new Map<Json, Json>();
     groups.forEach((group: unknown, gi) => {
       const where = `hooks.${event}[${gi}]`;
       if (!isObject(group)) throw new SettingsError(label, `"${where}" is ${describe(group)}, expected an object`);
@@ -114,14 +128,29 @@ function merge(harness: Harness, existing: unknown, command: string, label: stri
       group.hooks.forEach((entry: unknown, hi) => {
         if (!isObject(entry)) throw new SettingsError(label, `"${where}.hooks[${hi}]" is ${describe(entry)}, expected an object`);
         entries.push(entry);
+        groupOf.set(entry, group);
       });
     });
 
-    if (entries.some((e) => e.command === full)) continue; // already installed: leave it exactly as it is
-    const stale = entries.find((e) => typeof e.command === "string" && isUnwindHookCommand(e.command, harness));
+    const current = entries.find((e) => e.command === full);
+    const stale = current ?? entries.find((e) => typeof e.command === "string" && isUnwindHookCommand(e.command, harness));
     if (stale !== undefined) {
-      stale.command = full; // the binary moved: update the one entry in place, keep its other fields
-      updated.push(event);
+      let changed = false;
+      if (stale.command !== full) {
+        stale.command = full; // the binary moved: update the one entry in place, keep its other fields
+        changed = true;
+      }
+      // A group holding unwind's hook alone, under a matcher unwind wrote, follows this version's
+      // matcher (which tools start no hook). A matcher the user gave it, or a group they put other
+      // hooks in, is theirs and stays.
+      const group = groupOf.get(stale)!;
+      const matcher = rules.settings.group(full).matcher;
+      if ((group.hooks as unknown[]).length === 1 && group.matcher !== matcher && unwindsMatcher(group.matcher)) {
+        if (matcher === undefined) delete group.matcher;
+        else group.matcher = matcher;
+        changed = true;
+      }
+      if (changed) updated.push(event);
       continue;
     }
     groups.push(rules.settings.group(full));
@@ -289,8 +318,8 @@ export function writeSettingsFile(f: SettingsFile, text: string): void {
  * file's mode, indentation and line endings) only when something changed.
  * `write` false: everything is read and checked, nothing is written.
  */
-export function installHooks(root: string, harness: Harness, command: string, write = true): InitResult {
-  const file = HARNESSES[harness].settings.file;
+export function installHooks(root: string, harness: Harness, command: string, write = true, local = false): InitResult {
+  const file = settingsFileOf(harness, local);
   const f = readSettingsFile(root, file);
   const existing = parseJsonSettings(f, HARNESSES[harness].settings.comments === true);
   const { settings, added, updated } = merge(harness, existing, command, f.target);

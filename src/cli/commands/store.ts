@@ -26,6 +26,15 @@ export async function status(globals: Globals, opts: { ack?: boolean }): Promise
     ["sessions", `${d.sessions} (${d.records} records${d.damagedRecords ? `, ${d.damagedRecords} damaged: run unwind verify` : ""})`],
     ["errors", d.errorCount ? `${d.errorCount} not yet acknowledged (unwind status --ack once read)` : d.acknowledged ? `none (${d.acknowledged} acknowledged now)` : "none"],
   ];
+  for (const h of d.hooks) {
+    const problems = [
+      ...(h.missing.length > 0 ? [`no hook on ${h.missing.join(", ")}: run unwind init --${h.harness} again`] : []),
+      ...(h.commandFound ? [] : [`${h.command.replace(/ hook \S+$/, "")} is not there: run unwind init --${h.harness} again`]),
+    ];
+    const fired = h.lastFired === null ? paint("never ran", "yellow") : `last ran ${when(h.lastFired)}`;
+    rows.push([rows.some((r) => r[0] === "hooks") ? "" : "hooks", `${h.harness}  ${h.file}  ${[fired, ...problems].join("; ")}`]);
+    for (const step of h.next) rows.push(["", `  next: ${step}`]);
+  }
   const lines = [table(rows)];
   for (const e of d.errors) lines.push(`  ${paint(when(e.at), "dim")} ${e.message}`);
   return { json: d, human: lines.join("\n"), exit: Exit.ok };

@@ -8,20 +8,23 @@ import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "no
 import { join } from "node:path";
 import { parse } from "jsonc-parser";
 import { describe, expect, it } from "vitest";
-import type { Harness } from "../../../src/capture/harness/rules.js";
+import { HARNESSES as HARNESS_RULES } from "../../../src/capture/harness/index.js";
+import { type Harness, matcherExcept } from "../../../src/capture/harness/rules.js";
 import { hookSettingsFile, installHooks, isUnwindHookCommand, mergeHooks } from "../../../src/capture/harness/settings.js";
 import { dirFingerprint, tempDir, writeFiles } from "../../helpers.js";
 
 const CMD = "/opt/unwind/bin/unwind";
+const CLAUDE_MATCHER = matcherExcept(HARNESS_RULES.claude.quiet);
+const GEMINI_MATCHER = matcherExcept(HARNESS_RULES.gemini.quiet);
 const json = (v: unknown, indent: number | string = 2) => JSON.stringify(v, null, indent) + "\n";
 
 /** The exact files a fresh install writes. */
 const FRESH: Record<Harness, unknown> = {
   claude: {
     hooks: {
-      PreToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
-      PostToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
-      PostToolUseFailure: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
+      PreToolUse: [{ matcher: CLAUDE_MATCHER, hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
+      PostToolUse: [{ matcher: CLAUDE_MATCHER, hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
+      PostToolUseFailure: [{ matcher: CLAUDE_MATCHER, hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
     },
   },
   codex: {
@@ -32,8 +35,8 @@ const FRESH: Record<Harness, unknown> = {
   },
   gemini: {
     hooks: {
-      BeforeTool: [{ hooks: [{ name: "unwind", type: "command", command: `${CMD} hook gemini`, timeout: 30000 }] }],
-      AfterTool: [{ hooks: [{ name: "unwind", type: "command", command: `${CMD} hook gemini`, timeout: 30000 }] }],
+      BeforeTool: [{ matcher: GEMINI_MATCHER, hooks: [{ name: "unwind", type: "command", command: `${CMD} hook gemini`, timeout: 30000 }] }],
+      AfterTool: [{ matcher: GEMINI_MATCHER, hooks: [{ name: "unwind", type: "command", command: `${CMD} hook gemini`, timeout: 30000 }] }],
     },
   },
 };
@@ -78,10 +81,10 @@ const CLAUDE_MERGED = {
   permissions: USER_CLAUDE.permissions,
   model: "opus",
   hooks: {
-    PreToolUse: [USER_CLAUDE.hooks.PreToolUse[0], { matcher: "*", hooks: [unwindEntry("claude")] }],
+    PreToolUse: [USER_CLAUDE.hooks.PreToolUse[0], { matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
     Stop: USER_CLAUDE.hooks.Stop,
-    PostToolUse: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
-    PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
+    PostToolUse: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
+    PostToolUseFailure: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
   },
   env: { FOO: "1" },
 };
@@ -117,11 +120,39 @@ describe("mergeHooks (pure)", () => {
       settings: {
         hooks: {
           PreToolUse: [{ matcher: "Edit|Write", hooks: [unwindEntry("claude")] }],
-          PostToolUse: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
-          PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
+          PostToolUse: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
+          PostToolUseFailure: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
         },
       },
       added: ["PostToolUse", "PostToolUseFailure"],
+    },
+    {
+      name: "an earlier install's every-tool matcher, on a group of unwind's alone, becomes this version's (the user's Edit|Write above is kept)",
+      harness: "claude",
+      existing: {
+        hooks: {
+          PreToolUse: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
+          PostToolUse: [{ matcher: "^(?!(?:Read)$).*", hooks: [unwindEntry("claude")] }],
+          PostToolUseFailure: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
+        },
+      },
+      settings: {
+        hooks: {
+          PreToolUse: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
+          PostToolUse: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
+          PostToolUseFailure: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
+        },
+      },
+      added: [],
+      updated: ["PreToolUse", "PostToolUse"],
+    },
+    {
+      name: "gemini: an earlier install without a matcher gets this version's",
+      harness: "gemini",
+      existing: { hooks: { BeforeTool: [{ hooks: [unwindEntry("gemini")] }], AfterTool: [{ matcher: GEMINI_MATCHER, hooks: [unwindEntry("gemini")] }] } },
+      settings: { hooks: { BeforeTool: [{ hooks: [unwindEntry("gemini")], matcher: GEMINI_MATCHER }], AfterTool: [{ matcher: GEMINI_MATCHER, hooks: [unwindEntry("gemini")] }] } },
+      added: [],
+      updated: ["BeforeTool"],
     },
     {
       name: "moved binary: the one entry is updated in place, its other fields and neighbours kept",
@@ -151,9 +182,9 @@ describe("mergeHooks (pure)", () => {
               ],
             },
           ],
-          PostToolUse: [{ matcher: "*", hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
+          PostToolUse: [{ matcher: CLAUDE_MATCHER, hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
           // Installed before PostToolUseFailure was hooked: that event is added, not "updated".
-          PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
+          PostToolUseFailure: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
         },
       },
       added: ["PostToolUseFailure"],
@@ -200,7 +231,7 @@ describe("mergeHooks (pure)", () => {
                 { type: "command", command: "/home/unwinder/bin/audit hook claude" },
               ],
             },
-            { matcher: "*", hooks: [unwindEntry("claude")] },
+            { matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] },
           ],
           PostToolUse: [
             {
@@ -209,9 +240,9 @@ describe("mergeHooks (pure)", () => {
                 { type: "command", command: "/opt/unwind/bin/unwind hook claude --verbose" },
               ],
             },
-            { matcher: "*", hooks: [unwindEntry("claude")] },
+            { matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] },
           ],
-          PostToolUseFailure: [{ matcher: "*", hooks: [unwindEntry("claude")] }],
+          PostToolUseFailure: [{ matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }],
         },
       },
       added: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
@@ -222,7 +253,7 @@ describe("mergeHooks (pure)", () => {
       existing: { general: { vimMode: true }, hooks: { disabled: ["x"], BeforeTool: [] }, ui: { theme: "dark" } },
       settings: {
         general: { vimMode: true },
-        hooks: { disabled: ["x"], BeforeTool: [{ hooks: [unwindEntry("gemini")] }], AfterTool: [{ hooks: [unwindEntry("gemini")] }] },
+        hooks: { disabled: ["x"], BeforeTool: [{ matcher: GEMINI_MATCHER, hooks: [unwindEntry("gemini")] }], AfterTool: [{ matcher: GEMINI_MATCHER, hooks: [unwindEntry("gemini")] }] },
         ui: { theme: "dark" },
       },
       added: ["BeforeTool", "AfterTool"],
@@ -369,7 +400,7 @@ describe("installHooks", () => {
     const r = installHooks(root, "claude", CMD);
     expect(r.added).toEqual(["PreToolUse", "PostToolUse", "PostToolUseFailure"]);
     const after = JSON.parse(readFileSync(join(root, FILES.claude), "utf8"));
-    expect(after.hooks.PreToolUse).toEqual([user.hooks.PreToolUse[0], { matcher: "*", hooks: [unwindEntry("claude")] }]);
+    expect(after.hooks.PreToolUse).toEqual([user.hooks.PreToolUse[0], { matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }]);
   });
 
   const broken: Array<[Harness, string, string]> = [

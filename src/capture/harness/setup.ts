@@ -1,0 +1,181 @@
+/**
+ * Whether a harness will actually run the hooks `unwind init` wrote. A
+ * harness that does not trust the project runs none of them and says
+ * nothing (Codex, Gemini CLI), so a person records nothing and does not know
+ * it: `init` names the step still missing, and `status` says whether the
+ * hooks have fired (docs/clients.md has what each client needs, as seen).
+ *
+ * Reads the harness's own files under the user's home; writes nothing.
+ */
+import { accessSync, constants, readFileSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, dirname, isAbsolute, join, sep } from "node:path";
+import { parse as parseJsonc } from "jsonc-parser";
+import { HARNESSES } from "./index.js";
+import { isUnwindHookCommand, readSettingsFile } from "./settings.js";
+import type { Harness } from "./rules.js";
+
+/** The environment the checks read: the user's home and the harnesses' own variables. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface HookCheck {
+  harness: Harness;
+  /** Repo-relative settings file. */
+  file: string;
+  /** Events with unwind's hook, in the harness's order. */
+  events: string[];
+  /** Events unwind handles that have no unwind hook in this file. */
+  missing: string[];
+  /** unwind's hook command as installed (the first one found). */
+  command: string;
+  /** Whether the program the command starts is there (by path, or found on PATH). */
+  commandFound: boolean;
+}
+
+/**
+ * unwind's hooks in one settings file of `harness`, or null when it has none
+ * (no file, no unwind hook, or a file that cannot be read: `init` reports those).
+ */
+export function checkHooks(root: string, harness: Harness, file: string, env: Env = process.env): HookCheck | null {
+  let settings: unknown;
+  try {
+    const f = readSettingsFile(root, file);
+    if (f.raw === undefined) return null;
+    settings = parseJsonc(f.raw.replace(/^\uFEFF/, ""), [], { allowTrailingComma: true });
+  } catch {
+    return null;
+  }
+  const hooks = isRecord(settings) && isRecord(settings.hooks) ? settings.hooks : {};
+  const events: string[] = [];
+  const missing: string[] = [];
+  let command: string | undefined;
+  for (const event of Object.keys(HARNESSES[harness].events)) {
+    const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
+    const found = groups
+      .flatMap((g) => (isRecord(g) && Array.isArray(g.hooks) ? g.hooks : []))
+      .map((h) => (isRecord(h) && typeof h.command === "string" ? h.command : ""))
+      .find((c) => isUnwindHookCommand(c, harness));
+    if (found === undefined) missing.push(event);
+    else {
+      events.push(event);
+      command ??= found;
+    }
+  }
+  if (command === undefined) return null;
+  return { harness, file, events, missing, command, commandFound: commandFound(command, env) };
+}
+
+/** Whether the program a hook command starts exists: an absolute path, or a name on PATH. */
+export function commandFound(command: string, env: Env = process.env): boolean {
+  const program = firstWord(command);
+  if (program === "") return false;
+  if (program.includes("/")) return isAbsolute(program) && executable(program);
+  return (env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && executable(join(dir, program)));
+}
+
+/** The first word of a shell command, with simple quoting taken off. */
+function firstWord(command: string): string {
+  const m = /^\s*(?:'([^']*)'|"([^"]*)"|(\S+))/.exec(command);
+  return m === null ? "" : (m[1] ?? m[2] ?? m[3] ?? "");
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The `unwind` the hook command should name: the bare name when `unwind` on
+ * PATH is this very binary (the command then survives the binary moving, an
+ * upgrade or a reinstall elsewhere), else this binary by absolute path.
+ */
+export function hookProgram(binary: string, env: Env = process.env): string {
+  const self = real(binary);
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (dir === "" || !isAbsolute(dir)) continue;
+    const candidate = join(dir, "unwind");
+    if (executable(candidate) && self !== null && real(candidate) === self) return "unwind";
+  }
+  return /^[\w./@+-]+$/.test(binary) ? binary : `'${binary.replace(/'/g, `'\\''`)}'`;
+}
+
+function real(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What the harness still needs before it runs the project's hooks, as steps
+ * a person can take; empty when nothing is missing that unwind can see.
+ */
+export function nextSteps(root: string, harness: Harness, env: Env = process.env): string[] {
+  const home = env.HOME || homedir();
+  if (harness === "claude") return ["restart the Claude Code sessions already open in this project: Claude Code reads hooks when a session starts"];
+  if (harness === "codex") {
+    const config = join(env.CODEX_HOME || join(home, ".codex"), "config.toml");
+    const steps: string[] = [];
+    if (!codexTrusts(config, root))
+      steps.push(`trust the project in Codex (it runs project hooks only in a trusted project): answer yes when codex asks, or add [projects."${root}"] trust_level = "trusted" to ${config}`);
+    steps.push("approve unwind's hooks in Codex: start codex here, type /hooks and approve them (until then they do not run)");
+    return steps;
+  }
+  const folders = env.GEMINI_CLI_TRUSTED_FOLDERS_PATH || join(env.GEMINI_CLI_HOME || home, ".gemini", "trustedFolders.json");
+  if (env.GEMINI_CLI_TRUST_WORKSPACE === "true" || geminiTrusts(folders, root)) return [];
+  return [
+    `trust this folder in Gemini CLI (it runs no hooks in an untrusted folder, and gemini -p exits 55 there): start gemini here and choose to trust it, or add "${root}": "TRUST_FOLDER" to ${folders}`,
+  ];
+}
+
+/** Whether Codex's config.toml has `[projects."<root>"]` with `trust_level = "trusted"`. */
+export function codexTrusts(configFile: string, root: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(configFile, "utf8");
+  } catch {
+    return false;
+  }
+  let inTable = false;
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line.startsWith("[")) {
+      const m = /^\[\s*projects\s*\.\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*\]/.exec(line);
+      const key = m === null ? undefined : m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2];
+      inTable = key === root;
+      continue;
+    }
+    if (inTable && /^trust_level\s*=\s*["']trusted["']/.test(line)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether Gemini CLI's trusted folders trust `root`: the longest listed path
+ * that holds it decides; TRUST_PARENT trusts the listed path's parent.
+ */
+export function geminiTrusts(foldersFile: string, root: string): boolean {
+  let rules: unknown;
+  try {
+    rules = parseJsonc(readFileSync(foldersFile, "utf8"), [], { allowTrailingComma: true });
+  } catch {
+    return false;
+  }
+  if (!isRecord(rules)) return false;
+  let best: { length: number; trusted: boolean } | null = null;
+  for (const [path, level] of Object.entries(rules)) {
+    const dir = level === "TRUST_PARENT" ? dirname(path) : path;
+    if (!(root === dir || root.startsWith(dir.endsWith(sep) ? dir : dir + sep))) continue;
+    if (best === null || dir.length > best.length) best = { length: dir.length, trusted: level !== "DO_NOT_TRUST" };
+  }
+  return best?.trusted ?? false;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
