@@ -3,6 +3,10 @@
 //
 //   unwind hook claude (Edit PreToolUse) / node -e 0     target <= 1.25x
 //   unwind hook claude (Read PreToolUse) / node -e 0     reported: the fixed cost, nothing captured
+//   a Read call under the matcher `unwind init` installs  / node -e 0
+//     what Claude Code does per Read now: it tests the installed matcher, and
+//     starts the hook only when it matches (before, with "*", every Read
+//     started the hook: the row above)
 //
 // A small real git repository; the payloads are the Claude Code fixtures in
 // test/fixtures/hooks/claude/ with cwd and paths pointed at it. Before every
@@ -70,6 +74,11 @@ export async function bench() {
     return JSON.stringify({ ...p, session_id: `${session}-reader`, transcript_path: transcript, cwd: repo, tool_input: { file_path: join(repo, "package.json") }, tool_use_id: callId() });
   };
 
+  // The matcher `unwind init --claude` writes, read back from the settings file as Claude Code reads it.
+  run("node", [UNWIND, "init", "--claude"], { cwd: repo });
+  const settings = JSON.parse(readFileSync(join(repo, ".claude", "settings.json"), "utf8"));
+  const matcher = new RegExp(settings.hooks.PreToolUse.at(-1).matcher);
+
   let rev = 0;
   let lastContent = original;
   let editInput = "";
@@ -95,6 +104,17 @@ export async function bench() {
         readInput = read();
       },
       time: () => run("node", [UNWIND, "hook", "claude"], { cwd: repo, input: readInput }).ms,
+    },
+    quiet: {
+      label: "a Read call under the installed matcher",
+      prepare() {
+        readInput = read();
+      },
+      time() {
+        const t0 = performance.now();
+        const fired = matcher.test("Read") ? run("node", [UNWIND, "hook", "claude"], { cwd: repo, input: readInput }).ms : 0;
+        return fired > 0 ? fired : performance.now() - t0;
+      },
     },
   };
   console.log(`  repo      a small project, 152 files committed; Edit target ${target.slice(repo.length + 1)} (${original.length} B)`);
@@ -132,6 +152,9 @@ export async function bench() {
     `  hook Edit / node -e 0              ${vsNode.toFixed(2).padStart(6)}x   target <= ${TARGET_EDIT_VS_NODE}x  ${verdict(vsNode <= TARGET_EDIT_VS_NODE)}   [${pairedRatio(samples, "edit", "node").toFixed(2)}x]`,
   );
   console.log(`  hook Read / node -e 0              ${readVsNode.toFixed(2).padStart(6)}x   (no target: the fixed cost)   [${pairedRatio(samples, "read", "node").toFixed(2)}x]`);
+  console.log(
+    `  Read call, installed matcher / node -e 0 ${(med.quiet / med.node).toFixed(4).padStart(8)}x   (with matcher "*": the hook Read row, ${readVsNode.toFixed(2)}x)`,
+  );
   console.log(`  fixed cost over Node (bundle load, stdin, parse)   ${fmtMs(med.read - med.node).padStart(10)}`);
   console.log(`  capture cost over Read (locate, lock, CAS, journal) ${fmtMs(med.edit - med.read).padStart(9)}`);
   console.log(`  (check: ${edits.length} Edit captures in the journal, ${blobs} blobs in the CAS, the last one the file's content; Read captured nothing)`);
