@@ -32,7 +32,7 @@ export async function status(globals: Globals, opts: { ack?: boolean }): Promise
       ...(h.commandFound ? [] : [`${h.command.replace(/ hook \S+$/, "")} is not there: run unwind init --${h.harness} again`]),
     ];
     const fired = h.lastFired === null ? paint("never ran", "yellow") : `last ran ${when(h.lastFired)}`;
-    rows.push([rows.some((r) => r[0] === "hooks") ? "" : "hooks", `${h.harness}  ${h.file}  ${[fired, ...problems].join("; ")}`]);
+    rows.push([rows.some((r) => r[0] === "hooks") ? "" : "hooks", `${h.harness.padEnd(6)}  ${h.file}  ${[fired, ...problems].join("; ")}`]);
     for (const step of h.next) rows.push(["", `  next: ${step}`]);
   }
   const lines = [table(rows)];
