@@ -152,9 +152,7 @@ export async function bench() {
     `  hook Edit / node -e 0              ${vsNode.toFixed(2).padStart(6)}x   target <= ${TARGET_EDIT_VS_NODE}x  ${verdict(vsNode <= TARGET_EDIT_VS_NODE)}   [${pairedRatio(samples, "edit", "node").toFixed(2)}x]`,
   );
   console.log(`  hook Read / node -e 0              ${readVsNode.toFixed(2).padStart(6)}x   (no target: the fixed cost)   [${pairedRatio(samples, "read", "node").toFixed(2)}x]`);
-  console.log(
-    `  Read call, installed matcher / node -e 0 ${(med.quiet / med.node).toFixed(4).padStart(8)}x   (with matcher "*": the hook Read row, ${readVsNode.toFixed(2)}x)`,
-  );
+  console.log(`  Read call, installed matcher / node -e 0 ${(med.quiet / med.node).toFixed(4).padStart(8)}x   (with matcher "*": the hook Read row, ${readVsNode.toFixed(2)}x)`);
   console.log(`  fixed cost over Node (bundle load, stdin, parse)   ${fmtMs(med.read - med.node).padStart(10)}`);
   console.log(`  capture cost over Read (locate, lock, CAS, journal) ${fmtMs(med.edit - med.read).padStart(9)}`);
   console.log(`  (check: ${edits.length} Edit captures in the journal, ${blobs} blobs in the CAS, the last one the file's content; Read captured nothing)`);

@@ -482,14 +482,16 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
         });
       });
   }
-  task
-    .command("list")
-    .description("tasks with their evidence (not built yet)")
-    .action(function () {
-      run(g(this), async () => {
-        throw new UnwindError("E_NOT_BUILT", "unwind task list is not built yet", { hint: "planned: SPEC section 6; see unwind sessions --task T meanwhile" });
-      });
-    });
+  example(
+    task
+      .command("list")
+      .description("tasks with their evidence: branch bindings (task start, orchestrator records), labelled sessions, runs")
+      .action(function () {
+        run(g(this), async () => (await import("./commands/task.js")).taskList(g(this)));
+      }),
+    "unwind task list",
+    "unwind task list --json",
+  );
 
   return program;
 }

@@ -18,7 +18,7 @@ import { log, sessions } from "./sessions.js";
 import { diff, snapshot, snapshots, type SnapshotsOptions } from "./snapshot.js";
 import { stackClear, stackList, stackPush } from "./stack.js";
 import { status } from "./status.js";
-import { taskStart } from "./task.js";
+import { taskList, taskStart } from "./task.js";
 import { plan, redo, restore, undo, type RestoreOptions, type UndoOptions } from "./undo.js";
 import { verify } from "./verify.js";
 import { run, type RunOptions } from "./run.js";
@@ -88,6 +88,7 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     gc: (o?: { ttl?: string; dryRun?: boolean }) => gc(ctx, o),
 
     taskStart: (task: string, o?: { branch?: string; worktree?: string; onto?: string }) => taskStart(ctx, task, o),
+    taskList: () => taskList(ctx),
     stackPush: (task: string, o?: { branch?: string }) => stackPush(ctx, task, o),
     stackList: (task: string) => stackList(ctx, task),
     stackClear: (task: string) => stackClear(ctx, task),

@@ -113,6 +113,24 @@ function safeReal(p: string): string {
   }
 }
 
+/** Every task bound to a branch: by `task start` (the store's tasks/), and by orchestrator session records. */
+export async function allBindings(ctx: Context): Promise<TaskBinding[]> {
+  const dir = join(ctx.store, "tasks");
+  const own: TaskBinding[] = [];
+  if (existsSync(dir)) {
+    for (const f of readdirSync(dir).sort()) {
+      if (!f.endsWith(".json")) continue;
+      try {
+        const b = JSON.parse(readFileSync(join(dir, f), "utf8")) as TaskBinding;
+        if (typeof b.task === "string" && typeof b.branch === "string") own.push(b);
+      } catch {
+        /* a binding that does not parse binds nothing; `task start` writes it anew */
+      }
+    }
+  }
+  return [...own, ...(await sddBindings(ctx, null))];
+}
+
 function readBinding(ctx: Context, task: string): TaskBinding | null {
   const f = bindingFile(ctx, task);
   if (!existsSync(f)) return null;
@@ -124,7 +142,7 @@ function readBinding(ctx: Context, task: string): TaskBinding | null {
  * `{"task_id": ...}`, with the work on branch `agent/<session_id>`, usually
  * in a worktree under `.sdd/runtime/worktrees/`.
  */
-async function sddBindings(ctx: Context, task: string): Promise<TaskBinding[]> {
+async function sddBindings(ctx: Context, task: string | null): Promise<TaskBinding[]> {
   const tops = new Set([ctx.root, dirname(ctx.commonDir)]);
   const found = new Map<string, TaskBinding>();
   const trees = await worktrees(ctx);
@@ -141,11 +159,12 @@ async function sddBindings(ctx: Context, task: string): Promise<TaskBinding[]> {
       } catch {
         continue;
       }
-      if (rec.task_id !== task) continue;
+      // Every task (null), or the one asked for; a task_id that could not name a task is no task's.
+      if (typeof rec.task_id !== "string" || (task !== null && rec.task_id !== task) || checkName(rec.task_id) !== null) continue;
       const session = basename(f, ".json");
       const branch = `agent/${session}`;
       const wt = trees.find((w) => w.branch === branch);
-      found.set(session, { v: 1, task, branch, onto: integration, ...(wt ? { worktree: wt.path } : {}), source: "sdd", session });
+      found.set(session, { v: 1, task: rec.task_id, branch, onto: integration, ...(wt ? { worktree: wt.path } : {}), source: "sdd", session });
     }
   }
   return [...found.values()];

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { git, makeRepo, tempDir, unwind, write } from "../helpers.js";
+import { git, makeRepo, tempDir, unwind, write, writeFiles } from "../helpers.js";
+import { ev } from "../journal-helpers.js";
 
 /*
  * Tasks at the command line: `task start`, `changes --task` and
@@ -60,5 +61,32 @@ describe("tasks on the command line", () => {
     }
     // The negative control: a task with evidence resolves in the same repository.
     expect(unwind(root, ["changes", "--task", "T-known", "--json"]).code).toBe(0);
+  });
+});
+
+describe("unwind task list", () => {
+  it("lists each task with its evidence: branch bindings, labelled sessions and runs; unlabelled work is no task's", () => {
+    const root = repo();
+    const empty = unwind(root, ["task", "list", "--json"]);
+    expect([empty.code, empty.json]).toEqual([0, { tasks: [] }]);
+    expect(unwind(root, ["task", "list"]).stdout).toContain("no tasks");
+
+    expect(unwind(root, ["task", "start", "login", "--branch", "task/login"]).code).toBe(0);
+    ev(root, "s-login", "PreToolUse", "Write", { file_path: "a.txt" }, "toolu_l1", { UNWIND_TASK: "login" });
+    ev(root, "s-plain", "PreToolUse", "Write", { file_path: "b.txt" }, "toolu_p1");
+    expect(unwind(root, ["run", "--task", "search", "--", "sh", "-c", "echo r > r.txt"]).code).toBe(0);
+    // An orchestrator's record claims a third task; one whose task_id could not name a task claims none.
+    writeFiles(root, { ".sdd/runtime/pids/agent-7.json": JSON.stringify({ task_id: "billing", pid: 1 }), ".sdd/runtime/pids/agent-8.json": JSON.stringify({ task_id: "../x", pid: 2 }) });
+
+    const r = unwind(root, ["task", "list", "--json"]);
+    expect(r.code).toBe(0);
+    const byName = Object.fromEntries(r.json.tasks.map((t: any) => [t.task, t]));
+    expect(Object.keys(byName).sort()).toEqual(["billing", "login", "search"]);
+    expect(byName.login).toMatchObject({ sessions: ["claude:s-login"], runs: [], bindings: [{ branch: "task/login", source: "unwind" }] });
+    expect(byName.search.runs).toHaveLength(1);
+    expect(byName.search.sessions).toEqual([]);
+    expect(byName.billing.bindings).toMatchObject([{ branch: "agent/agent-7", source: "sdd", session: "agent-7" }]);
+    expect(r.json.tasks.flatMap((t: any) => t.sessions)).not.toContain("claude:s-plain");
+    expect(unwind(root, ["task", "list"]).stdout).toMatch(/login +task\/login -> main +1 +0 /);
   });
 });

@@ -25,3 +25,17 @@ export async function stack(globals: Globals, verb: "push" | "list" | "clear", o
   const r = await u.stackPush(opts.task, { branch: opts.branch });
   return { json: r, human: `pushed ${r.branch} as entry ${r.n} of task ${r.task}`, exit: Exit.ok };
 }
+
+export async function taskList(globals: Globals): Promise<Output> {
+  const u = await openFor(globals);
+  const r = await u.taskList();
+  if (r.tasks.length === 0) return { json: r, human: "no tasks (label sessions with UNWIND_TASK, runs with --task, or bind a branch with unwind task start T)", exit: Exit.ok };
+  const rows = r.tasks.map((t) => [
+    t.task,
+    t.bindings.map((b) => `${b.branch} -> ${b.onto}${b.source === "sdd" ? " (orchestrator)" : ""}`).join(", ") || "-",
+    String(t.sessions.length),
+    String(t.runs.length),
+    t.last === null ? "-" : when(t.last),
+  ]);
+  return { json: r, human: table([["TASK", "BRANCH", "SESSIONS", "RUNS", "LAST"], ...rows]), exit: Exit.ok };
+}
