@@ -13,8 +13,14 @@ const PATCH_HEADERS = ["*** Add File:", "*** Update File:", "*** Delete File:", 
 export const codex: HarnessRules = {
   events: { PreToolUse: "pre", PostToolUse: "post" },
   fileTools: {},
-  readOnly: new Set(["read_file", "list_dir", "grep_files", "view_image", "web_search", "update_plan"]),
+  // Codex 0.169 reads through exec_command (hooks see it as Bash); its own other tools, seen offered
+  // (docs/clients.md): view_image, request_user_input and the goal tools only read or keep notes.
+  // write_stdin feeds a running command, which may write: it stays unknown, on the safe side.
+  readOnly: new Set(["read_file", "list_dir", "grep_files", "view_image", "web_search", "update_plan", "request_user_input", "get_goal", "create_goal", "update_goal"]),
   background: [],
+  // Codex's matcher is a Rust regular expression matched against the whole name: no lookahead, so no
+  // "every tool but these". A matcher it cannot parse disables its group for every tool, Bash
+  // included (seen with the real client), so unwind installs none.
   quiet: [],
   classify(tool, input) {
     if (ownTool(tool)) return { kind: "ignore" };

@@ -123,7 +123,10 @@ export function nextSteps(root: string, harness: Harness, env: Env = process.env
     const steps: string[] = [];
     if (!codexTrusts(config, root))
       steps.push(`trust the project in Codex (it runs project hooks only in a trusted project): answer yes when codex asks, or add [projects."${root}"] trust_level = "trusted" to ${config}`);
-    steps.push("approve unwind's hooks in Codex: start codex here, type /hooks and approve them (until then they do not run)");
+    const keys = codexHookKeys(root);
+    const approved = codexApprovals(config);
+    if (keys.length === 0 || !keys.every((k) => approved.has(k)))
+      steps.push("approve unwind's hooks in Codex: start codex here, type /hooks and approve them (until then they do not run; Codex asks again whenever a hook changes)");
     return steps;
   }
   const folders = env.GEMINI_CLI_TRUSTED_FOLDERS_PATH || join(env.GEMINI_CLI_HOME || home, ".gemini", "trustedFolders.json");
@@ -131,6 +134,59 @@ export function nextSteps(root: string, harness: Harness, env: Env = process.env
   return [
     `trust this folder in Gemini CLI (it runs no hooks in an untrusted folder, and gemini -p exits 55 there): start gemini here and choose to trust it, or add "${root}": "TRUST_FOLDER" to ${folders}`,
   ];
+}
+
+/**
+ * The keys under which Codex keeps its approval of unwind's hooks in the
+ * project's `.codex/hooks.json`: `<file>:<event in snake case>:<group>:<handler>`.
+ */
+export function codexHookKeys(root: string): string[] {
+  const file = join(root, ".codex", "hooks.json");
+  let settings: unknown;
+  try {
+    settings = JSON.parse(readFileSync(file, "utf8"));
+  } catch {
+    return [];
+  }
+  const hooks = isRecord(settings) && isRecord(settings.hooks) ? settings.hooks : {};
+  const keys: string[] = [];
+  for (const event of Object.keys(HARNESSES.codex.events)) {
+    const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
+    const snake = event.replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase();
+    groups.forEach((g, gi) => {
+      if (!isRecord(g) || !Array.isArray(g.hooks)) return;
+      g.hooks.forEach((h, hi) => {
+        if (isRecord(h) && typeof h.command === "string" && isUnwindHookCommand(h.command, "codex")) keys.push(`${file}:${snake}:${gi}:${hi}`);
+      });
+    });
+  }
+  return keys;
+}
+
+/**
+ * The hook keys Codex's config.toml holds an approval for: `[hooks.state."<key>"]`
+ * with a `trusted_hash`. Whether that hash is still the hook's only Codex
+ * can tell (a changed hook needs approving again): `status` shows whether the hooks ran.
+ */
+export function codexApprovals(configFile: string): Set<string> {
+  const approved = new Set<string>();
+  let text: string;
+  try {
+    text = readFileSync(configFile, "utf8");
+  } catch {
+    return approved;
+  }
+  let key: string | undefined;
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line.startsWith("[")) {
+      const m = /^\[\s*hooks\s*\.\s*state\s*\.\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*\]/.exec(line);
+      key = m === null ? undefined : m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2];
+      continue;
+    }
+    if (key !== undefined && /^trusted_hash\s*=\s*["']sha256:[0-9a-f]+["']/.test(line)) approved.add(key);
+  }
+  return approved;
 }
 
 /** Whether Codex's config.toml has `[projects."<root>"]` with `trust_level = "trusted"`. */

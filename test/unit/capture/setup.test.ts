@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HARNESSES } from "../../../src/capture/harness/index.js";
 import { type Harness, matcherExcept } from "../../../src/capture/harness/rules.js";
-import { codexTrusts, commandFound, geminiTrusts, hookProgram, nextSteps } from "../../../src/capture/harness/setup.js";
+import { codexHookKeys, codexTrusts, commandFound, geminiTrusts, hookProgram, nextSteps } from "../../../src/capture/harness/setup.js";
 import { tempDir, writeFiles } from "../../helpers.js";
 
 /** How Claude Code and Gemini CLI test a matcher with characters beyond a plain list: a JavaScript regular expression. */
@@ -54,14 +54,38 @@ describe("Codex: is the project trusted?", () => {
     expect(codexTrusts(config('[projects."/work/app"]\n[tui]\ntrust_level = "trusted"\n'), "/work/app")).toBe(false);
     expect(codexTrusts("/nonexistent/config.toml", "/work/app")).toBe(false);
   });
-  it("init's steps: trust is asked for only when missing; hook approval always", () => {
+  it("init's steps: trust, and approval of unwind's hooks, each asked for until config.toml has it", () => {
     const home = tempDir();
-    const untrusted = nextSteps("/work/app", "codex", { HOME: home });
-    expect(untrusted).toHaveLength(2);
-    expect(untrusted[0]).toContain(`[projects."/work/app"] trust_level = "trusted"`);
-    expect(untrusted[1]).toContain("/hooks");
-    writeFiles(home, { ".codex/config.toml": '[projects."/work/app"]\ntrust_level = "trusted"\n' });
-    expect(nextSteps("/work/app", "codex", { HOME: home })).toEqual([untrusted[1]]);
+    const root = tempDir();
+    writeFiles(root, {
+      ".codex/hooks.json": JSON.stringify({
+        hooks: {
+          PreToolUse: [
+            {
+              hooks: [
+                { type: "command", command: "lint" },
+                { type: "command", command: "unwind hook codex" },
+              ],
+            },
+          ],
+          PostToolUse: [{ hooks: [{ type: "command", command: "unwind hook codex" }] }],
+        },
+      }),
+    });
+    const keys = codexHookKeys(root);
+    const hooksJson = join(root, ".codex/hooks.json");
+    expect(keys).toEqual([`${hooksJson}:pre_tool_use:0:1`, `${hooksJson}:post_tool_use:0:0`]);
+    const steps = nextSteps(root, "codex", { HOME: home });
+    expect(steps).toHaveLength(2);
+    expect(steps[0]).toContain(`[projects."${root}"] trust_level = "trusted"`);
+    expect(steps[1]).toContain("/hooks");
+    const trust = `[projects."${root}"]\ntrust_level = "trusted"\n`;
+    const approval = (key: string) => `[hooks.state."${key}"]\ntrusted_hash = "sha256:0123abcd"\n`;
+    writeFiles(home, { ".codex/config.toml": trust + approval(keys[0]!) });
+    expect(nextSteps(root, "codex", { HOME: home })).toEqual([steps[1]]); // one hook of two approved: still asked
+    writeFiles(home, { ".codex/config.toml": trust + approval(keys[0]!) + approval(keys[1]!) });
+    expect(nextSteps(root, "codex", { HOME: home })).toEqual([]);
+    expect(nextSteps(root, "codex", { HOME: home, CODEX_HOME: tempDir() })).toHaveLength(2); // CODEX_HOME is where Codex looks
   });
 });
 
