@@ -6,5 +6,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // A hook's tree snapshot gives up after 10 s (the lock wait included) so it never holds an agent
+    // up; with every test file's git processes on two cores, a snapshot can take that long, and a
+    // pre capture that timed out changes what a test sees. The tests of the budget set their own.
+    env: { UNWIND_HOOK_BUDGET_MS: "60000" },
   },
 });
