@@ -68,7 +68,7 @@ describe("unwind run: the command as it would run without unwind", () => {
     const root = repo();
     const out = join(tempDir(), "env.txt");
     // `unwind record` inside the run takes the store lock: it would wait 30 s and fail if the run held it.
-    const cmd = `cat; env | grep '^UNWIND_' | sort > ${out}; echo to-stdout; echo to-stderr >&2; ${BIN} record --session orch:inside --phase pre >/dev/null; exit 3`;
+    const cmd = `cat; env | grep '^UNWIND_' | grep -v '^UNWIND_HOOK_BUDGET_MS=' | sort > ${out}; echo to-stdout; echo to-stderr >&2; ${BIN} record --session orch:inside --phase pre >/dev/null; exit 3`;
     const r = run(root, ["--id", "r1"], cmd, { input: "from-stdin\n", env: { UNWIND_TASK: "" } });
     expect(r.code).toBe(3);
     expect(r.stdout).toBe("from-stdin\nto-stdout\n"); // unwind writes nothing there: stdout is the command's
@@ -78,7 +78,7 @@ describe("unwind run: the command as it would run without unwind", () => {
     // A capture inside the run is labelled with it, so `--task r1` finds the sessions the run started.
     expect(unwind(root, ["sessions", "--task", "r1", "--json"]).json.sessions.map((s: { session: string }) => s.session)).toEqual(["orch:inside"]);
     expect(show(root, "r1").json.sessions).toEqual(["orch:inside"]);
-    const withTask = run(root, ["--id", "r2", "--task", "T-9"], `env | grep '^UNWIND_' | sort > ${out}`);
+    const withTask = run(root, ["--id", "r2", "--task", "T-9"], `env | grep '^UNWIND_' | grep -v '^UNWIND_HOOK_BUDGET_MS=' | sort > ${out}`);
     expect(withTask.code).toBe(0);
     expect(readFileSync(out, "utf8")).toBe("UNWIND_RUN=r2\nUNWIND_TASK=T-9\n");
     expect(show(root, "r2").json.record.task).toBe("T-9");
