@@ -1,8 +1,8 @@
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { read, snapshotId, write } from "../helpers.js";
+import { read, snapshotId, unwind, write } from "../helpers.js";
 import { claudeCall } from "../journal-helpers.js";
 import { twoSessions } from "../session-fixture.js";
 import { startUi, type RunningUi } from "../ui-helpers.js";
@@ -183,5 +183,24 @@ describe("unwind ui in a browser", () => {
     const good = await p.goto(ui.url);
     expect(good?.status()).toBe(200);
     await ctx.close();
+  });
+
+  it("the status bar says whether each client's installed hooks have run, and what a client still needs", async () => {
+    const p0 = await page();
+    expect(await p0.locator("#status").textContent()).not.toContain("hooks"); // control: no hooks installed, none mentioned
+    await p0.close();
+    expect(unwind(root, ["init", "--claude", "--gemini"]).code).toBe(0);
+    try {
+      const p = await page();
+      const ran = p.locator("#status span", { hasText: "claude hooks ran" });
+      await ran.waitFor();
+      expect(await ran.getAttribute("class")).toBe("good");
+      const never = p.locator("#status span", { hasText: "gemini hooks never ran" });
+      expect(await never.getAttribute("class")).toBe("bad");
+      await p.close();
+    } finally {
+      rmSync(join(root, ".claude"), { recursive: true, force: true });
+      rmSync(join(root, ".gemini"), { recursive: true, force: true });
+    }
   });
 });
