@@ -2,11 +2,7 @@
 import { matcherExcept, unwindMcpTool } from "./rules.js";
 import type { HarnessRules } from "./rules.js";
 
-/**
- * The read-only tools whose hook never starts: everything in readOnly but
- * the tools that watch or stop background shells (BashOutput, KillShell,
- * TaskOutput, TaskStop), whose hook closes a background command's window.
- */
+/** The read-only tools whose hook never starts (the matcher leaves them out). */
 const QUIET = [
   "Read",
   "Glob",
@@ -16,8 +12,15 @@ const QUIET = [
   "WebFetch",
   "WebSearch",
   "TodoWrite",
+  "Task",
+  "Agent",
+  "ExitPlanMode",
+  "EnterPlanMode",
   "ListMcpResourcesTool",
   "ReadMcpResourceTool",
+  "SlashCommand",
+  "Skill",
+  // Tasks, tool search, code intelligence, questions and schedules: bookkeeping, no file effects.
   "TaskCreate",
   "TaskGet",
   "TaskList",
@@ -25,10 +28,17 @@ const QUIET = [
   "ToolSearch",
   "LSP",
   "AskUserQuestion",
+  "CronCreate",
+  "CronDelete",
   "CronList",
+  // Seen offered by Claude Code 2.1.332 (docs/clients.md): listing agents, reporting, scheduling.
   "ListAgents",
   "ReportFindings",
+  "ScheduleWakeup",
 ];
+
+/** Read-only tools that look at or stop background shells: their hook still runs, to close a background command's window. */
+const SHELL_WATCHERS = ["BashOutput", "KillShell", "KillBash", "TaskOutput", "TaskStop"];
 
 /** Claude Code names an MCP tool `mcp__<server>__<tool>`. */
 const ownTool = unwindMcpTool("mcp__unwind__");
@@ -38,44 +48,8 @@ export const claude: HarnessRules = {
   // test run): its post comes as PostToolUseFailure, and its post state is captured too.
   events: { PreToolUse: "pre", PostToolUse: "post", PostToolUseFailure: "post" },
   fileTools: { Write: "file_path", Edit: "file_path", MultiEdit: "file_path", NotebookEdit: "notebook_path" },
-  readOnly: new Set([
-    "Read",
-    "Glob",
-    "Grep",
-    "LS",
-    "NotebookRead",
-    "WebFetch",
-    "WebSearch",
-    "TodoWrite",
-    "Task",
-    "Agent",
-    "ExitPlanMode",
-    "BashOutput",
-    "KillShell",
-    "KillBash",
-    "ListMcpResourcesTool",
-    "ReadMcpResourceTool",
-    "SlashCommand",
-    "Skill",
-    // Tasks, tool search, code intelligence, questions and schedules: bookkeeping, no file effects.
-    "TaskCreate",
-    "TaskGet",
-    "TaskList",
-    "TaskUpdate",
-    "TaskOutput",
-    "TaskStop",
-    "ToolSearch",
-    "LSP",
-    "AskUserQuestion",
-    "CronCreate",
-    "CronDelete",
-    "CronList",
-    "EnterPlanMode",
-    // Seen offered by Claude Code 2.1.332 (docs/clients.md): listing agents, reporting, scheduling.
-    "ListAgents",
-    "ReportFindings",
-    "ScheduleWakeup",
-  ]),
+  // The read-only tools whose hook starts no process, and those that look at background shells.
+  readOnly: new Set([...QUIET, ...SHELL_WATCHERS]),
   quiet: QUIET,
   background: ["run_in_background"],
   // unwind's own MCP tools (`unwind init --mcp` registers the server as "unwind"): what undo, restore

@@ -1,7 +1,7 @@
 /** Gemini CLI: its hook payloads and `.gemini/settings.json`. */
 import { type HarnessRules, matcherExcept, unwindMcpTool } from "./rules.js";
 
-/** The read-only tools whose hook never starts: readOnly but the two that look at background shells (their hook closes a window). */
+/** The read-only tools whose hook never starts (the matcher leaves them out). */
 const QUIET = [
   "read_file",
   "read_many_files",
@@ -15,6 +15,7 @@ const QUIET = [
   "write_todos",
   "codebase_investigator",
   "get_internal_docs",
+  // Seen offered by Gemini CLI 0.61.0 (docs/clients.md).
   "update_topic",
   "enter_plan_mode",
   "activate_skill",
@@ -26,27 +27,8 @@ const ownTool = unwindMcpTool("mcp_unwind_");
 export const gemini: HarnessRules = {
   events: { BeforeTool: "pre", AfterTool: "post" },
   fileTools: { write_file: "file_path", replace: "file_path" },
-  readOnly: new Set([
-    "read_file",
-    "read_many_files",
-    "list_directory",
-    "glob",
-    "search_file_content",
-    "grep",
-    "google_web_search",
-    "web_fetch",
-    "save_memory",
-    "write_todos",
-    "grep_search",
-    "codebase_investigator",
-    "get_internal_docs",
-    // Seen offered by Gemini CLI 0.61.0 (docs/clients.md).
-    "update_topic",
-    "list_background_processes",
-    "read_background_output",
-    "enter_plan_mode",
-    "activate_skill",
-  ]),
+  // save_memory writes the user's memory file, outside the project; the other two look at background shells.
+  readOnly: new Set([...QUIET, "save_memory", "list_background_processes", "read_background_output"]),
   quiet: QUIET,
   background: ["is_background"],
   classify: (tool) => (ownTool(tool) ? { kind: "ignore" } : undefined),
