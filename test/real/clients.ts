@@ -111,6 +111,8 @@ export interface RunResult {
   stderr: string;
   requests: Array<Record<string, unknown>>;
   payloads: Payload[];
+  /** The payloads that reached the matcher probe (see addRecorder). */
+  probed: Payload[];
   /** The client's stderr tail and the fake server's request log, for failure messages. */
   story: string;
 }
@@ -239,6 +241,7 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
     stderr,
     requests,
     payloads: readPayloads(join(work, "payloads")),
+    probed: readPayloads(join(work, "probe")),
     story,
   };
 }
@@ -255,14 +258,28 @@ function readPayloads(dir: string): Payload[] {
 }
 
 /**
+ * A matcher that leaves out read-only tools by a negative lookahead (issue 16
+ * item 3): whether each client accepts it is the question the probe answers.
+ */
+export const PROBE_MATCHER: Record<ClientName, string> = {
+  claude: "^(?!(?:Read|Glob|Grep|LS)$).*",
+  codex: "^(?!(?:view_image|read_file)$).*",
+  gemini: "^(?!(?:read_file|glob|grep_search|list_directory)$).*",
+};
+
+/**
  * Adds the payload recorder beside unwind's hook in every group `unwind init`
- * wrote (same events, same matcher), so the payloads unwind saw are kept.
+ * wrote (same events, same matcher), so the payloads unwind saw are kept; and
+ * for each of those events a group of its own with PROBE_MATCHER, recording
+ * into `<work>/probe` what that matcher lets through.
  */
 export function addRecorder(repo: string, name: ClientName, work: string): void {
   const file = join(repo, { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json" }[name]);
   const dir = join(work, "payloads");
+  const probe = join(work, "probe");
   mkdirSync(dir, { recursive: true });
-  const settings = JSON.parse(readFileSync(file, "utf8")) as { hooks: Record<string, Array<{ hooks: Array<Record<string, unknown>> }>> };
+  mkdirSync(probe, { recursive: true });
+  const settings = JSON.parse(readFileSync(file, "utf8")) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<Record<string, unknown>> }>> };
   const command = `${process.execPath} ${RECORDER} ${dir}`;
   let added = 0;
   for (const groups of Object.values(settings.hooks)) {
@@ -272,6 +289,7 @@ export function addRecorder(repo: string, name: ClientName, work: string): void 
       group.hooks.push({ ...ours, ...(name === "gemini" ? { name: "payload-recorder" } : {}), command });
       added++;
     }
+    groups.push({ matcher: PROBE_MATCHER[name], hooks: [{ type: "command", ...(name === "gemini" ? { name: "matcher-probe" } : {}), command: `${process.execPath} ${RECORDER} ${probe}` }] });
   }
   if (added === 0) throw new Error(`no unwind hook found in ${file} to put the recorder beside`);
   writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`);

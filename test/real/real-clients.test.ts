@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { git, gitStatus, makeRepo, tempDir, treeState, unwind } from "../helpers.js";
-import { addRecorder, type ClientName, clientVersion, installClient, netnsProblem, type RunResult, runClient, type Script } from "./clients.js";
+import { addRecorder, type ClientName, clientVersion, installClient, netnsProblem, PROBE_MATCHER, type Payload, type RunResult, runClient, type Script } from "./clients.js";
 
 /** The committed tree every client starts from. */
 const FILES = {
@@ -54,6 +54,8 @@ function scenario(name: ClientName, repo: string): Scenario {
           { tool: "Edit", input: { file_path: abs("a.txt"), old_string: "alpha", new_string: "alpha, edited" } },
           { tool: "Bash", input: { command: DELETE_AND_CREATE, description: "delete one file, create another" } },
           { tool: "Bash", input: { command: FAILING, description: "a failing command that still writes" } },
+          // A tool unwind does not know: it must still reach unwind's hook (and the matcher probe).
+          { tool: "ListAgents", input: {} },
         ],
         final: "Done.",
       },
@@ -78,6 +80,7 @@ function scenario(name: ClientName, repo: string): Scenario {
           { tool: "exec_command", input: { cmd: DELETE_AND_CREATE } },
           { tool: "exec_command", input: { cmd: FAILING } },
           { tool: "apply_patch", input: MOVE_PATCH },
+          { tool: "get_goal", input: {} },
         ],
         final: "Done.",
       },
@@ -102,6 +105,7 @@ function scenario(name: ClientName, repo: string): Scenario {
         // Two identical calls, one after the other: Gemini gives no tool-use id to tell them apart.
         { tool: "run_shell_command", input: { command: "echo hi >> log.txt" } },
         { tool: "run_shell_command", input: { command: "echo hi >> log.txt" } },
+        { tool: "list_directory", input: { dir_path: repo } },
       ],
       final: "Done.",
     },
@@ -246,6 +250,24 @@ for (const name of ["claude", "codex", "gemini"] as const) {
       expect(gitStatus(o.repo)).toBe(o.afterRunStatus);
       expect(treeState(o.repo)).toEqual(o.afterRun);
     });
+
+    // Issue 16 item 3 asks for matchers that keep read-only tools from starting unwind at all. Whether a
+    // negative lookahead is accepted is the client's to say; this holds each client to what it did on 2026-12-01.
+    if (name === "codex") {
+      it("Codex rejects a lookahead matcher (Rust regex): that group never runs, not even for Bash", () => {
+        expect(o.run.stderr).toContain(`invalid matcher "${PROBE_MATCHER.codex}"`);
+        expect(o.run.payloads.some((p) => p.payload.tool_name === "Bash")).toBe(true);
+        expect(o.run.probed).toEqual([]);
+      });
+    } else {
+      it(`a negative-lookahead matcher (${PROBE_MATCHER[name]}) skips the read and still fires for every other tool, unknown ones included`, () => {
+        const key = (p: Payload) => `${p.payload.hook_event_name} ${p.payload.tool_name}`;
+        const skipped = name === "claude" ? ["Read"] : ["read_file", "list_directory"];
+        expect(o.run.payloads.some((p) => skipped.includes(String(p.payload.tool_name)))).toBe(true);
+        expect(o.run.probed.map(key)).toEqual(o.run.payloads.filter((p) => !skipped.includes(String(p.payload.tool_name))).map(key));
+        if (name === "claude") expect(o.run.probed.map(key)).toContain("PreToolUse ListAgents");
+      });
+    }
 
     if (name === "gemini") {
       // Issue 16 item 4: without a tool-use id, two identical calls in a row merge into one call today.
