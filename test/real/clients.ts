@@ -119,13 +119,23 @@ export interface RunResult {
 
 const PROMPT = "Do the scripted work.";
 
+/** How the client is brought to run project hooks: the way the suite runs it, the user's way, or not at all. */
+export interface TrustOptions {
+  /** Codex: `--dangerously-bypass-hook-trust` (default), hooks approved in config.toml, or neither. */
+  codexHooks?: "bypass" | "approved" | "none";
+  /** Gemini: GEMINI_CLI_TRUST_WORKSPACE=true (default), the folder in trustedFolders.json, or neither. */
+  geminiTrust?: "env" | "file" | "none";
+}
+
+const UNSHARE = ["-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', process.execPath];
+
 /**
  * Runs `name` headless in `repo` against the fake model server serving
  * `script`, inside `unshare -n`. `work` is a scratch directory of the test's
  * own: the client's HOME, temp dir and configuration live there, so nothing
  * of this machine's user configuration is read or written.
  */
-export function runClient(name: ClientName, bin: string, repo: string, script: Script, work: string, timeoutMs = 120_000): RunResult {
+export function runClient(name: ClientName, bin: string, repo: string, script: Script, work: string, trust: TrustOptions = {}, timeoutMs = 120_000): RunResult {
   const home = join(work, "home");
   const out = join(work, "out");
   for (const d of [home, out, join(work, "tmp")]) mkdirSync(d, { recursive: true });
@@ -186,8 +196,14 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
     );
     templates.push(config);
     Object.assign(env, { CODEX_HOME: codexHome, FAKE_OPENAI_API_KEY: "sk-fake-key-for-the-fake-server" });
-    // Hooks also need approving (/hooks) or this flag; the sandbox is the namespace.
-    args = ["exec", "--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox", "--color", "never", PROMPT];
+    const hooks = trust.codexHooks ?? "bypass";
+    if (hooks === "approved") {
+      // Codex's app-server runs in a namespace of its own too: it reaches out at start (plugin sync).
+      const r = spawnSync("unshare", [...UNSHARE, join(HERE, "codex-approve-hooks.mjs"), bin, repo], { env, encoding: "utf8", timeout: 90_000 });
+      if (r.status !== 0) throw new Error(`approving the Codex hooks failed (exit ${r.status ?? r.signal}): ${tail(r.stderr ?? String(r.error), 20)}`);
+    }
+    // Project hooks also need approving (/hooks, or hooks.state in config.toml) or this flag; the sandbox is the namespace.
+    args = ["exec", ...(hooks === "bypass" ? ["--dangerously-bypass-hook-trust"] : []), "--dangerously-bypass-approvals-and-sandbox", "--color", "never", PROMPT];
   } else {
     const settings = join(home, ".gemini", "settings.json");
     mkdirSync(dirname(settings), { recursive: true });
@@ -204,18 +220,17 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
         2,
       ),
     );
-    Object.assign(env, {
-      GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:{{PORT}}",
-      GEMINI_API_KEY: "fake-key-for-the-fake-server",
-      // Headless Gemini CLI exits 55 in a folder it does not trust (and then runs no hooks).
-      GEMINI_CLI_TRUST_WORKSPACE: "true",
-    });
+    Object.assign(env, { GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:{{PORT}}", GEMINI_API_KEY: "fake-key-for-the-fake-server" });
+    // Headless Gemini CLI exits 55 in a folder it does not trust (and then runs no hooks).
+    const folder = trust.geminiTrust ?? "env";
+    if (folder === "env") env.GEMINI_CLI_TRUST_WORKSPACE = "true";
+    if (folder === "file") writeFileSync(join(home, ".gemini", "trustedFolders.json"), JSON.stringify({ [repo]: "TRUST_FOLDER" }, null, 2));
     args = ["-p", PROMPT, "--yolo", "--output-format", "text"];
   }
 
   const configFile = join(work, "runner.json");
   writeFileSync(configFile, JSON.stringify({ script, command: bin, args, env, cwd: repo, timeoutMs, templates, out }, null, 2));
-  const r = spawnSync("unshare", ["-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', process.execPath, RUNNER, configFile], {
+  const r = spawnSync("unshare", [...UNSHARE, RUNNER, configFile], {
     encoding: "utf8",
     timeout: timeoutMs + 30_000,
   });

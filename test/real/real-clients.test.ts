@@ -10,7 +10,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { git, gitStatus, makeRepo, tempDir, treeState, unwind } from "../helpers.js";
+import { git, gitStatus, makeRepo, read, tempDir, treeState, unwind } from "../helpers.js";
 import { addRecorder, type ClientName, clientVersion, installClient, netnsProblem, PROBE_MATCHER, type Payload, type RunResult, runClient, type Script } from "./clients.js";
 
 /** The committed tree every client starts from. */
@@ -142,7 +142,8 @@ interface Outcome {
 let problem: string | null | undefined;
 
 /** Installs the client, runs it on a fresh repository with unwind's hooks, and reads what unwind recorded. */
-function drive(name: ClientName): Outcome {
+/** A fresh repository with FILES and `unwind init --<name>` committed, the recorder beside unwind's hooks, and the client installed. */
+function prepare(name: ClientName): { bin: string; repo: string; work: string } {
   problem ??= netnsProblem();
   if (problem !== null) throw new Error(`refusing to run ${name}: no loopback-only network namespace (${problem}). Nothing may leave the machine.`);
   const bin = installClient(name);
@@ -155,8 +156,13 @@ function drive(name: ClientName): Outcome {
   // The hook settings are part of the committed tree, so "undo gives back the committed tree" means all of it.
   git(repo, "add", "-A");
   git(repo, "commit", "-q", "-m", `unwind init --${name}`);
-  const committed = treeState(repo);
   expect(gitStatus(repo)).toBe("");
+  return { bin, repo, work };
+}
+
+function drive(name: ClientName): Outcome {
+  const { bin, repo, work } = prepare(name);
+  const committed = treeState(repo);
 
   const sc = scenario(name, repo);
   const run = runClient(name, bin, repo, sc.script, work);
@@ -281,3 +287,54 @@ for (const name of ["claude", "codex", "gemini"] as const) {
     }
   });
 }
+
+/** One shell call that writes a file, in each client's own words. */
+function oneWrite(name: ClientName): Script {
+  const step = {
+    claude: { tool: "Bash", input: { command: "echo one > one.txt" } },
+    codex: { tool: "exec_command", input: { cmd: "echo one > one.txt" } },
+    gemini: { tool: "run_shell_command", input: { command: "echo one > one.txt" } },
+  }[name];
+  return { steps: [step], final: "Done." };
+}
+
+describe("what a client needs before it runs a project's hooks (docs/clients.md)", () => {
+  const sessions = (repo: string) => (unwind(repo, ["sessions", "--json"]).json.sessions as Array<{ harness: string }>).map((s) => s.harness);
+
+  it("Codex without approved hooks (and without --dangerously-bypass-hook-trust) runs none, silently", () => {
+    const { bin, repo, work } = prepare("codex");
+    const run = runClient("codex", bin, repo, oneWrite("codex"), work, { codexHooks: "none" });
+    expect(run.ok, run.story).toBe(true);
+    expect(read(repo, "one.txt")).toBe("one\n");
+    expect(run.payloads, run.story).toEqual([]);
+    expect(sessions(repo)).toEqual([]);
+    // Nothing tells the user: a person who ran `unwind init --codex` records nothing and does not know it.
+    expect(run.stderr).not.toMatch(/hook.*(trust|approv|review)|(trust|approv|review).*hook/i);
+  });
+
+  it('Codex runs them once approved in config.toml: [hooks.state."<hooks.json>:<event>:<group>:<handler>"] trusted_hash', () => {
+    const { bin, repo, work } = prepare("codex");
+    const run = runClient("codex", bin, repo, oneWrite("codex"), work, { codexHooks: "approved" });
+    expect(run.ok, run.story).toBe(true);
+    expect(run.payloads.map((p) => `${p.payload.hook_event_name} ${p.payload.tool_name}`)).toEqual(["PreToolUse Bash", "PostToolUse Bash"]);
+    expect(sessions(repo)).toEqual(["codex"]);
+    expect((unwind(repo, ["log", "--json"]).json.calls as Array<{ paths: string[] }>).map((c) => c.paths)).toEqual([["one.txt"]]);
+  });
+
+  it("Gemini CLI in a folder it does not trust exits 55 and runs nothing", () => {
+    const { bin, repo, work } = prepare("gemini");
+    const run = runClient("gemini", bin, repo, oneWrite("gemini"), work, { geminiTrust: "none" });
+    expect(run.code, run.story).toBe(55);
+    expect(run.stderr).toContain("trusted");
+    expect(run.payloads).toEqual([]);
+    expect(sessions(repo)).toEqual([]);
+  });
+
+  it("Gemini CLI runs them in a folder trusted in ~/.gemini/trustedFolders.json", () => {
+    const { bin, repo, work } = prepare("gemini");
+    const run = runClient("gemini", bin, repo, oneWrite("gemini"), work, { geminiTrust: "file" });
+    expect(run.ok, run.story).toBe(true);
+    expect(sessions(repo)).toEqual(["gemini"]);
+    expect((unwind(repo, ["log", "--json"]).json.calls as Array<{ paths: string[] }>).map((c) => c.paths)).toEqual([["one.txt"]]);
+  });
+});
