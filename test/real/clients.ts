@@ -66,8 +66,18 @@ export function installClient(name: ClientName): string {
     throw new Error(`npm install ${spec.pkg}@${version} failed (exit ${r.status ?? r.signal}):\n${tail(r.stderr ?? String(r.error), 30)}`);
   }
   writeFileSync(join(scratch, ".installed"), `${spec.pkg}@${version}\n`);
+  // Another run (another worktree) may have finished the same install meanwhile: keep its copy, which it may be running.
+  if (existsSync(join(dir, ".installed")) && existsSync(bin)) {
+    rmSync(scratch, { recursive: true, force: true });
+    return bin;
+  }
   rmSync(dir, { recursive: true, force: true });
-  renameSync(scratch, dir);
+  try {
+    renameSync(scratch, dir);
+  } catch (e) {
+    if (!existsSync(join(dir, ".installed"))) throw e;
+    rmSync(scratch, { recursive: true, force: true });
+  }
   return bin;
 }
 

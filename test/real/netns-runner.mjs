@@ -41,7 +41,15 @@ for (const file of config.templates ?? []) writeFileSync(file, fill(readFileSync
 const env = Object.fromEntries(Object.entries(config.env).map(([k, v]) => [k, fill(v)]));
 
 const started = Date.now();
-const child = spawn(config.command, config.args.map(fill), { cwd: config.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+// Its own process group: a client that hangs is killed with everything it started (shells, hooks).
+const child = spawn(config.command, config.args.map(fill), { cwd: config.cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+const killGroup = () => {
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    /* already gone */
+  }
+};
 let stdout = "";
 let stderr = "";
 child.stdout.on("data", (d) => (stdout += d));
@@ -49,13 +57,15 @@ child.stderr.on("data", (d) => (stderr += d));
 let timedOut = false;
 const timer = setTimeout(() => {
   timedOut = true;
-  child.kill("SIGKILL");
+  killGroup();
 }, config.timeoutMs);
 child.on("error", (e) => {
   stderr += `\nspawn failed: ${e.message}`;
 });
 child.on("close", async (code, signal) => {
   clearTimeout(timer);
+  // Whatever the client left running (a background shell) goes with it: the next test starts clean.
+  killGroup();
   writeFileSync(join(out, "stdout.txt"), stdout);
   writeFileSync(join(out, "stderr.txt"), stderr);
   writeFileSync(join(out, "requests.json"), JSON.stringify(server.log.entries, null, 2));
