@@ -7,7 +7,7 @@
  * changed, log no capture error, undo the session back to the committed tree
  * and redo the work. `npm run test:real`; README "Testing with the real clients".
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { git, gitStatus, makeRepo, read, tempDir, treeState, unwind } from "../helpers.js";
@@ -54,6 +54,9 @@ function scenario(name: ClientName, repo: string): Scenario {
           { tool: "Edit", input: { file_path: abs("a.txt"), old_string: "alpha", new_string: "alpha, edited" } },
           { tool: "Bash", input: { command: DELETE_AND_CREATE, description: "delete one file, create another" } },
           { tool: "Bash", input: { command: FAILING, description: "a failing command that still writes" } },
+          // Claude keeps a shell's `cd` for the next calls: their payloads' cwd is the subdirectory.
+          { tool: "Bash", input: { command: "cd src && echo sub > sub.txt", description: "cd, then write" } },
+          { tool: "Bash", input: { command: "echo later > later.txt", description: "write where the last cd left" } },
           // A tool unwind does not know: it must still reach unwind's hook (and the matcher probe).
           { tool: "ListAgents", input: {} },
         ],
@@ -64,8 +67,10 @@ function scenario(name: ClientName, repo: string): Scenario {
         { call: ids(2), tool: "Edit", paths: ["a.txt"] },
         { call: ids(3), tool: "Bash", paths: ["doomed.txt", "made.txt"] },
         { call: ids(4), tool: "Bash", paths: ["failed.txt"] },
+        { call: ids(5), tool: "Bash", paths: ["src/sub.txt"] },
+        { call: ids(6), tool: "Bash", paths: ["src/later.txt"] },
       ],
-      changes: BASE_CHANGES,
+      changes: { ...BASE_CHANGES, "src/later.txt": "added", "src/sub.txt": "added" },
     };
   }
   if (name === "codex") {
@@ -336,5 +341,41 @@ describe("what a client needs before it runs a project's hooks (docs/clients.md)
     expect(run.ok, run.story).toBe(true);
     expect(sessions(repo)).toEqual(["gemini"]);
     expect((unwind(repo, ["log", "--json"]).json.calls as Array<{ paths: string[] }>).map((c) => c.paths)).toEqual([["one.txt"]]);
+  });
+});
+
+describe("Claude Code in a folder without git, after a cd", () => {
+  it("keeps one store at the project (CLAUDE_PROJECT_DIR), not in the subfolder the shell moved to, and takes the session back", () => {
+    problem ??= netnsProblem();
+    if (problem !== null) throw new Error(`refusing to run claude: no loopback-only network namespace (${problem})`);
+    const bin = installClient("claude");
+    const dir = tempDir("unwind-real-nogit-");
+    writeFileSync(join(dir, "a.txt"), "alpha\n");
+    mkdirSync(join(dir, "src"));
+    writeFileSync(join(dir, "src", "old.txt"), "old\n");
+    const init = unwind(dir, ["init", "--claude"]);
+    expect(init.code, init.stderr).toBe(0);
+    const work = tempDir("unwind-real-claude-");
+    addRecorder(dir, "claude", work);
+    const before = treeState(dir, [".unwind"]);
+    const script: Script = {
+      steps: [
+        { tool: "Bash", input: { command: "cd src && echo sub > sub.txt && rm old.txt" } },
+        { tool: "Bash", input: { command: "echo later > later.txt" } },
+        { tool: "Write", input: { file_path: join(dir, "top.txt"), content: "top\n" } },
+      ],
+      final: "Done.",
+    };
+    const run = runClient("claude", bin, dir, script, work);
+    expect(run.ok, run.story).toBe(true);
+    expect(run.payloads.at(-1)?.payload.cwd, "the shell's cd sticks").toBe(join(dir, "src"));
+    expect(existsSync(join(dir, "src", ".unwind")), "no second store in the subfolder").toBe(false);
+    const calls = unwind(dir, ["log", "--json"]).json.calls as LogCall[];
+    expect(calls.map((c) => sorted(c.paths))).toEqual([["top.txt"], ["src/later.txt"], ["src/old.txt", "src/sub.txt"]]);
+    const session = calls[0]!.session;
+    expect(unwind(dir, ["status", "--json"]).json.errors).toEqual([]);
+    const undo = unwind(dir, ["undo", "--session", session, "--json"]);
+    expect(undo.code, undo.stderr).toBe(0);
+    expect(treeState(dir, [".unwind"])).toEqual(before);
   });
 });
