@@ -121,8 +121,9 @@ export interface RunResult {
   stderr: string;
   requests: Array<Record<string, unknown>>;
   payloads: Payload[];
-  /** The payloads that reached the matcher probe (see addRecorder). */
+  /** The payloads that reached the matcher probe, and a group with no matcher at all (see addRecorder). */
   probed: Payload[];
+  all: Payload[];
   /** The client's stderr tail and the fake server's request log, for failure messages. */
   story: string;
 }
@@ -150,8 +151,9 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
   const out = join(work, "out");
   for (const d of [home, out, join(work, "tmp")]) mkdirSync(d, { recursive: true });
   const env: Record<string, string> = {
-    // node first: unwind's hook command is a `#!/usr/bin/env node` script.
-    PATH: [dirname(process.execPath), "/usr/local/bin", "/usr/bin", "/bin"].join(":"),
+    // node first: unwind's hook command is a `#!/usr/bin/env node` script; and this checkout's unwind,
+    // should the hook command name it by PATH rather than by its absolute path.
+    PATH: [dirname(process.execPath), join(HERE, "..", "..", "bin"), "/usr/local/bin", "/usr/bin", "/bin"].join(":"),
     HOME: home,
     TMPDIR: join(work, "tmp"),
     XDG_CONFIG_HOME: join(home, ".config"),
@@ -267,6 +269,7 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
     requests,
     payloads: readPayloads(join(work, "payloads")),
     probed: readPayloads(join(work, "probe")),
+    all: readPayloads(join(work, "all")),
     story,
   };
 }
@@ -295,15 +298,17 @@ export const PROBE_MATCHER: Record<ClientName, string> = {
 /**
  * Adds the payload recorder beside unwind's hook in every group `unwind init`
  * wrote (same events, same matcher), so the payloads unwind saw are kept; and
- * for each of those events a group of its own with PROBE_MATCHER, recording
- * into `<work>/probe` what that matcher lets through.
+ * for each of those events two groups of its own: one with PROBE_MATCHER,
+ * recording into `<work>/probe` what that matcher lets through, and one with
+ * no matcher, recording everything into `<work>/all`, whatever matcher
+ * `unwind init` chose.
  */
 export function addRecorder(repo: string, name: ClientName, work: string): void {
   const file = join(repo, { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json" }[name]);
   const dir = join(work, "payloads");
   const probe = join(work, "probe");
-  mkdirSync(dir, { recursive: true });
-  mkdirSync(probe, { recursive: true });
+  const all = join(work, "all");
+  for (const d of [dir, probe, all]) mkdirSync(d, { recursive: true });
   const settings = JSON.parse(readFileSync(file, "utf8")) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<Record<string, unknown>> }>> };
   const command = `${process.execPath} ${RECORDER} ${dir}`;
   let added = 0;
@@ -315,6 +320,7 @@ export function addRecorder(repo: string, name: ClientName, work: string): void 
       added++;
     }
     groups.push({ matcher: PROBE_MATCHER[name], hooks: [{ type: "command", ...(name === "gemini" ? { name: "matcher-probe" } : {}), command: `${process.execPath} ${RECORDER} ${probe}` }] });
+    groups.push({ hooks: [{ type: "command", ...(name === "gemini" ? { name: "every-call" } : {}), command: `${process.execPath} ${RECORDER} ${all}` }] });
   }
   if (added === 0) throw new Error(`no unwind hook found in ${file} to put the recorder beside`);
   writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`);

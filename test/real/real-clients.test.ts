@@ -181,7 +181,7 @@ function drive(name: ClientName): Outcome {
   const keep = process.env.UNWIND_REAL_PAYLOADS;
   if (keep) {
     mkdirSync(keep, { recursive: true });
-    writeFileSync(join(keep, `${name}-${clientVersion(name)}.json`), JSON.stringify({ payloads: run.payloads, requests: run.requests, stderr: run.stderr }, null, 2));
+    writeFileSync(join(keep, `${name}-${clientVersion(name)}.json`), JSON.stringify({ payloads: run.all, unwindGroup: run.payloads, requests: run.requests, stderr: run.stderr }, null, 2));
   }
   const sessions = unwind(repo, ["sessions", "--json"]).json.sessions as Outcome["sessions"];
   const calls = unwind(repo, ["log", "--json"]).json.calls as LogCall[];
@@ -267,15 +267,15 @@ for (const name of ["claude", "codex", "gemini"] as const) {
     if (name === "codex") {
       it("Codex rejects a lookahead matcher (Rust regex): that group never runs, not even for Bash", () => {
         expect(o.run.stderr).toContain(`invalid matcher "${PROBE_MATCHER.codex}"`);
-        expect(o.run.payloads.some((p) => p.payload.tool_name === "Bash")).toBe(true);
+        expect(o.run.all.some((p) => p.payload.tool_name === "Bash")).toBe(true);
         expect(o.run.probed).toEqual([]);
       });
     } else {
       it(`a negative-lookahead matcher (${PROBE_MATCHER[name]}) skips the read and still fires for every other tool, unknown ones included`, () => {
         const key = (p: Payload) => `${p.payload.hook_event_name} ${p.payload.tool_name}`;
         const skipped = name === "claude" ? ["Read"] : ["read_file", "list_directory"];
-        expect(o.run.payloads.some((p) => skipped.includes(String(p.payload.tool_name)))).toBe(true);
-        expect(o.run.probed.map(key)).toEqual(o.run.payloads.filter((p) => !skipped.includes(String(p.payload.tool_name))).map(key));
+        expect(o.run.all.some((p) => skipped.includes(String(p.payload.tool_name)))).toBe(true);
+        expect(o.run.probed.map(key)).toEqual(o.run.all.filter((p) => !skipped.includes(String(p.payload.tool_name))).map(key));
         if (name === "claude") expect(o.run.probed.map(key)).toContain("PreToolUse ListAgents");
       });
     }
@@ -286,7 +286,7 @@ for (const name of ["claude", "codex", "gemini"] as const) {
       // then vitest reports this it.fails as failing: drop `.fails`.
       it.fails("two identical shell calls one after the other are two calls, each credited with log.txt", () => {
         const logCalls = o.calls.filter((c) => c.paths.includes("log.txt"));
-        expect(o.run.payloads.filter((p) => p.payload.hook_event_name === "AfterTool" && (p.payload.tool_input as { command?: string }).command === "echo hi >> log.txt")).toHaveLength(2);
+        expect(o.run.all.filter((p) => p.payload.hook_event_name === "AfterTool" && (p.payload.tool_input as { command?: string }).command === "echo hi >> log.txt")).toHaveLength(2);
         expect(logCalls.map((c) => c.paths)).toEqual([["log.txt"], ["log.txt"]]);
       });
     }
@@ -311,7 +311,7 @@ describe("what a client needs before it runs a project's hooks (docs/clients.md)
     const run = runClient("codex", bin, repo, oneWrite("codex"), work, { codexHooks: "none" });
     expect(run.ok, run.story).toBe(true);
     expect(read(repo, "one.txt")).toBe("one\n");
-    expect(run.payloads, run.story).toEqual([]);
+    expect(run.all, run.story).toEqual([]);
     expect(sessions(repo)).toEqual([]);
     // Nothing tells the user: a person who ran `unwind init --codex` records nothing and does not know it.
     expect(run.stderr).not.toMatch(/hook.*(trust|approv|review)|(trust|approv|review).*hook/i);
@@ -331,7 +331,7 @@ describe("what a client needs before it runs a project's hooks (docs/clients.md)
     const run = runClient("gemini", bin, repo, oneWrite("gemini"), work, { geminiTrust: "none" });
     expect(run.code, run.story).toBe(55);
     expect(run.stderr).toContain("trusted");
-    expect(run.payloads).toEqual([]);
+    expect(run.all).toEqual([]);
     expect(sessions(repo)).toEqual([]);
   });
 
@@ -368,7 +368,7 @@ describe("Claude Code in a folder without git, after a cd", () => {
     };
     const run = runClient("claude", bin, dir, script, work);
     expect(run.ok, run.story).toBe(true);
-    expect(run.payloads.at(-1)?.payload.cwd, "the shell's cd sticks").toBe(join(dir, "src"));
+    expect(run.all.at(-1)?.payload.cwd, "the shell's cd sticks").toBe(join(dir, "src"));
     expect(existsSync(join(dir, "src", ".unwind")), "no second store in the subfolder").toBe(false);
     const calls = unwind(dir, ["log", "--json"]).json.calls as LogCall[];
     expect(calls.map((c) => sorted(c.paths))).toEqual([["top.txt"], ["src/later.txt"], ["src/old.txt", "src/sub.txt"]]);
