@@ -288,10 +288,9 @@ for (const name of ["claude", "codex", "gemini"] as const) {
         expect(o.afterRun["log.txt"]).toBeDefined();
       });
 
-      // Issue 16 item 4: without a tool-use id, two identical calls in a row merge into one call today.
-      // Expected to fail until the pairing change on main lands ("fixed on main by the pairing change");
-      // then vitest reports this it.fails as failing: drop `.fails`.
-      it.fails("two identical shell calls one after the other are two calls, each credited with log.txt", () => {
+      // Issue 16 item 4: without a tool-use id, each pre gets an id of its own and its post pairs by
+      // the content key (docs/attribution.md); the key alone merged these two calls into one.
+      it("two identical shell calls one after the other are two calls, each credited with log.txt", () => {
         const logCalls = o.calls.filter((c) => c.paths.includes("log.txt"));
         expect(logCalls.map((c) => c.paths)).toEqual([["log.txt"], ["log.txt"]]);
       });
