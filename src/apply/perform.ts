@@ -1,6 +1,7 @@
 import { closeSync, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fsPath } from "../domain/path-bytes.js";
+import { umask } from "../sys/atomic.js";
 import type { Observed, RepoPath, State } from "../domain/types.js";
 
 export class PerformError extends Error {
@@ -82,19 +83,6 @@ export function performOne(root: string, rel: RepoPath, after: State | null, dat
     throw e;
   }
   return true;
-}
-
-/** The process's umask, read once (null where it cannot be read, as in a worker thread). */
-let umaskCache: number | null | undefined;
-function umask(): number | null {
-  if (umaskCache === undefined) {
-    try {
-      umaskCache = process.umask();
-    } catch {
-      umaskCache = null;
-    }
-  }
-  return umaskCache;
 }
 
 /**

@@ -4,7 +4,10 @@ import { walkFiles } from "../sys/files.js";
 import { deflateSync, inflateSync } from "node:zlib";
 import { sha256 } from "../domain/hash.js";
 import type { Sha256 } from "../domain/types.js";
-import { fsyncDir, fsyncFile, writeFileAtomic } from "../sys/atomic.js";
+import { fsyncDir, fsyncFile, syncFileSystem, writeFileAtomic } from "../sys/atomic.js";
+
+/** From this many blobs on, `syncWritten` flushes the file system once instead of fsyncing each. */
+const SYNC_FS_FROM = 32;
 
 export class BlobError extends Error {
   constructor(
@@ -23,6 +26,8 @@ export class BlobError extends Error {
 export class Cas {
   /** Blobs written with `sync: false`, not yet made durable (`syncWritten`). */
   private unsynced: string[] = [];
+  /** Shard directories known to exist: one mkdir each per process, not one per blob. */
+  private readonly shards = new Set<string>();
 
   constructor(readonly dir: string) {}
 
@@ -46,9 +51,19 @@ export class Cas {
       if (!opts.verify || this.status(sha) === "ok") return sha;
       rmSync(p, { force: true });
     }
-    mkdirSync(join(this.dir, "sha256", sha.slice(0, 2)), { recursive: true });
+    const shard = join(this.dir, "sha256", sha.slice(0, 2));
+    const write = () => writeFileAtomic(p, deflateSync(data, { level: levelFor(data.length) }), { mode: 0o444, sync: opts.sync !== false });
     try {
-      writeFileAtomic(p, deflateSync(data, { level: levelFor(data.length) }), { mode: 0o444, sync: opts.sync !== false });
+      if (!this.shards.has(shard)) mkdirSync(shard, { recursive: true });
+      this.shards.add(shard);
+      try {
+        write();
+      } catch (e) {
+        // A shard directory this store made earlier in the process, removed since (gc in another process): once more.
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+        mkdirSync(shard, { recursive: true });
+        write();
+      }
       if (opts.sync === false) this.unsynced.push(p);
     } catch (e) {
       // Another process stored the same content first: identical bytes, nothing lost.
@@ -64,6 +79,11 @@ export class Cas {
    * pass instead of two fsyncs per path.
    */
   syncWritten(): void {
+    // A batch: one flush of the file system, directories included, instead of an fsync per blob.
+    if (this.unsynced.length >= SYNC_FS_FROM && syncFileSystem(this.dir)) {
+      this.unsynced = [];
+      return;
+    }
     const dirs = new Set<string>();
     for (const p of this.unsynced) {
       fsyncFile(p);

@@ -1,5 +1,5 @@
 import { fsPath } from "../domain/path-bytes.js";
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync, chmodSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 
@@ -26,8 +26,49 @@ export function fsyncFile(path: string): void {
   }
 }
 
-export function tempNameFor(path: string, tag = randomBytes(4).toString("hex")): string {
-  return join(dirname(path), `.${basename(path)}.unwind-${tag}.tmp`);
+/** This process's part of every temp name it makes: random once, then a counter (a random draw per file costs more than the write). */
+let tempPrefix: string | undefined;
+let tempCount = 0;
+
+export function tempNameFor(path: string, tag?: string): string {
+  tempPrefix ??= `${process.pid.toString(36)}${randomBytes(4).toString("hex")}`;
+  return join(dirname(path), `.${basename(path)}.unwind-${tag ?? `${tempPrefix}-${(tempCount++).toString(36)}`}.tmp`);
+}
+
+/** The process's umask, read once (null where it cannot be read, as in a worker thread). */
+let umaskCache: number | null | undefined;
+export function umask(): number | null {
+  if (umaskCache === undefined) {
+    try {
+      umaskCache = process.umask();
+    } catch {
+      umaskCache = null;
+    }
+  }
+  return umaskCache;
+}
+
+/** Whether a file created with `mode` needs a chmod to have it: the umask took bits away (or is unknown). */
+export function umaskNarrows(mode: number): boolean {
+  const mask = umask();
+  return mask === null || (mode & ~mask) !== mode;
+}
+
+/**
+ * Makes everything written to the file system that holds `path` durable, in
+ * one call: syncfs(2), through `sync -f`. One flush of the file system costs
+ * less than an fsync per file from about a few dozen files on (measured:
+ * 80 ms against 2.0 s for 10,000 small files, docs/design.md "Which fsyncs,
+ * and why"). It also flushes what other programs wrote there, which is why
+ * it is kept for batches. False when it could not be done (not Linux, no
+ * `sync -f`, an error, over a minute): the caller then fsyncs file by file.
+ */
+export function syncFileSystem(path: string): boolean {
+  const where = fsPath(path);
+  if (process.platform !== "linux" || typeof where !== "string") return false;
+  const { spawnSync } = process.getBuiltinModule("node:child_process");
+  const r = spawnSync("sync", ["-f", where], { stdio: "ignore", timeout: 60_000 });
+  return r.status === 0;
 }
 
 /**
@@ -57,9 +98,12 @@ export function writeFileAtomic(path: string, data: Buffer | string, opts: { mod
     }
     throw e;
   }
-  closeSync(fd);
   // The umask may have narrowed the mode given to open(); the record's mode wins.
-  if (opts.mode !== undefined) chmodSync(tmp, opts.mode);
+  try {
+    if (opts.mode !== undefined && umaskNarrows(opts.mode)) fchmodSync(fd, opts.mode);
+  } finally {
+    closeSync(fd);
+  }
   renameSync(tmp, path);
   if (sync) fsyncDir(dirname(path));
 }
