@@ -9,6 +9,7 @@ import { Cas } from "../store/cas.js";
 import { parseDuration } from "../store/config.js";
 import { now } from "../sys/clock.js";
 import { journalChangeSet } from "./calls.js";
+import { fetchedChangeSet, findFetched } from "./fetched.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "./snapshot-diff.js";
 import { branchChangeSet, taskEvidence } from "./task.js";
 import { baselineChangeSet, checkPrefixes, governedPrefixes, loadBaseline } from "./baseline.js";
@@ -169,7 +170,17 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
     const narrow = scope.session !== undefined ? { session: scope.session } : {};
     // A dry run writes nothing; a real undo holds the lock already; `changes` takes it to close open calls.
     const close = reading === "apply" ? "locked" : reading === "read" ? "lock" : undefined;
-    const r = await journalChangeSet(ctx, { kind: scope.kind, id: scope.id, ...narrow }, { ...(since ? { since } : {}), paths: globs, ...(close ? { close } : {}) });
+    let r: Awaited<ReturnType<typeof journalChangeSet>>;
+    try {
+      r = await journalChangeSet(ctx, { kind: scope.kind, id: scope.id, ...narrow }, { ...(since ? { since } : {}), paths: globs, ...(close ? { close } : {}) });
+    } catch (e) {
+      // No local session by that name: a fetched one (SPEC section 14), read-only and checked before use.
+      const fetched = scope.kind === "session" && e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN" ? await findFetched(ctx, scope.id) : null;
+      if (!fetched) throw e;
+      if (since !== undefined) throw usage(`--since: session ${fetched.doc!.session} was fetched from ${fetched.origin}; it is taken back whole`, "narrow it with --path instead");
+      const f = await fetchedChangeSet(ctx, fetched);
+      return fn({ cs: onlyPaths(f.cs, globs, named), laterWrites: f.laterWrites, interleaved: f.interleaved });
+    }
     onlyPaths(r.cs, globs, named);
     return fn(r);
   }
