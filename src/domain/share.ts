@@ -81,7 +81,7 @@ export interface SharePlan {
   content: State[];
 }
 
-const byPath = (a: { path: string }, b: { path: string }) => (Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)) as number);
+const byPath = (a: { path: string }, b: { path: string }) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)) as number;
 
 /** What to send of one session: its change set with left-out paths made unknown, and the states whose bytes go along. */
 export function planShare(s: SessionToShare, origin: string, leftOut: (path: string) => LeftOutWhy | null): SharePlan {

@@ -82,7 +82,9 @@ async function checkRemote(ctx: Context, remote: string): Promise<string> {
 
 /** Which sessions a push means; refused (exit 2 or 3) before anything is read beyond the journal. */
 function chooseSessions(ctx: Context, records: readonly JournalRecord[], o: PushOptions): { names: string[]; skipped: { session: string; why: string }[] } {
-  const given = [o.sessions && o.sessions.length > 0 ? "--session" : null, o.task !== undefined ? "--task" : null, o.run !== undefined ? "--run" : null, o.all ? "--all" : null].filter((x) => x !== null);
+  const given = [o.sessions && o.sessions.length > 0 ? "--session" : null, o.task !== undefined ? "--task" : null, o.run !== undefined ? "--run" : null, o.all ? "--all" : null].filter(
+    (x) => x !== null,
+  );
   if (given.length === 0) throw usage("nothing chosen to push", "name --session S (repeatable), --task T or --all");
   if (given.length > 1) throw usage(`one choice at a time (got ${given.join(", ")})`);
   if (o.run !== undefined) throw new UnwindError("E_NOT_BUILT", "unwind push --run is not built yet", { hint: "push the run's hook sessions with --task <run id>, or --session" });

@@ -39,7 +39,10 @@ export async function findFetched(ctx: Context, wanted: string): Promise<Fetched
  * vouches for it (seal, records, content): a record that fails is refused
  * whole (exit 4), as a damaged local journal or a capsule whose seal fails.
  */
-export async function fetchedChangeSet(ctx: Context, s: FetchedSession): Promise<{ cs: ChangeSet; laterWrites: Map<RepoPath, LaterWrite>; interleaved: Map<RepoPath, Interleaved>; doc: SharedSessionDoc }> {
+export async function fetchedChangeSet(
+  ctx: Context,
+  s: FetchedSession,
+): Promise<{ cs: ChangeSet; laterWrites: Map<RepoPath, LaterWrite>; interleaved: Map<RepoPath, Interleaved>; doc: SharedSessionDoc }> {
   const problems = await checkFetched(ctx, s);
   if (problems.length > 0 || !s.doc) {
     throw new UnwindError("E_STORE_DAMAGED", `fetched session ${s.session ?? s.ref} (origin ${s.origin}) fails its check: ${problems[0] ?? s.problem}; nothing was done`, {

@@ -92,7 +92,9 @@ export function sessionObjects(
   entries.push({ mode: "100644", name: "session.json", oid: put("blob", docBytes) });
   const tree = put("tree", treeBody(entries));
   const message = JSON.stringify({ v: 1, session: doc.session, seal: sha256(docBytes) }) + "\n";
-  const body = Buffer.from(`tree ${tree}\n${parent ? `parent ${parent}\n` : ""}author ${WHO} ${Math.floor(opts.at.getTime() / 1000)} +0000\ncommitter ${WHO} ${Math.floor(opts.at.getTime() / 1000)} +0000\n\n${message}`);
+  const body = Buffer.from(
+    `tree ${tree}\n${parent ? `parent ${parent}\n` : ""}author ${WHO} ${Math.floor(opts.at.getTime() / 1000)} +0000\ncommitter ${WHO} ${Math.floor(opts.at.getTime() / 1000)} +0000\n\n${message}`,
+  );
   const commit = put("commit", body);
   return { commit, tree, bytes: docBytes.length + records.length + blobBytes, blobs: contentEntries.length, blobBytes };
 }
@@ -146,7 +148,14 @@ export async function fetchedSessions(ctx: Context): Promise<FetchedSession[]> {
   for (const [ref, commit] of refs) {
     const m = REF_SHAPE.exec(ref);
     if (!m) {
-      odd.push({ ref, origin: ref.slice(SHARED_PREFIX.length).split("/")[0] ?? "", commit, session: null, doc: null, problem: "not a ref unwind writes (refs/unwind/shared/<origin>/sessions/<name>)" });
+      odd.push({
+        ref,
+        origin: ref.slice(SHARED_PREFIX.length).split("/")[0] ?? "",
+        commit,
+        session: null,
+        doc: null,
+        problem: "not a ref unwind writes (refs/unwind/shared/<origin>/sessions/<name>)",
+      });
       continue;
     }
     if (m[1] === own) continue;

@@ -6,7 +6,11 @@ import type { Output } from "../render.js";
 import { openFor } from "./common.js";
 
 /** `unwind push [REMOTE] (--session S... | --task T | --run R | --all) [--exclude GLOB]... [--include-secrets] [--dry-run]` (SPEC section 14). */
-export async function push(globals: Globals, remote: string | undefined, opts: { session?: string[]; task?: string; run?: string; all?: boolean; exclude?: string[]; includeSecrets?: boolean; dryRun?: boolean }): Promise<Output> {
+export async function push(
+  globals: Globals,
+  remote: string | undefined,
+  opts: { session?: string[]; task?: string; run?: string; all?: boolean; exclude?: string[]; includeSecrets?: boolean; dryRun?: boolean },
+): Promise<Output> {
   const u = await openFor(globals);
   const o: PushOptions & { remote?: string } = {
     ...(remote !== undefined ? { remote } : {}),
@@ -21,9 +25,7 @@ export async function push(globals: Globals, remote: string | undefined, opts: {
   const r = await u.push(o);
   // The warning SPEC section 14 asks for: on stderr, so it is seen with --json too.
   if (r.secrets.length > 0) {
-    process.stderr.write(
-      `unwind: warning: left out the content of secret-looking paths (not-captured on the other side): ${r.secrets.join(", ")}\n  pass --include-secrets to send them\n`,
-    );
+    process.stderr.write(`unwind: warning: left out the content of secret-looking paths (not-captured on the other side): ${r.secrets.join(", ")}\n  pass --include-secrets to send them\n`);
   }
   for (const s of r.skipped) process.stderr.write(`unwind: skipped ${s.session}: ${s.why}\n`);
   const rows = r.sessions.map((s) => [s.session, s.status, String(s.entries), String(s.blobs), bytes(s.bytes), s.excluded.length ? s.excluded.map((e) => e.path).join(" ") : "-", short(s.commit)]);
