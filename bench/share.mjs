@@ -128,17 +128,17 @@ export async function bench() {
     gitFetchAgain: { label: "git fetch origin agent (nothing new)", prepare: () => {}, time: () => run("git", ["fetch", "-q", "origin", "agent"], { cwd: b }).ms },
     unwindFetchAgain: { label: "unwind fetch (nothing new)", prepare: () => {}, time: () => run("node", [UNWIND, "fetch"], { cwd: b }).ms },
   };
-  // "again" rows need what the first rows left: run each pair in its own measure so the order holds.
-  const samples = {
-    ...measure({ gitPush: commands.gitPush, unwindPush: commands.unwindPush }, SHARE_REPS),
-    ...(pushBoth(), measure({ gitPushAgain: commands.gitPushAgain, unwindPushAgain: commands.unwindPushAgain }, SHARE_REPS)),
-    ...measure({ gitFetch: commands.gitFetch, unwindFetch: commands.unwindFetch }, SHARE_REPS),
-    ...(pushBoth(),
-    freshClone(),
-    run("git", ["fetch", "-q", "origin", "agent"], { cwd: b }),
-    run("node", [UNWIND, "fetch"], { cwd: b }),
-    measure({ gitFetchAgain: commands.gitFetchAgain, unwindFetchAgain: commands.unwindFetchAgain }, SHARE_REPS)),
-  };
+  // "again" rows need what the first rows left: each pair is measured on its own, in this order.
+  const firstPush = measure({ gitPush: commands.gitPush, unwindPush: commands.unwindPush }, SHARE_REPS);
+  pushBoth();
+  const againPush = measure({ gitPushAgain: commands.gitPushAgain, unwindPushAgain: commands.unwindPushAgain }, SHARE_REPS);
+  const firstFetch = measure({ gitFetch: commands.gitFetch, unwindFetch: commands.unwindFetch }, SHARE_REPS);
+  pushBoth();
+  freshClone();
+  run("git", ["fetch", "-q", "origin", "agent"], { cwd: b });
+  run("node", [UNWIND, "fetch"], { cwd: b });
+  const againFetch = measure({ gitFetchAgain: commands.gitFetchAgain, unwindFetchAgain: commands.unwindFetchAgain }, SHARE_REPS);
+  const samples = { ...firstPush, ...againPush, ...firstFetch, ...againFetch };
   console.log();
   printTable(commands, samples);
   const m = medians(samples);
