@@ -267,7 +267,7 @@ export async function fetch(ctx: Context, remoteArg: string | undefined): Promis
   const remote = await checkRemote(ctx, remoteArg ?? "origin");
   const before = await sharedRefs(ctx);
   // No FETCH_HEAD: a second fetch must leave the repository exactly as it was.
-  const r = await ctx.git(["fetch", "--no-write-fetch-head", "--quiet", remote, FETCH_REFSPEC], { okCodes: [1] });
+  const r = await ctx.git(["fetch", "--no-write-fetch-head", "--no-progress", remote, FETCH_REFSPEC], { okCodes: [1] });
   const after = await sharedRefs(ctx);
   if (r.code !== 0) {
     const line = r.stderr.split("\n").find((l) => l.includes("rejected")) ?? r.stderr.trim().split("\n")[0] ?? "";

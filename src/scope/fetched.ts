@@ -58,3 +58,18 @@ export async function fetchedChangeSet(
     interleaved: new Map(doc.interleaved.map(({ path, ...i }) => [path as RepoPath, i])),
   };
 }
+
+/**
+ * A task whose only sessions were fetched: refused (exit 3) naming them. A
+ * task's change set is folded from every call's window on one machine's
+ * timeline; fetched sessions arrive as change sets already folded, and
+ * stacking two of them could hide a write between them. Each one is taken
+ * back by `--session`. Returns when no fetched session carries the task.
+ */
+export async function fetchedTaskHint(ctx: Context, task: string): Promise<void> {
+  const names = (await fetchedSessions(ctx)).flatMap((s) => (s.doc?.summary.tasks.includes(task) ? [s.doc.session] : []));
+  if (names.length === 0) return;
+  throw new UnwindError("E_SCOPE_UNKNOWN", `task '${task}' has only fetched sessions here (${names.join(", ")}); a fetched task is not taken back as one`, {
+    hint: `take them back one by one: unwind undo --session ${names[0]}`,
+  });
+}

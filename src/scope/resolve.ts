@@ -9,7 +9,7 @@ import { Cas } from "../store/cas.js";
 import { parseDuration } from "../store/config.js";
 import { now } from "../sys/clock.js";
 import { journalChangeSet } from "./calls.js";
-import { fetchedChangeSet, findFetched } from "./fetched.js";
+import { fetchedChangeSet, fetchedTaskHint, findFetched } from "./fetched.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "./snapshot-diff.js";
 import { branchChangeSet, taskEvidence } from "./task.js";
 import { baselineChangeSet, checkPrefixes, governedPrefixes, loadBaseline } from "./baseline.js";
@@ -174,6 +174,7 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
     try {
       r = await journalChangeSet(ctx, { kind: scope.kind, id: scope.id, ...narrow }, { ...(since ? { since } : {}), paths: globs, ...(close ? { close } : {}) });
     } catch (e) {
+      if (scope.kind === "task" && e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN") await fetchedTaskHint(ctx, scope.id);
       // No local session by that name: a fetched one (SPEC section 14), read-only and checked before use.
       const fetched = scope.kind === "session" && e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN" ? await findFetched(ctx, scope.id) : null;
       if (!fetched) throw e;

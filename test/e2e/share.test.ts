@@ -4,7 +4,7 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { dirFingerprint, git, makeRepo, read, tempDir, treeState, unwind, write } from "../helpers.js";
-import { claudeCall } from "../journal-helpers.js";
+import { claudeCall, claudeCallEnv } from "../journal-helpers.js";
 
 // SPEC section 14 with real git remotes: a bare repository on disk, two
 // clones as two machines. Clone A records two agent sessions (through the
@@ -312,8 +312,8 @@ describe("unwind push and fetch through a bare repository", () => {
     git(a2, "remote", "add", "origin", bare);
     git(a2, "config", "unwind.origin", "ci-runner-7");
     const S = "abababab-4444-4e4e-9f9f-0a0a0a0a0a0a";
-    claudeCall(a2, S, "Write", { file_path: join(a2, "gen/out.txt"), content: "v2\n" }, () => write(a2, "gen/out.txt", "v2\n"));
-    claudeCall(a2, S, "Write", { file_path: join(a2, "keep.txt"), content: "k2\n" }, () => write(a2, "keep.txt", "k2\n"));
+    claudeCallEnv(a2, S, "Write", { file_path: join(a2, "gen/out.txt"), content: "v2\n" }, () => write(a2, "gen/out.txt", "v2\n"), { UNWIND_TASK: "ci-7" });
+    claudeCallEnv(a2, S, "Write", { file_path: join(a2, "keep.txt"), content: "k2\n" }, () => write(a2, "keep.txt", "k2\n"), { UNWIND_TASK: "ci-7" });
     git(a2, "commit", "-qam", "work");
     git(a2, "push", "-q", "origin", "main");
     const dry = unwind(a2, ["push", "--session", S, "--exclude", "gen/**", "--dry-run", "--json"]);
@@ -325,6 +325,11 @@ describe("unwind push and fetch through a bare repository", () => {
     const b2 = join(tempDir("unwind-share-x-"), "b");
     git(a2, "clone", "-q", bare, b2);
     expect(unwind(b2, ["fetch"]).code).toBe(0);
+    // A fetched task is not folded from its sessions' change sets: refused, naming them.
+    const task = unwind(b2, ["undo", "--task", "ci-7", "--dry-run"]);
+    expect(task.code).toBe(3);
+    expect(task.stderr).toContain(`only fetched sessions here (claude:${S})`);
+    expect(unwind(b2, ["sessions", "--task", "ci-7", "--json"]).json.sessions.map((x: any) => x.session)).toEqual([`claude:${S}`]);
     const u = unwind(b2, ["undo", "--session", S, "--json"]);
     expect(u.code).toBe(1);
     expect(u.json.items.map((i: any) => [i.path, i.action, i.reason])).toEqual([
@@ -333,5 +338,37 @@ describe("unwind push and fetch through a bare repository", () => {
     ]);
     expect(read(b2, "gen/out.txt")).toBe("v2\n");
     expect(read(b2, "keep.txt")).toBe("k1\n");
+  });
+
+  it("neither push nor fetch is forced: a ref rewritten on the remote is refused, and nothing local moves", () => {
+    const s2Ref = unwind(w.a, ["push", "--session", S2, "--dry-run", "--json"]).json.sessions[0].ref as string;
+    const original = git(w.remote, "rev-parse", s2Ref).trim();
+    const emptyTree = spawnGit(w.remote, ["mktree"], "").trim();
+    const stranger = git(w.remote, "commit-tree", emptyTree, "-m", "not a descendant").trim();
+    git(w.remote, "update-ref", s2Ref, stranger);
+
+    // Push: new work in session 2, but the remote's ref is not an ancestor of the new commit.
+    claudeCall(w.a, S2, "Write", { file_path: join(w.a, "src/f.ts"), content: "f\n" }, () => write(w.a, "src/f.ts", "f\n"));
+    const localBefore = git(w.a, "rev-parse", s2Ref).trim();
+    const p = unwind(w.a, ["push", "--session", S2]);
+    expect(p.code).toBe(3);
+    expect(p.stderr).toContain("refused");
+    expect(git(w.a, "rev-parse", s2Ref).trim()).toBe(localBefore);
+    expect(git(w.remote, "rev-parse", s2Ref).trim()).toBe(stranger);
+
+    // Fetch: B holds the original; the remote's rewrite is not taken.
+    const bBefore = git(w.b, "rev-parse", s2Ref).trim();
+    const f = unwind(w.b, ["fetch"]);
+    expect(f.code).toBe(3);
+    expect(f.stderr).toContain("rejected");
+    expect(git(w.b, "rev-parse", s2Ref).trim()).toBe(bBefore);
+
+    // Negative control: with the remote's ref put back, both go through, fast-forward.
+    git(w.remote, "update-ref", s2Ref, original);
+    const again = unwind(w.a, ["push", "--session", S2, "--json"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(git(w.remote, "rev-parse", `${s2Ref}^`).trim()).toBe(localBefore);
+    expect(unwind(w.b, ["fetch"]).code).toBe(0);
+    expect(git(w.b, "rev-parse", s2Ref).trim()).toBe(git(w.remote, "rev-parse", s2Ref).trim());
   });
 });
