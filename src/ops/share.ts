@@ -6,13 +6,12 @@ import { sha256 } from "../domain/hash.js";
 import { sortByPath } from "../domain/paths.js";
 import { leftOutBy, NOT_SENT, planShare, type LeftOutWhy, type SharedCall, type SharedSessionDoc } from "../domain/share.js";
 import type { State } from "../domain/types.js";
-import { blobOid } from "../git/objects.js";
 import type { Context } from "../repo/context.js";
 import { journalChangeSet, journalTimeline, resolveSession } from "../scope/calls.js";
 import { Cas } from "../store/cas.js";
 import { ContentReader } from "../store/content.js";
 import { encode, readJournal, type JournalRecord } from "../store/journal.js";
-import { FETCH_REFSPEC, fetchedSessions, originOf, SHARED_PREFIX, sessionObjects, sessionRef, sharedRefs } from "../store/shared.js";
+import { FETCH_REFSPEC, fetchedSessions, originOf, SHARED_PREFIX, sessionObjects, sessionRef, sharedRefs, writeBlob } from "../store/shared.js";
 import { summarizeSessions } from "./sessions.js";
 
 /**
@@ -175,7 +174,7 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
     // Each state's bytes, verified as they are read; named in the record by the blob id of the raw bytes.
     await reader.prefetch(plan.content);
     const oidOf = new Map<string, string>();
-    const content: { oid: string; bytes: Buffer }[] = [];
+    const content: { oid: string; size: number }[] = [];
     let missing = 0;
     for (const st of plan.content) {
       let bytes: Buffer;
@@ -185,9 +184,9 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
         missing++;
         continue;
       }
-      const oid = blobOid(bytes, ctx.objectFormat);
+      const oid = writeBlob(ctx, bytes, !dryRun);
       oidOf.set(keyOf(st)!, oid);
-      content.push({ oid, bytes });
+      content.push({ oid, size: bytes.length });
     }
     const named = (st: State | null): State | null => {
       const k = st && (st.kind === "file" || st.kind === "symlink") ? keyOf(st) : undefined;

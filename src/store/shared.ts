@@ -68,7 +68,7 @@ export function sessionObjects(
   ctx: Context,
   doc: SharedSessionDoc,
   records: Buffer,
-  content: readonly { oid: string; bytes: Buffer }[],
+  content: readonly { oid: string; size: number }[],
   parent: string | null,
   opts: { write: boolean; at: Date },
 ): SessionObjects {
@@ -80,11 +80,11 @@ export function sessionObjects(
   let blobBytes = 0;
   const seen = new Set<string>();
   const contentEntries: { mode: string; name: string; oid: string }[] = [];
+  // Content blobs are written by the caller as it reads them (`writeBlob`): a session's bytes are never all in memory.
   for (const c of content) {
     if (seen.has(c.oid)) continue;
     seen.add(c.oid);
-    put("blob", c.bytes);
-    blobBytes += c.bytes.length;
+    blobBytes += c.size;
     contentEntries.push({ mode: "100644", name: c.oid, oid: c.oid });
   }
   if (contentEntries.length > 0) entries.push({ mode: "40000", name: "content", oid: put("tree", treeBody(contentEntries)) });
@@ -97,6 +97,11 @@ export function sessionObjects(
   );
   const commit = put("commit", body);
   return { commit, tree, bytes: docBytes.length + records.length + blobBytes, blobs: contentEntries.length, blobBytes };
+}
+
+/** One content blob into the object database (or only its id, for a dry run). */
+export function writeBlob(ctx: Context, bytes: Buffer, write: boolean): string {
+  return write ? writeLooseObject(join(ctx.commonDir, "objects"), "blob", bytes, ctx.objectFormat) : objectId("blob", bytes, ctx.objectFormat);
 }
 
 /** A tree object's body: entries sorted as git sorts them (a tree's name compares as if it ended in '/'). */
