@@ -143,7 +143,8 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
   const { names, skipped } = chooseSessions(ctx, records, o);
   const remote = await checkRemote(ctx, remoteArg ?? "origin");
   const dryRun = Boolean(o.dryRun);
-  const origin = await originOf(ctx, { create: !dryRun });
+  // Nothing to push (--all in a store without sessions) is an answer, and writes nothing: not even the origin's name.
+  const origin = await originOf(ctx, { create: !dryRun && names.length > 0 });
   const leftOut = leftOutBy(excludes, Boolean(o.includeSecrets));
   const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
   const pushed = origin ? await sharedRefs(ctx, `${SHARED_PREFIX}${origin}/`) : new Map<string, string>();

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, join } from "node:path";
 import { usage } from "../domain/errors.js";
@@ -40,6 +40,7 @@ export async function originOf(ctx: Context, opts: { create: boolean }): Promise
   }
   if (!opts.create) return null;
   const made = `${hostSlug(hostname())}-${randomBytes(4).toString("hex")}`;
+  mkdirSync(ctx.store, { recursive: true });
   writeFileAtomic(file, made + "\n");
   return made;
 }

@@ -299,6 +299,13 @@ describe("unwind push and fetch through a bare repository", () => {
     expect(dirFingerprint(join(fresh, ".git/unwind"))).toEqual(store);
     expect(sharedRefs(fresh)).toEqual([]);
     expect(repoState(w.remote)).toEqual(remote);
+    // Nothing recorded: `--all` is nothing to do (exit 0), and writes nothing, not even a store.
+    const empty = makeRepo({ "x.txt": "x\n" });
+    git(empty, "remote", "add", "origin", w.remote);
+    const none = unwind(empty, ["push", "--all"]);
+    expect([none.code, none.stdout.trim()]).toEqual([0, "nothing to push"]);
+    expect(existsSync(join(empty, ".git/unwind"))).toBe(false);
+    expect(repoState(w.remote)).toEqual(remote);
     // Negative control: the same push for real writes the origin, the ref, and the remote's ref.
     expect(unwind(fresh, ["push", "--all"]).code).toBe(0);
     expect(sharedRefs(fresh)).toHaveLength(1);
