@@ -266,8 +266,11 @@ export interface FetchReport {
 export async function fetch(ctx: Context, remoteArg: string | undefined): Promise<FetchReport> {
   const remote = await checkRemote(ctx, remoteArg ?? "origin");
   const before = await sharedRefs(ctx);
+  // This store's own records are written by its pushes alone: a negative refspec keeps a remote from moving them.
+  const own = await originOf(ctx, { create: false });
+  const mine = own ? [`^${SHARED_PREFIX}${own}/*`] : [];
   // No FETCH_HEAD: a second fetch must leave the repository exactly as it was.
-  const r = await ctx.git(["fetch", "--no-write-fetch-head", "--no-progress", remote, FETCH_REFSPEC], { okCodes: [1] });
+  const r = await ctx.git(["fetch", "--no-write-fetch-head", "--no-progress", remote, FETCH_REFSPEC, ...mine], { okCodes: [1] });
   const after = await sharedRefs(ctx);
   if (r.code !== 0) {
     const line = r.stderr.split("\n").find((l) => l.includes("rejected")) ?? r.stderr.trim().split("\n")[0] ?? "";

@@ -378,4 +378,18 @@ describe("unwind push and fetch through a bare repository", () => {
     expect(unwind(w.b, ["fetch"]).code).toBe(0);
     expect(git(w.b, "rev-parse", s2Ref).trim()).toBe(git(w.remote, "rev-parse", s2Ref).trim());
   });
+
+  it("a fetch never moves this store's own records, whatever the remote holds under its origin", () => {
+    const s1Ref = unwind(w.a, ["push", "--session", S1, "--dry-run", "--json"]).json.sessions[0].ref as string;
+    const mine = git(w.a, "rev-parse", s1Ref).trim();
+    // Someone appends a commit to A's record on the remote (a fast-forward).
+    const child = git(w.remote, "commit-tree", `${mine}^{tree}`, "-p", mine, "-m", "appended by someone else").trim();
+    git(w.remote, "update-ref", s1Ref, child);
+    const f = unwind(w.a, ["fetch", "--json"]);
+    expect(f.code, f.stderr).toBe(0);
+    expect(git(w.a, "rev-parse", s1Ref).trim()).toBe(mine);
+    // Negative control: another store takes the same fast-forward.
+    expect(unwind(w.b, ["fetch"]).code).toBe(0);
+    expect(git(w.b, "rev-parse", s1Ref).trim()).toBe(child);
+  });
 });
