@@ -472,7 +472,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .argument("[remote]", "a configured remote, a URL or a path (default: origin)")
       .option("--session <id>", "a session: full name, bare id, or unique prefix of 6+ characters (repeatable)", collect)
       .option("--task <name>", "every session labelled with this task")
-      .option("--run <id>", "a run capsule (not built yet)")
+      .option("--run <id>", `a run capsule: ${ID}`)
       .option("--all", "every session recorded in this work tree")
       .option("--exclude <glob>", "leave out the content of matching paths, root-relative (repeatable); they are not-captured on the other side", collect)
       .option("--include-secrets", "also send secret-looking paths (.env*, *.pem, *.key, id_*)")

@@ -83,19 +83,27 @@ export interface SharePlan {
 
 const byPath = (a: { path: string }, b: { path: string }) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)) as number;
 
-/** What to send of one session: its change set with left-out paths made unknown, and the states whose bytes go along. */
-export function planShare(s: SessionToShare, origin: string, leftOut: (path: string) => LeftOutWhy | null): SharePlan {
+/**
+ * Entries with left-out paths made unknown, the states whose bytes go
+ * along (file and symlink states with a hash, once each), and what was left
+ * out. `also` names paths beyond the entries (a session's records and calls)
+ * that are checked too. Works for a session's change set and a run's entries alike.
+ */
+export function redactEntries<E extends { path: string; pre: State | null; post: State | null }>(
+  list: readonly E[],
+  leftOut: (path: string) => LeftOutWhy | null,
+  also: readonly string[] = [],
+): { entries: E[]; excluded: { path: string; why: LeftOutWhy }[]; content: State[] } {
   const excluded = new Map<string, LeftOutWhy>();
   const consider = (p: string) => {
     if (excluded.has(p)) return;
     const why = leftOut(p);
     if (why) excluded.set(p, why);
   };
-  for (const e of s.entries) consider(e.path);
-  for (const p of s.recordPaths) consider(p);
-  for (const c of s.calls) for (const p of c.paths) consider(p);
+  for (const e of list) consider(e.path);
+  for (const p of also) consider(p);
   const hide = (st: State | null) => (st === null ? null : NOT_SENT);
-  const entries = s.entries.map((e) => (excluded.has(e.path) ? { ...e, pre: hide(e.pre), post: hide(e.post) } : e));
+  const entries = list.map((e) => (excluded.has(e.path) ? { ...e, pre: hide(e.pre), post: hide(e.post) } : e));
   const content: State[] = [];
   const seen = new Set<string>();
   for (const e of entries) {
@@ -107,6 +115,12 @@ export function planShare(s: SessionToShare, origin: string, leftOut: (path: str
       content.push(st);
     }
   }
+  return { entries, excluded: [...excluded].map(([path, why]) => ({ path, why })).sort(byPath), content };
+}
+
+/** What to send of one session: its change set with left-out paths made unknown, and the states whose bytes go along. */
+export function planShare(s: SessionToShare, origin: string, leftOut: (path: string) => LeftOutWhy | null): SharePlan {
+  const { entries, excluded, content } = redactEntries(s.entries, leftOut, [...s.recordPaths, ...s.calls.flatMap((c) => c.paths)]);
   return {
     doc: {
       v: 1,
@@ -118,9 +132,9 @@ export function planShare(s: SessionToShare, origin: string, leftOut: (path: str
       entries,
       laterWrites: [...s.laterWrites].map(([path, l]) => ({ path, ...l })).sort(byPath),
       interleaved: [...s.interleaved].map(([path, i]) => ({ path, ...i })).sort(byPath),
-      excluded: [...excluded].map(([path, why]) => ({ path, why })).sort(byPath),
+      excluded,
     },
-    redact: new Set(excluded.keys()),
+    redact: new Set(excluded.map((e) => e.path)),
     content,
   };
 }

@@ -4,14 +4,15 @@ import { UnwindError, usage } from "../domain/errors.js";
 import { rootGlob } from "../domain/glob.js";
 import { sha256 } from "../domain/hash.js";
 import { sortByPath } from "../domain/paths.js";
-import { leftOutBy, NOT_SENT, planShare, type LeftOutWhy, type SharedCall, type SharedSessionDoc } from "../domain/share.js";
+import { leftOutBy, NOT_SENT, planShare, redactEntries, type LeftOutWhy, type SharedCall, type SharedSessionDoc } from "../domain/share.js";
 import type { State } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
 import { journalChangeSet, journalTimeline, resolveSession } from "../scope/calls.js";
 import { Cas } from "../store/cas.js";
 import { ContentReader } from "../store/content.js";
 import { encode, readJournal, type JournalRecord } from "../store/journal.js";
-import { FETCH_REFSPEC, fetchedSessions, originOf, SHARED_PREFIX, sessionObjects, sessionRef, sharedRefs, writeBlob } from "../store/shared.js";
+import { FETCH_REFSPEC, fetchedRuns, fetchedSessions, originOf, runObjects, runRef, SHARED_PREFIX, sessionObjects, sessionRef, sharedRefs, writeBlob, type SharedRunDoc } from "../store/shared.js";
+import { resolveRun } from "../scope/capsule.js";
 import { summarizeSessions } from "./sessions.js";
 
 /**
@@ -26,7 +27,7 @@ export interface PushOptions {
   sessions?: readonly string[] | undefined;
   /** Every session labelled with this task. */
   task?: string | undefined;
-  /** A run capsule: not built yet. */
+  /** A run capsule (its id, a unique prefix or suffix of 6+ characters). */
   run?: string | undefined;
   /** Every session recorded in this work tree. */
   all?: boolean | undefined;
@@ -54,12 +55,17 @@ export interface PushedSession {
   excluded: { path: string; why: LeftOutWhy }[];
 }
 
+/** A run capsule as pushed: as a session, by its id. */
+export type PushedRun = Omit<PushedSession, "session"> & { run: string };
+
 export interface PushReport {
   remote: string;
   /** This store's origin; null on a dry run before the first push (the name is made then). */
   origin: string | null;
   dryRun: boolean;
   sessions: PushedSession[];
+  /** With `--run`: the capsule. */
+  runs: PushedRun[];
   /** Secret-looking paths whose content was left out (SPEC: named in a warning). */
   secrets: string[];
   /** Sessions `--all` passed over, and why. */
@@ -86,8 +92,8 @@ function chooseSessions(ctx: Context, records: readonly JournalRecord[], o: Push
   );
   if (given.length === 0) throw usage("nothing chosen to push", "name --session S (repeatable), --task T or --all");
   if (given.length > 1) throw usage(`one choice at a time (got ${given.join(", ")})`);
-  if (o.run !== undefined) throw new UnwindError("E_NOT_BUILT", "unwind push --run is not built yet", { hint: "push the run's hook sessions with --task <run id>, or --session" });
   const skipped: { session: string; why: string }[] = [];
+  if (o.run !== undefined) return { names: [], skipped };
   if (o.sessions && o.sessions.length > 0) return { names: [...new Set(o.sessions.map((s) => resolveSession(records, s)))], skipped };
   if (o.task !== undefined) {
     const names = [...new Set(records.filter((r) => r.task === o.task).map((r) => r.session))].sort();
@@ -141,10 +147,12 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
   });
   const { records } = readJournal(ctx.store);
   const { names, skipped } = chooseSessions(ctx, records, o);
+  // A run's seal is checked before anything else is read: a tampered capsule is refused whole (exit 4), never shared.
+  const run = o.run !== undefined ? await resolveRun(ctx, o.run) : null;
   const remote = await checkRemote(ctx, remoteArg ?? "origin");
   const dryRun = Boolean(o.dryRun);
   // Nothing to push (--all in a store without sessions) is an answer, and writes nothing: not even the origin's name.
-  const origin = await originOf(ctx, { create: !dryRun && names.length > 0 });
+  const origin = await originOf(ctx, { create: !dryRun && (names.length > 0 || run !== null) });
   const leftOut = leftOutBy(excludes, Boolean(o.includeSecrets));
   const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
   const pushed = origin ? await sharedRefs(ctx, `${SHARED_PREFIX}${origin}/`) : new Map<string, string>();
@@ -172,28 +180,7 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
       leftOut,
     );
     for (const e of plan.doc.excluded) if (e.why === "secret") secrets.add(e.path);
-    // Each state's bytes, verified as they are read; named in the record by the blob id of the raw bytes.
-    await reader.prefetch(plan.content);
-    const oidOf = new Map<string, string>();
-    const content: { oid: string; size: number }[] = [];
-    let missing = 0;
-    for (const st of plan.content) {
-      let bytes: Buffer;
-      try {
-        bytes = await reader.read(st);
-      } catch {
-        missing++;
-        continue;
-      }
-      const oid = writeBlob(ctx, bytes, !dryRun);
-      oidOf.set(keyOf(st)!, oid);
-      content.push({ oid, size: bytes.length });
-    }
-    const named = (st: State | null): State | null => {
-      const k = st && (st.kind === "file" || st.kind === "symlink") ? keyOf(st) : undefined;
-      const oid = k ? oidOf.get(k) : undefined;
-      return oid ? ({ ...st!, oid } as State) : st;
-    };
+    const { content, missing, named } = await contentOf(ctx, reader, plan.content, !dryRun);
     const entries = plan.doc.entries.map((e) => ({ ...e, pre: named(e.pre), post: named(e.post) }));
     const redacted = mine.map((r) => (r.kind === "file" && r.state !== null && plan.redact.has(r.path) ? { ...r, state: NOT_SENT } : r));
     const recordBytes = Buffer.from(encode(redacted));
@@ -215,10 +202,27 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
       excluded: plan.doc.excluded,
     });
   }
-  const report: PushReport = { remote: remoteArg ?? "origin", origin, dryRun, sessions: out, secrets: [...secrets].sort(), skipped, bytes: out.reduce((n, s) => n + s.bytes, 0) };
-  if (dryRun || out.length === 0) return report;
+  const runsOut: PushedRun[] = [];
+  if (run) {
+    const c = run.capsule;
+    const red = redactEntries(c.entries, leftOut);
+    for (const e of red.excluded) if (e.why === "secret") secrets.add(e.path);
+    const { content, missing, named } = await contentOf(ctx, reader, red.content, !dryRun);
+    const entries = red.entries.map((e) => ({ ...e, pre: named(e.pre), post: named(e.post) }));
+    const doc: SharedRunDoc = { v: 1, origin: origin ?? "<origin>", run: { ...c, entries }, seal: run.seal, excluded: red.excluded };
+    const ref = runRef(origin ?? "<origin>", c.id);
+    const parent = pushed.get(ref) ?? null;
+    let objs = runObjects(ctx, doc, content, parent, { write: false, at });
+    const same = parent !== null && parentTrees.get(parent) === objs.tree;
+    if (!same && !dryRun) objs = runObjects(ctx, doc, content, parent, { write: true, at });
+    const status = parent === null ? ("new" as const) : same ? ("unchanged" as const) : ("updated" as const);
+    runsOut.push({ run: c.id, ref, commit: same ? parent! : objs.commit, status, entries: entries.length, blobs: objs.blobs, bytes: objs.bytes, missing, excluded: red.excluded });
+  }
+  const all = [...out, ...runsOut];
+  const report: PushReport = { remote: remoteArg ?? "origin", origin, dryRun, sessions: out, runs: runsOut, secrets: [...secrets].sort(), skipped, bytes: all.reduce((n, s) => n + s.bytes, 0) };
+  if (dryRun || all.length === 0) return report;
   // Explicit refspecs, the new commits as sources: a push that fails leaves the local refs as they were.
-  const r = await ctx.git(["push", "--porcelain", remote, ...out.map((s) => `${s.commit}:${s.ref}`)], { okCodes: [1] });
+  const r = await ctx.git(["push", "--porcelain", remote, ...all.map((s) => `${s.commit}:${s.ref}`)], { okCodes: [1] });
   const rejected = new Set<string>();
   for (const line of r.stdout.toString("utf8").split("\n")) {
     const m = /^!\t[^:]*:(\S+)\t/.exec(line);
@@ -226,7 +230,7 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
   }
   if (r.code !== 0 && rejected.size === 0) throw new UnwindError("E_GIT", `git push to ${report.remote} failed: ${r.stderr.trim().split("\n")[0] ?? ""}`);
   const zero = "0".repeat(ctx.objectFormat === "sha256" ? 64 : 40);
-  const moves = out.filter((s) => s.status !== "unchanged" && !rejected.has(s.ref)).map((s) => `update ${s.ref} ${s.commit} ${pushed.get(s.ref) ?? zero}\n`);
+  const moves = all.filter((s) => s.status !== "unchanged" && !rejected.has(s.ref)).map((s) => `update ${s.ref} ${s.commit} ${pushed.get(s.ref) ?? zero}\n`);
   if (moves.length > 0) await ctx.git(["update-ref", "--stdin"], { input: Buffer.from(moves.join("")) });
   if (rejected.size > 0) {
     throw new UnwindError("E_GIT", `the remote refused ${[...rejected].join(", ")}: it holds something else there`, {
@@ -237,6 +241,37 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
 }
 
 const keyOf = (st: State) => st.sha256 ?? st.oid;
+
+/**
+ * Each state's bytes, verified as they are read and written as a blob at
+ * once (ids only on a dry run); `named` gives a state the blob id of its raw
+ * bytes, the name of its `content/` entry. A state whose bytes are gone
+ * here keeps its record and counts as missing.
+ */
+async function contentOf(ctx: Context, reader: ContentReader, states: readonly State[], write: boolean) {
+  await reader.prefetch(states);
+  const oidOf = new Map<string, string>();
+  const content: { oid: string; size: number }[] = [];
+  let missing = 0;
+  for (const st of states) {
+    let bytes: Buffer;
+    try {
+      bytes = await reader.read(st);
+    } catch {
+      missing++;
+      continue;
+    }
+    const oid = writeBlob(ctx, bytes, write);
+    oidOf.set(keyOf(st)!, oid);
+    content.push({ oid, size: bytes.length });
+  }
+  const named = (st: State | null): State | null => {
+    const k = st && (st.kind === "file" || st.kind === "symlink") ? keyOf(st) : undefined;
+    const oid = k ? oidOf.get(k) : undefined;
+    return oid ? ({ ...st!, oid } as State) : st;
+  };
+  return { content, missing, named };
+}
 
 /** The tree of each commit (one git process). */
 async function treesOf(ctx: Context, commits: readonly string[]): Promise<Map<string, string>> {
@@ -258,6 +293,8 @@ export interface FetchReport {
   refs: { ref: string; origin: string; commit: string; status: "new" | "updated" | "unchanged" }[];
   /** Fetched sessions now readable (of other origins, seal intact). */
   sessions: number;
+  /** Fetched run capsules now readable. */
+  runs: number;
   /** Fetched records that fail their seal or cannot be read: `verify` names them, `undo` refuses them. */
   damaged: { ref: string; problem: string }[];
 }
@@ -284,11 +321,12 @@ export async function fetch(ctx: Context, remoteArg: string | undefined): Promis
     commit,
     status: !before.has(ref) ? ("new" as const) : before.get(ref) === commit ? ("unchanged" as const) : ("updated" as const),
   }));
-  const fetched = await fetchedSessions(ctx);
+  const fetched = [...(await fetchedSessions(ctx)), ...(await fetchedRuns(ctx))];
   return {
     remote: remoteArg ?? "origin",
     refs,
-    sessions: fetched.filter((s) => s.doc !== null).length,
+    sessions: fetched.filter((s) => s.doc !== null && "session" in s).length,
+    runs: fetched.filter((s) => s.doc !== null && "run" in s).length,
     damaged: fetched.filter((s) => s.doc === null).map((s) => ({ ref: s.ref, problem: s.problem ?? "cannot be read" })),
   };
 }

@@ -9,7 +9,7 @@ import { Cas } from "../store/cas.js";
 import { readJournal } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
-import { checkFetched, fetchedSessions } from "../store/shared.js";
+import { checkFetched, checkFetchedRun, fetchedRuns, fetchedSessions } from "../store/shared.js";
 
 /** One thing `verify` found wrong: what kind of thing, which one, and what is wrong with it. */
 export interface Problem {
@@ -27,7 +27,7 @@ export interface VerifyReport {
   snapshots: number;
   /** Run capsules whose seals were checked. */
   runs: number;
-  /** Fetched sessions checked (SPEC section 14): seal, records, content. */
+  /** Fetched sessions and runs checked (SPEC section 14): seal, records, content. */
   shared: number;
   problems: Problem[];
 }
@@ -97,9 +97,22 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
   for (const f of fetched) {
     for (const message of await checkFetched(ctx, f)) problems.push({ kind: "shared", id: f.ref, message: `fetched session ${f.session ?? f.ref} (origin ${f.origin}): ${message}` });
   }
+  const fetchedRunList = await fetchedRuns(ctx);
+  for (const f of fetchedRunList) {
+    for (const message of await checkFetchedRun(ctx, f)) problems.push({ kind: "shared", id: f.ref, message: `fetched run ${f.run ?? f.ref} (origin ${f.origin}): ${message}` });
+  }
   const pending = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store).length : 0;
   if (pending) problems.push({ kind: "intent", id: null, message: `${pending} interrupted apply(s) could not be finished` });
-  return { ok: problems.length === 0, blobs, records: journal.records.length, receipts: receiptCount, snapshots: snaps.length, runs: runCount, shared: fetched.length, problems };
+  return {
+    ok: problems.length === 0,
+    blobs,
+    records: journal.records.length,
+    receipts: receiptCount,
+    snapshots: snaps.length,
+    runs: runCount,
+    shared: fetched.length + fetchedRunList.length,
+    problems,
+  };
 }
 
 async function refCount(ctx: Context): Promise<number> {

@@ -2,7 +2,9 @@ import { UnwindError } from "../domain/errors.js";
 import type { SharedSessionDoc } from "../domain/share.js";
 import type { ChangeSet, Interleaved, LaterWrite, RepoPath } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
-import { checkFetched, fetchedSessions, type FetchedSession } from "../store/shared.js";
+import { pickId } from "../domain/ids.js";
+import type { Capsule } from "../store/capsules.js";
+import { checkFetched, checkFetchedRun, fetchedRuns, fetchedSessions, type FetchedSession } from "../store/shared.js";
 import { resolveSession } from "./calls.js";
 
 /**
@@ -72,4 +74,36 @@ export async function fetchedTaskHint(ctx: Context, task: string): Promise<void>
   throw new UnwindError("E_SCOPE_UNKNOWN", `task '${task}' has only fetched sessions here (${names.join(", ")}); a fetched task is not taken back as one`, {
     hint: `take them back one by one: unwind undo --session ${names[0]}`,
   });
+}
+
+/**
+ * The fetched run capsule an id names (as local run ids are typed: the id,
+ * or a unique prefix or suffix of 6+ characters), checked (seal, content)
+ * before use; null when no fetched run has it. A record that fails is
+ * refused whole (exit 4), as a local capsule whose seal fails.
+ */
+export async function fetchedRunCapsule(ctx: Context, wanted: string): Promise<{ capsule: Capsule; origin: string } | null> {
+  const all = (await fetchedRuns(ctx)).filter((r) => r.run !== null);
+  if (all.length === 0) return null;
+  let id: string;
+  try {
+    id = pickId([...new Set(all.map((r) => r.run!))].sort().reverse(), wanted, "run", "unwind runs");
+  } catch (e) {
+    if (e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN") return null;
+    throw e;
+  }
+  const hits = all.filter((r) => r.run === id);
+  if (hits.length > 1) {
+    throw new UnwindError("E_SCOPE_AMBIGUOUS", `run ${id} was fetched from ${hits.length} origins: ${hits.map((h) => h.origin).join(", ")}`, {
+      hint: "drop the copy you do not want with: git update-ref -d <ref>",
+    });
+  }
+  const r = hits[0]!;
+  const problems = await checkFetchedRun(ctx, r);
+  if (problems.length > 0 || !r.doc) {
+    throw new UnwindError("E_STORE_DAMAGED", `fetched run ${id} (origin ${r.origin}) fails its check: ${problems[0] ?? r.problem}; nothing was done`, {
+      hint: "run unwind verify; fetch it again from a remote you trust",
+    });
+  }
+  return { capsule: r.doc.run, origin: r.origin };
 }

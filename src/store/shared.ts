@@ -4,7 +4,8 @@ import { hostname } from "node:os";
 import { basename, join } from "node:path";
 import { usage } from "../domain/errors.js";
 import { sha256 } from "../domain/hash.js";
-import { checkOrigin, hostSlug, type SharedSessionDoc } from "../domain/share.js";
+import { checkOrigin, hostSlug, type LeftOutWhy, type SharedSessionDoc } from "../domain/share.js";
+import type { Capsule } from "./capsules.js";
 import type { State } from "../domain/types.js";
 import { objectId, writeLooseObject } from "../git/objects.js";
 import { parseBatch } from "../git/git.js";
@@ -50,6 +51,21 @@ export function sessionRef(ctx: Context, origin: string, session: string): strin
   return `${SHARED_PREFIX}${origin}/sessions/${basename(sessionFile(ctx.store, session), ".jsonl")}`;
 }
 
+/** The ref of one run capsule of one origin: its id (a file name and a ref component already). */
+export function runRef(origin: string, id: string): string {
+  return `${SHARED_PREFIX}${origin}/runs/${id}`;
+}
+
+/** `run.json` of a shared run: the capsule as sealed where it ran, left-out paths made unknown and content named by blob id. */
+export interface SharedRunDoc {
+  v: 1;
+  origin: string;
+  run: Capsule;
+  /** The capsule's own seal where it ran (the SHA-256 of its file there): for reference, since the entries here may differ by redaction. */
+  seal: string;
+  excluded: { path: string; why: LeftOutWhy }[];
+}
+
 export interface SessionObjects {
   commit: string;
   tree: string;
@@ -73,15 +89,30 @@ export function sessionObjects(
   parent: string | null,
   opts: { write: boolean; at: Date },
 ): SessionObjects {
+  return recordObjects(ctx, { file: "session.json", label: { session: doc.session }, doc, records }, content, parent, opts);
+}
+
+/** The commit of one shared run capsule: `run.json` and its content (no journal records: a run's record is its capsule). */
+export function runObjects(ctx: Context, doc: SharedRunDoc, content: readonly { oid: string; size: number }[], parent: string | null, opts: { write: boolean; at: Date }): SessionObjects {
+  return recordObjects(ctx, { file: "run.json", label: { run: doc.run.id }, doc, records: null }, content, parent, opts);
+}
+
+function recordObjects(
+  ctx: Context,
+  what: { file: "session.json" | "run.json"; label: Record<string, string>; doc: unknown; records: Buffer | null },
+  content: readonly { oid: string; size: number }[],
+  parent: string | null,
+  opts: { write: boolean; at: Date },
+): SessionObjects {
   const fmt = ctx.objectFormat;
   const objects = join(ctx.commonDir, "objects");
   const put = (type: "blob" | "tree" | "commit", body: Buffer) => (opts.write ? writeLooseObject(objects, type, body, fmt) : objectId(type, body, fmt));
-  const docBytes = Buffer.from(JSON.stringify(doc) + "\n");
+  const docBytes = Buffer.from(JSON.stringify(what.doc) + "\n");
   const entries: { mode: string; name: string; oid: string }[] = [];
   let blobBytes = 0;
   const seen = new Set<string>();
   const contentEntries: { mode: string; name: string; oid: string }[] = [];
-  // Content blobs are written by the caller as it reads them (`writeBlob`): a session's bytes are never all in memory.
+  // Content blobs are written by the caller as it reads them (`writeBlob`): a record's bytes are never all in memory.
   for (const c of content) {
     if (seen.has(c.oid)) continue;
     seen.add(c.oid);
@@ -89,15 +120,14 @@ export function sessionObjects(
     contentEntries.push({ mode: "100644", name: c.oid, oid: c.oid });
   }
   if (contentEntries.length > 0) entries.push({ mode: "40000", name: "content", oid: put("tree", treeBody(contentEntries)) });
-  entries.push({ mode: "100644", name: "records.jsonl", oid: put("blob", records) });
-  entries.push({ mode: "100644", name: "session.json", oid: put("blob", docBytes) });
+  if (what.records) entries.push({ mode: "100644", name: "records.jsonl", oid: put("blob", what.records) });
+  entries.push({ mode: "100644", name: what.file, oid: put("blob", docBytes) });
   const tree = put("tree", treeBody(entries));
-  const message = JSON.stringify({ v: 1, session: doc.session, seal: sha256(docBytes) }) + "\n";
-  const body = Buffer.from(
-    `tree ${tree}\n${parent ? `parent ${parent}\n` : ""}author ${WHO} ${Math.floor(opts.at.getTime() / 1000)} +0000\ncommitter ${WHO} ${Math.floor(opts.at.getTime() / 1000)} +0000\n\n${message}`,
-  );
+  const message = JSON.stringify({ v: 1, ...what.label, seal: sha256(docBytes) }) + "\n";
+  const stamp = `${WHO} ${Math.floor(opts.at.getTime() / 1000)} +0000`;
+  const body = Buffer.from(`tree ${tree}\n${parent ? `parent ${parent}\n` : ""}author ${stamp}\ncommitter ${stamp}\n\n${message}`);
   const commit = put("commit", body);
-  return { commit, tree, bytes: docBytes.length + records.length + blobBytes, blobs: contentEntries.length, blobBytes };
+  return { commit, tree, bytes: docBytes.length + (what.records?.length ?? 0) + blobBytes, blobs: contentEntries.length, blobBytes };
 }
 
 /** One content blob into the object database (or only its id, for a dry run). */
@@ -136,70 +166,114 @@ export interface FetchedSession {
   problem: string | null;
 }
 
-const REF_SHAPE = /^refs\/unwind\/shared\/([^/]+)\/sessions\/([^/]+)$/;
+/** One fetched run capsule as read from git: its document when the seal holds, else why not. */
+export interface FetchedRun {
+  ref: string;
+  origin: string;
+  commit: string;
+  /** The run's id: from run.json, or, when that fails its seal, as the commit message gives it. */
+  run: string | null;
+  doc: SharedRunDoc | null;
+  problem: string | null;
+}
+
+const REF_SHAPE = /^refs\/unwind\/shared\/([^/]+)\/(sessions|runs)\/([^/]+)$/;
+
+interface Read {
+  kind: "sessions" | "runs";
+  ref: string;
+  origin: string;
+  commit: string;
+  name: string | null;
+  doc: unknown;
+  problem: string | null;
+}
 
 /**
- * The sessions fetched from other origins (this store's own are its own
- * records, never read as fetched). Each is checked against its seal before
- * its document is believed: a record that fails is returned with `doc:
- * null` and the problem, so a listing can leave it out and `verify` and
- * `undo` can refuse it.
+ * Every record fetched from other origins (this store's own are its own
+ * records, never read as fetched), each checked against its seal before
+ * its document is believed: one that fails comes back with `doc: null` and
+ * the problem, so a listing can leave it out and `verify` and `undo` can
+ * refuse it. A ref of another shape is returned as a session problem, for
+ * `verify` to name.
  */
-export async function fetchedSessions(ctx: Context): Promise<FetchedSession[]> {
+async function readFetched(ctx: Context): Promise<Read[]> {
   const refs = await sharedRefs(ctx);
   if (refs.size === 0) return [];
   const own = await originOf(ctx, { create: false });
-  const wanted: { ref: string; origin: string; commit: string }[] = [];
-  const odd: FetchedSession[] = [];
+  const wanted: { kind: "sessions" | "runs"; ref: string; origin: string; commit: string }[] = [];
+  const odd: Read[] = [];
   for (const [ref, commit] of refs) {
     const m = REF_SHAPE.exec(ref);
     if (!m) {
       odd.push({
+        kind: "sessions",
         ref,
         origin: ref.slice(SHARED_PREFIX.length).split("/")[0] ?? "",
         commit,
-        session: null,
+        name: null,
         doc: null,
-        problem: "not a ref unwind writes (refs/unwind/shared/<origin>/sessions/<name>)",
+        problem: "not a ref unwind writes (refs/unwind/shared/<origin>/sessions|runs/<name>)",
       });
       continue;
     }
     if (m[1] === own) continue;
-    wanted.push({ ref, origin: m[1]!, commit });
+    wanted.push({ kind: m[2] as "sessions" | "runs", ref, origin: m[1]!, commit });
   }
   if (wanted.length === 0) return odd;
-  const input = wanted.flatMap((w) => [w.commit, `${w.commit}:session.json`]).join("\n") + "\n";
+  const input = wanted.flatMap((w) => [w.commit, `${w.commit}:${w.kind === "runs" ? "run.json" : "session.json"}`]).join("\n") + "\n";
   const got = parseBatch((await ctx.git(["cat-file", "--batch"], { input: Buffer.from(input) })).stdout, wanted.length * 2);
-  const out = wanted.map((w, k): FetchedSession => {
+  const out = wanted.map((w, k): Read => {
     const commit = got[2 * k];
     const doc = got[2 * k + 1];
-    let named: string | null = null;
-    const fail = (problem: string): FetchedSession => ({ ...w, session: named, doc: null, problem });
+    const file = w.kind === "runs" ? "run.json" : "session.json";
+    let name: string | null = null;
+    const fail = (problem: string): Read => ({ ...w, name, doc: null, problem });
     if (commit?.type !== "commit") return fail(`commit ${w.commit.slice(0, 12)} is missing`);
     const text = commit.body.toString("utf8");
     const message = text.slice(text.indexOf("\n\n") + 2).trim();
     let seal: unknown;
     try {
-      const m = JSON.parse(message) as { seal?: unknown; session?: unknown };
+      const m = JSON.parse(message) as { seal?: unknown; session?: unknown; run?: unknown };
       seal = m.seal;
-      if (typeof m.session === "string") named = m.session;
+      const n = w.kind === "runs" ? m.run : m.session;
+      if (typeof n === "string") name = n;
     } catch {
       return fail("its commit message carries no seal");
     }
-    if (doc?.type !== "blob") return fail("session.json is missing");
+    if (doc?.type !== "blob") return fail(`${file} is missing`);
     if (typeof seal !== "string") return fail("its commit message carries no seal");
-    if (sha256(doc.body) !== seal) return fail("session.json does not match its seal (altered)");
-    let parsed: SharedSessionDoc;
+    if (sha256(doc.body) !== seal) return fail(`${file} does not match its seal (altered)`);
+    let parsed: { v?: unknown; origin?: unknown; session?: unknown; entries?: unknown; run?: { id?: unknown; entries?: unknown } };
     try {
-      parsed = JSON.parse(doc.body.toString("utf8")) as SharedSessionDoc;
+      parsed = JSON.parse(doc.body.toString("utf8")) as typeof parsed;
     } catch {
-      return fail("session.json does not parse");
+      return fail(`${file} does not parse`);
     }
-    if (parsed.v !== 1 || typeof parsed.session !== "string" || !Array.isArray(parsed.entries)) return fail("session.json is not a shared session of format 1");
-    if (parsed.origin !== w.origin) return fail(`session.json names origin ${parsed.origin}, not ${w.origin}`);
-    return { ...w, session: parsed.session, doc: parsed, problem: null };
+    const shaped = w.kind === "runs" ? typeof parsed.run?.id === "string" && Array.isArray(parsed.run.entries) : typeof parsed.session === "string" && Array.isArray(parsed.entries);
+    if (parsed.v !== 1 || !shaped) return fail(`${file} is not a shared ${w.kind === "runs" ? "run" : "session"} of format 1`);
+    if (parsed.origin !== w.origin) return fail(`${file} names origin ${String(parsed.origin)}, not ${w.origin}`);
+    return { ...w, name: w.kind === "runs" ? (parsed.run!.id as string) : (parsed.session as string), doc: parsed, problem: null };
   });
   return [...out, ...odd];
+}
+
+/** The sessions fetched from other origins (and refs of no known shape, as problems). */
+export async function fetchedSessions(ctx: Context): Promise<FetchedSession[]> {
+  return (await readFetched(ctx))
+    .filter((r) => r.kind === "sessions")
+    .map((r) => ({ ref: r.ref, origin: r.origin, commit: r.commit, session: r.name, doc: r.doc as SharedSessionDoc | null, problem: r.problem }));
+}
+
+/** The run capsules fetched from other origins. */
+export async function fetchedRuns(ctx: Context): Promise<FetchedRun[]> {
+  return (await readFetched(ctx)).filter((r) => r.kind === "runs").map((r) => ({ ref: r.ref, origin: r.origin, commit: r.commit, run: r.name, doc: r.doc as SharedRunDoc | null, problem: r.problem }));
+}
+
+/** A fetched run's content, each blob against its oid and recorded SHA-256; what is wrong (empty when nothing). */
+export async function checkFetchedRun(ctx: Context, r: FetchedRun): Promise<string[]> {
+  if (!r.doc) return [r.problem ?? "cannot be read"];
+  return checkContent(ctx, r.commit, r.doc.run.entries);
 }
 
 /**
@@ -211,11 +285,7 @@ export async function fetchedSessions(ctx: Context): Promise<FetchedSession[]> {
 export async function checkFetched(ctx: Context, s: FetchedSession): Promise<string[]> {
   if (!s.doc) return [s.problem ?? "cannot be read"];
   const problems: string[] = [];
-  const states: State[] = [];
-  for (const e of s.doc.entries) for (const st of [e.pre, e.post]) if (st && (st.kind === "file" || st.kind === "symlink") && st.oid) states.push(st);
-  const oids = [...new Set(states.map((st) => st.oid!))];
-  const input = [`${s.commit}:records.jsonl`, ...oids.map((o) => `${s.commit}:content/${o}`)].join("\n") + "\n";
-  const got = parseBatch((await ctx.git(["cat-file", "--batch"], { input: Buffer.from(input) })).stdout, oids.length + 1);
+  const got = parseBatch((await ctx.git(["cat-file", "--batch"], { input: Buffer.from(`${s.commit}:records.jsonl\n`) })).stdout, 1);
   const records = got[0];
   if (records?.type !== "blob") problems.push("records.jsonl is missing");
   else if (sha256(records.body) !== s.doc.records) problems.push("records.jsonl does not match the hash session.json holds (altered)");
@@ -227,9 +297,21 @@ export async function checkFetched(ctx: Context, s: FetchedSession): Promise<str
       if (typeof r === "string") problems.push(`records.jsonl:${i + 1} is damaged: ${r}`);
     });
   }
+  return [...new Set([...problems, ...(await checkContent(ctx, s.commit, s.doc.entries))])];
+}
+
+/** Each content blob a record's entries name, from its commit's `content/`, against its oid and the SHA-256 its states record. */
+async function checkContent(ctx: Context, commit: string, entries: readonly { pre: State | null; post: State | null }[]): Promise<string[]> {
+  const problems: string[] = [];
+  const states: State[] = [];
+  for (const e of entries) for (const st of [e.pre, e.post]) if (st && (st.kind === "file" || st.kind === "symlink") && st.oid) states.push(st);
+  const oids = [...new Set(states.map((st) => st.oid!))];
+  if (oids.length === 0) return problems;
+  const input = oids.map((o) => `${commit}:content/${o}`).join("\n") + "\n";
+  const got = parseBatch((await ctx.git(["cat-file", "--batch"], { input: Buffer.from(input) })).stdout, oids.length);
   const bytesOf = new Map<string, Buffer | null>();
   oids.forEach((o, k) => {
-    const b = got[k + 1];
+    const b = got[k];
     bytesOf.set(o, b?.type === "blob" ? b.body : null);
   });
   for (const st of states) {

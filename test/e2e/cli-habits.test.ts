@@ -171,10 +171,7 @@ describe("errors and help", () => {
 
   it("a command of the contract that is not built says so and exits non-zero", () => {
     const root = makeRepo({});
-    for (const c of [
-      ["push", "--run", "run-1"],
-      ["task", "list"],
-    ]) {
+    for (const c of [["task", "list"]]) {
       const r = unwind(root, c);
       expect(r.code, c.join(" ")).toBe(2);
       expect(r.stderr, c.join(" ")).toMatch(/not built yet/);

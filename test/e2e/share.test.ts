@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { dirFingerprint, git, makeRepo, read, tempDir, treeState, unwind, write } from "../helpers.js";
@@ -285,7 +285,7 @@ describe("unwind push and fetch through a bare repository", () => {
       [["push", "no-such-remote", "--all"], 2, /no remote 'no-such-remote'/],
       [["push", "--session", "nosuchsession"], 3, /no session 'nosuchsession'/],
       [["push", "--task", "no-task"], 3, /no session was recorded with task/],
-      [["push", "--run", "run-x"], 2, /not built yet/],
+      [["push", "--run", "run-x"], 3, /no run run-x/],
       [["push", "--all", "--exclude", "../x"], 2, /--exclude/],
       [["fetch", "no-such-remote"], 2, /no remote 'no-such-remote'/],
       [["push", "--all", "--dry-run"], 0, /would push 1 session/],
@@ -391,5 +391,71 @@ describe("unwind push and fetch through a bare repository", () => {
     // Negative control: another store takes the same fast-forward.
     expect(unwind(w.b, ["fetch"]).code).toBe(0);
     expect(git(w.b, "rev-parse", s1Ref).trim()).toBe(child);
+  });
+
+  it("a run capsule travels too: listed with its origin, taken back on the pulled branch, its secret not-captured, a tampered one refused", () => {
+    const a3 = makeRepo({ "src/m.ts": "m1\n" });
+    const bare = join(tempDir("unwind-share-run-"), "r.git");
+    git(a3, "init", "-q", "--bare", "-b", "main", bare);
+    git(a3, "remote", "add", "origin", bare);
+    git(a3, "config", "unwind.origin", "ci-run-host");
+    const ran = unwind(a3, ["run", "--id", "fmt-1", "--", "sh", "-c", "printf 'gen\\n' > gen.txt; printf 'm2\\n' > src/m.ts; printf 'K=1\\n' > deploy.key"]);
+    expect(ran.code, ran.stderr).toBe(0);
+    git(a3, "add", "-A");
+    git(a3, "commit", "-qm", "run");
+    git(a3, "push", "-q", "origin", "main");
+    const store = dirFingerprint(join(a3, ".git/unwind"));
+    expect(unwind(a3, ["push", "--run", "no-such-run"]).code).toBe(3);
+    expect(dirFingerprint(join(a3, ".git/unwind"))).toEqual(store);
+    const p = unwind(a3, ["push", "--run", "fmt-1", "--json"]);
+    expect(p.code, p.stderr).toBe(0);
+    expect([p.json.runs[0].ref, p.json.runs[0].excluded, p.json.secrets]).toEqual(["refs/unwind/shared/ci-run-host/runs/fmt-1", [{ path: "deploy.key", why: "secret" }], ["deploy.key"]]);
+    expect(unwind(a3, ["push", "--run", "fmt-1", "--json"]).json.runs[0].status).toBe("unchanged");
+
+    const b3 = join(tempDir("unwind-share-run-"), "b");
+    git(a3, "clone", "-q", bare, b3);
+    const f = unwind(b3, ["fetch", "--json"]);
+    expect([f.code, f.json.runs]).toEqual([0, 1]);
+    const runs = unwind(b3, ["runs", "--json"]);
+    expect(runs.json.runs.map((r: any) => [r.id, r.origin])).toEqual([["fmt-1", "ci-run-host"]]);
+    const cs = unwind(b3, ["changes", "--run", "fmt-1", "--json"]);
+    expect(cs.json.entries.map((e: any) => [e.path, e.change, e.decision])).toEqual([
+      ["deploy.key", "added", "review"],
+      ["gen.txt", "added", "review"],
+      ["src/m.ts", "modified", "review"],
+    ]);
+    expect(cs.json.entries[0].post).toEqual({ kind: "unknown" });
+
+    // Tampered run.json (seal kept): verify and undo refuse it, nothing is touched.
+    const ref = "refs/unwind/shared/ci-run-host/runs/fmt-1";
+    const original = forge(b3, ref, "run.json", (t) => t.replace('"path":"gen.txt"', '"path":"src/m.ts.bak"'));
+    expect(unwind(b3, ["verify"]).code).toBe(4);
+    const pulled = treeState(b3);
+    const refused = unwind(b3, ["undo", "--run", "fmt-1"]);
+    expect([refused.code, treeState(b3)]).toEqual([4, pulled]);
+    expect(refused.stderr).toContain("fails its check");
+    git(b3, "update-ref", ref, original);
+    expect(unwind(b3, ["verify"]).code).toBe(0);
+
+    const u = unwind(b3, ["undo", "--run", "fmt-1", "--json"]);
+    expect(u.code).toBe(1);
+    expect(u.json.items.map((i: any) => [i.path, i.action, i.reason])).toEqual([
+      ["deploy.key", "conflict", "not-captured"],
+      ["gen.txt", "delete", null],
+      ["src/m.ts", "restore", null],
+    ]);
+    expect([read(b3, "src/m.ts"), existsSync(join(b3, "gen.txt")), read(b3, "deploy.key")]).toEqual(["m1\n", false, "K=1\n"]);
+    // The undo's receipt is B's record; nothing is written for the fetched capsule.
+    expect(existsSync(join(b3, ".git/unwind/runs"))).toBe(false);
+    expect(unwind(b3, ["redo", "--last"]).code).toBe(0);
+    expect(treeState(b3)).toEqual(pulled);
+
+    // A capsule tampered where it was recorded is never shared (exit 4, nothing pushed).
+    const capsule = join(a3, ".git/unwind/runs/fmt-1.json");
+    chmodSync(capsule, 0o644);
+    writeFileSync(capsule, readFileSync(capsule, "utf8").replace('"path":"gen.txt"', '"path":"gen.tx2"'));
+    const remoteBefore = repoState(bare);
+    expect(unwind(a3, ["push", "--run", "fmt-1"]).code).toBe(4);
+    expect(repoState(bare)).toEqual(remoteBefore);
   });
 });

@@ -28,12 +28,21 @@ export async function push(
     process.stderr.write(`unwind: warning: left out the content of secret-looking paths (not-captured on the other side): ${r.secrets.join(", ")}\n  pass --include-secrets to send them\n`);
   }
   for (const s of r.skipped) process.stderr.write(`unwind: skipped ${s.session}: ${s.why}\n`);
-  const rows = r.sessions.map((s) => [s.session, s.status, String(s.entries), String(s.blobs), bytes(s.bytes), s.excluded.length ? s.excluded.map((e) => e.path).join(" ") : "-", short(s.commit)]);
+  const rows = [...r.sessions.map((s) => ({ ...s, name: s.session })), ...r.runs.map((s) => ({ ...s, name: `run ${s.run}` }))].map((s) => [
+    s.name,
+    s.status,
+    String(s.entries),
+    String(s.blobs),
+    bytes(s.bytes),
+    s.excluded.length ? s.excluded.map((e) => e.path).join(" ") : "-",
+    short(s.commit),
+  ]);
   const verb = r.dryRun ? "would push" : "pushed";
-  const head = r.sessions.length
-    ? `${verb} ${r.sessions.length} session(s) to ${r.remote} under refs/unwind/shared/${r.origin ?? "<origin: named at the first push>"}/ (${bytes(r.bytes)}${r.dryRun ? "" : "; git sent only what the remote lacked"})`
+  const what = r.runs.length ? `run ${r.runs[0]!.run}` : `${r.sessions.length} session(s)`;
+  const head = rows.length
+    ? `${verb} ${what} to ${r.remote} under refs/unwind/shared/${r.origin ?? "<origin: named at the first push>"}/ (${bytes(r.bytes)}${r.dryRun ? "" : "; git sent only what the remote lacked"})`
     : "nothing to push";
-  const human = [head, ...(rows.length ? [table([["SESSION", "STATUS", "PATHS", "BLOBS", "BYTES", "LEFT OUT", "COMMIT"], ...rows], [], { fit: [5] })] : [])].join("\n");
+  const human = [head, ...(rows.length ? [table([["RECORD", "STATUS", "PATHS", "BLOBS", "BYTES", "LEFT OUT", "COMMIT"], ...rows], [], { fit: [5] })] : [])].join("\n");
   return { json: r, human, exit: Exit.ok };
 }
 
@@ -44,7 +53,7 @@ export async function fetch(globals: Globals, remote: string | undefined): Promi
   const changed = r.refs.filter((x) => x.status !== "unchanged");
   for (const d of r.damaged) process.stderr.write(`unwind: warning: ${d.ref}: ${d.problem} (unwind verify names it; undo refuses it)\n`);
   const human = [
-    changed.length ? `fetched ${changed.length} shared ref(s) from ${r.remote}; ${r.sessions} fetched session(s) readable` : `nothing new from ${r.remote}; ${r.sessions} fetched session(s) readable`,
+    `${changed.length ? `fetched ${changed.length} shared ref(s) from ${r.remote}` : `nothing new from ${r.remote}`}; ${r.sessions} fetched session(s)${r.runs ? `, ${r.runs} run(s)` : ""} readable`,
     ...changed.map((x) => `  ${x.status === "new" ? paint("new", "green") : "updated"}  ${x.ref}  ${short(x.commit)}`),
   ].join("\n");
   return { json: r, human, exit: Exit.ok };
