@@ -90,7 +90,7 @@ function chooseSessions(ctx: Context, records: readonly JournalRecord[], o: Push
   const given = [o.sessions && o.sessions.length > 0 ? "--session" : null, o.task !== undefined ? "--task" : null, o.run !== undefined ? "--run" : null, o.all ? "--all" : null].filter(
     (x) => x !== null,
   );
-  if (given.length === 0) throw usage("nothing chosen to push", "name --session S (repeatable), --task T or --all");
+  if (given.length === 0) throw usage("nothing chosen to push", "name --session S (repeatable), --task T, --run R or --all");
   if (given.length > 1) throw usage(`one choice at a time (got ${given.join(", ")})`);
   const skipped: { session: string; why: string }[] = [];
   if (o.run !== undefined) return { names: [], skipped };
