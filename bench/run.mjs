@@ -15,6 +15,8 @@
 //   ui        unwind ui start-up: the URL, the first timeline   (ui.mjs)
 //   apply     undo and redo of 10,000 paths vs git checkout,    (apply.mjs)
 //             their plan vs git diff --raw, and peak memory (also of 1,000 files of 5 MiB)
+//   share     unwind push / fetch of a 1,000-call session vs   (share.mjs)
+//             git push / fetch of its branch
 //
 //   npm run bench                      everything (100,000 files)
 //   BENCH_ONLY=hook,task npm run bench a subset (run in the order above)
@@ -28,6 +30,8 @@
 //   BENCH_APPLY_REPS=5                 rounds of the apply benchmark (default 3)
 //   BENCH_APPLY_BIG_FILES=200          files of the apply benchmark's memory case (default 1,000; 0 skips it)
 //   BENCH_APPLY_BIG_MIB=1              their size in MiB (default 5)
+//   BENCH_SHARE_CALLS=200              fewer calls in the shared session (default 1,000)
+//   BENCH_SHARE_REPS=5                 rounds of the share benchmark (default BENCH_REPS)
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
 //
 // The 100,000-file repository is generated once and shared by snapshot,
@@ -35,7 +39,7 @@
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply"];
+const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply", "share"];
 
 const only = (process.env.BENCH_ONLY ?? "")
   .split(",")

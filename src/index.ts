@@ -29,3 +29,4 @@ export type { RunOptions, RunReport } from "./ops/run.js";
 export type { RunSummary, RunShow, CleanupReport } from "./ops/runs.js";
 export type { Decision, Policy } from "./domain/policy.js";
 export type { Capsule, CapsuleEntry, ProcessRecord, EndOutcome, RunResult } from "./store/capsules.js";
+export type { PushOptions, PushReport, PushedSession, FetchReport } from "./ops/share.js";

@@ -465,23 +465,35 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind ui --no-open --port 8765",
   );
 
-  // In the contract (SPEC section 4) but not built yet: said so, never a silent no-op.
-  const notBuilt: [string, string, string][] = [
-    ["push", "share records through a git remote", "14"],
-    ["fetch", "fetch shared records from a git remote", "14"],
-  ];
-  for (const [name, what, section] of notBuilt) {
+  // Sharing records through a git remote (SPEC section 14).
+  example(
     program
-      .command(name)
-      .description(`${what} (not built yet)`)
-      .allowUnknownOption()
-      .allowExcessArguments()
-      .action(function () {
-        run(g(this), async () => {
-          throw new UnwindError("E_NOT_BUILT", `unwind ${name} is not built yet`, { hint: `planned: SPEC section ${section}` });
-        });
-      });
-  }
+      .command("push")
+      .description("send sessions' records to a git remote under refs/unwind/shared/<origin>/ (never part of a default git push)")
+      .argument("[remote]", "a configured remote, a URL or a path (default: origin)")
+      .option("--session <id>", "a session: full name, bare id, or unique prefix of 6+ characters (repeatable)", collect)
+      .option("--task <name>", "every session labelled with this task")
+      .option("--run <id>", `a run capsule: ${ID}`)
+      .option("--all", "every session recorded in this work tree")
+      .option("--exclude <glob>", "leave out the content of matching paths, root-relative (repeatable); they are not-captured on the other side", collect)
+      .option("--include-secrets", "also send secret-looking paths (.env*, *.pem, *.key, id_*)")
+      .option("--dry-run", "say what would go, and how many bytes; write and push nothing")
+      .action(function (remote, opts) {
+        run(g(this), async () => (await import("./commands/share.js")).push(g(this), remote, opts));
+      }),
+    "unwind push origin --session 3f2a9c1e --dry-run",
+    "unwind push --task ci-42 --exclude 'fixtures/private/**'",
+  );
+  example(
+    program
+      .command("fetch")
+      .description("fetch refs/unwind/shared/* from a git remote; the records become readable (never writable) here")
+      .argument("[remote]", "a configured remote, a URL or a path (default: origin)")
+      .action(function (remote) {
+        run(g(this), async () => (await import("./commands/share.js")).fetch(g(this), remote));
+      }),
+    "unwind fetch && unwind sessions",
+  );
   example(
     task
       .command("list")

@@ -10,6 +10,7 @@ import { Capsules, type Capsule, type CapsuleEntry, type EndOutcome, type Proces
 import { parseDuration } from "../store/config.js";
 import { readJournal } from "../store/journal.js";
 import { listed, type ListOptions } from "./list.js";
+import { fetchedRuns } from "../store/shared.js";
 
 export interface RunSummary {
   id: string;
@@ -28,6 +29,8 @@ export interface RunSummary {
   processes: number;
   /** Whether the capsule's seal holds (`unwind verify` says why not). */
   sealed: boolean;
+  /** Only on a fetched run (SPEC section 14): the origin it was pushed from. */
+  origin?: string;
 }
 
 /** Run capsules, newest first (SPEC section 9). */
@@ -42,6 +45,12 @@ export async function runs(ctx: Context, opts: ListOptions & { task?: string | u
     if (opts.task !== undefined && c.task !== opts.task) continue;
     all.push(summary(c, !broken.has(id)));
   }
+  // Fetched runs (SPEC section 14), their seal and content checked by `fetchedRuns`/`verify`; a damaged one is not listed.
+  for (const f of await fetchedRuns(ctx)) {
+    if (!f.doc || (opts.task !== undefined && f.doc.run.task !== opts.task)) continue;
+    all.push({ ...summary(f.doc.run, true), origin: f.origin });
+  }
+  all.sort((a, b) => (a.startedAt < b.startedAt ? 1 : a.startedAt > b.startedAt ? -1 : 0));
   const { items, total } = listed(all, opts, (r) => r.startedAt);
   return { runs: items, total };
 }

@@ -3,6 +3,10 @@ import type { Context } from "../repo/context.js";
 import { resolveSession, treeCallPaths } from "../scope/calls.js";
 import { readJournal, type JournalRecord } from "../store/journal.js";
 import { listed, type ListOptions } from "./list.js";
+import { UnwindError } from "../domain/errors.js";
+import type { SharedSessionDoc } from "../domain/share.js";
+import { fetchedChangeSet, findFetched } from "../scope/fetched.js";
+import { fetchedSessions } from "../store/shared.js";
 
 export interface SessionSummary {
   session: string;
@@ -14,6 +18,8 @@ export interface SessionSummary {
   calls: number;
   /** Paths its calls changed: file captures, and what its shell calls' snapshots show. */
   paths: number;
+  /** Only on a fetched session (SPEC section 14): the origin it was pushed from. Local sessions have none. */
+  origin?: string;
 }
 
 /** Pure: one summary per session, most recently active first; `treePaths` holds what each tree-captured call changed. */
@@ -49,6 +55,9 @@ export async function sessions(ctx: Context, opts: ListOptions & { task?: string
   const treeCalls = new Set(records.filter((r) => r.kind === "tree").map((r) => `${r.session}\0${r.call}`));
   const treePaths = treeCalls.size > 0 ? await treeCallPaths(ctx, records, treeCalls) : new Map<string, string[]>();
   let all = summarizeSessions(records, treePaths);
+  // Fetched sessions (SPEC section 14) are listed beside local ones, with their origin.
+  const fetched = await fetchedSummaries(ctx);
+  if (fetched.length > 0) all = [...all, ...fetched].sort((a, b) => (a.last < b.last ? 1 : a.last > b.last ? -1 : 0));
   if (opts.task !== undefined) all = all.filter((s) => s.tasks.includes(opts.task!));
   const { items, total } = listed(all, opts, (s) => s.last);
   return { sessions: items, total };
@@ -61,11 +70,18 @@ export interface CallSummary {
   at: string;
   capture: "file" | "tree";
   paths: string[];
+  /** Only on a fetched session's call: the origin it was pushed from. */
+  origin?: string;
 }
 
 /** Calls, newest first, with the paths each changed (50 unless `limit` says otherwise). */
 export async function log(ctx: Context, opts: ListOptions & { session?: string | undefined; task?: string | undefined } = {}): Promise<{ calls: CallSummary[]; total: number }> {
   const { records } = readJournal(ctx.store);
+  const fetched = await fetchedCalls(ctx, records, opts);
+  if (fetched.only) {
+    const { items, total } = listed(fetched.calls, { since: opts.since, limit: opts.limit ?? 50 }, (c) => c.at);
+    return { calls: items, total };
+  }
   const session = opts.session !== undefined ? resolveSession(records, opts.session) : null;
   const mine = records.filter((r) => (!session || r.session === session) && (opts.task === undefined || r.task === opts.task));
   const calls = new Map<string, CallSummary>();
@@ -75,13 +91,41 @@ export async function log(ctx: Context, opts: ListOptions & { session?: string |
     if (!c) calls.set(key, (c = { call: r.call, session: r.session, tool: r.tool, at: r.at, capture: r.kind, paths: [] }));
     if (r.kind === "file" && r.phase === "post" && !c.paths.includes(r.path)) c.paths.push(r.path);
   }
-  const newest = [...calls.values()].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  const newest = [...calls.values(), ...fetched.calls].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
   const { items, total } = listed(newest, { since: opts.since, limit: opts.limit ?? 50 }, (c) => c.at);
   // A tree-captured call's paths come from diffing its snapshots: only for the calls shown.
-  const treeShown = new Set(items.filter((c) => c.capture === "tree").map((c) => `${c.session}\0${c.call}`));
+  const treeShown = new Set(items.filter((c) => c.capture === "tree" && c.origin === undefined).map((c) => `${c.session}\0${c.call}`));
   for (const [k, paths] of await treeCallPaths(ctx, records, treeShown)) {
     const c = calls.get(k);
     if (c) c.paths = sortByPath(paths.map((path) => ({ path }))).map((p) => p.path);
   }
   return { calls: items, total };
+}
+
+/** Summaries of the fetched sessions whose seal holds (a damaged one is for `verify` to name, not to list). */
+async function fetchedSummaries(ctx: Context): Promise<SessionSummary[]> {
+  return (await fetchedSessions(ctx)).flatMap((f) => (f.doc ? [{ session: f.doc.session, harness: f.doc.harness, ...f.doc.summary, origin: f.origin }] : []));
+}
+
+/**
+ * The calls of fetched sessions for `log`: with `--session` naming no local
+ * session but a fetched one, only that one's (`only`); with no `--session`,
+ * every fetched session's (narrowed by `--task`) beside the local ones.
+ */
+async function fetchedCalls(ctx: Context, records: readonly JournalRecord[], opts: { session?: string | undefined; task?: string | undefined }): Promise<{ only: boolean; calls: CallSummary[] }> {
+  const callsOf = (d: SharedSessionDoc, origin: string) => d.calls.map((c) => ({ ...c, session: d.session, origin }));
+  if (opts.session !== undefined) {
+    try {
+      resolveSession(records, opts.session);
+      return { only: false, calls: [] };
+    } catch (e) {
+      if (!(e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN")) throw e;
+      const f = await findFetched(ctx, opts.session);
+      if (!f) throw e;
+      const doc = (await fetchedChangeSet(ctx, f)).doc; // a damaged record is refused (exit 4), never listed as if sound
+      return { only: true, calls: callsOf(doc, f.origin).filter(() => opts.task === undefined || doc.summary.tasks.includes(opts.task)) };
+    }
+  }
+  const all = await fetchedSessions(ctx);
+  return { only: false, calls: all.flatMap((f) => (f.doc && (opts.task === undefined || f.doc.summary.tasks.includes(opts.task)) ? callsOf(f.doc, f.origin) : [])) };
 }

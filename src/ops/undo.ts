@@ -65,7 +65,8 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
         retained,
       });
       // After sealing only results are added to a capsule (SPEC section 9): this undo's receipt.
-      if (scope.kind === "run" && r.receipt)
+      // A fetched run's capsule is not this store's: its receipt is the record here (SPEC section 14: fetched records are read-only).
+      if (scope.kind === "run" && r.receipt && new Capsules(ctx).tryRead(cs.scope.id) !== null)
         new Capsules(ctx).appendResult(cs.scope.id, { kind: "undo", at: new Date().toISOString(), receipt: r.receipt, safeOnly: Boolean(opts.safeOnly), counts: r.counts });
       return r;
     }),

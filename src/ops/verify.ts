@@ -9,10 +9,11 @@ import { Cas } from "../store/cas.js";
 import { readJournal } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
+import { checkFetched, checkFetchedRun, fetchedRuns, fetchedSessions } from "../store/shared.js";
 
 /** One thing `verify` found wrong: what kind of thing, which one, and what is wrong with it. */
 export interface Problem {
-  kind: "blob" | "receipt" | "chain" | "snapshot" | "journal" | "intent" | "baseline" | "run";
+  kind: "blob" | "receipt" | "chain" | "snapshot" | "journal" | "intent" | "baseline" | "run" | "shared";
   /** The blob's SHA-256, the receipt or snapshot id, the journal file and line; null for the chain or intents as a whole. */
   id: string | null;
   message: string;
@@ -26,6 +27,8 @@ export interface VerifyReport {
   snapshots: number;
   /** Run capsules whose seals were checked. */
   runs: number;
+  /** Fetched sessions and runs checked (SPEC section 14): seal, records, content. */
+  shared: number;
   problems: Problem[];
 }
 
@@ -89,9 +92,27 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
   const capsules = new Capsules(ctx);
   const runCount = capsules.ids().length;
   for (const p of await capsules.verify()) problems.push({ kind: "run", id: p.id, message: `run ${p.id}: ${p.message}` });
+  // Fetched records (SPEC section 14): each one's seal, records and content; the ref names it.
+  const fetched = await fetchedSessions(ctx);
+  for (const f of fetched) {
+    for (const message of await checkFetched(ctx, f)) problems.push({ kind: "shared", id: f.ref, message: `fetched session ${f.session ?? f.ref} (origin ${f.origin}): ${message}` });
+  }
+  const fetchedRunList = await fetchedRuns(ctx);
+  for (const f of fetchedRunList) {
+    for (const message of await checkFetchedRun(ctx, f)) problems.push({ kind: "shared", id: f.ref, message: `fetched run ${f.run ?? f.ref} (origin ${f.origin}): ${message}` });
+  }
   const pending = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store).length : 0;
   if (pending) problems.push({ kind: "intent", id: null, message: `${pending} interrupted apply(s) could not be finished` });
-  return { ok: problems.length === 0, blobs, records: journal.records.length, receipts: receiptCount, snapshots: snaps.length, runs: runCount, problems };
+  return {
+    ok: problems.length === 0,
+    blobs,
+    records: journal.records.length,
+    receipts: receiptCount,
+    snapshots: snaps.length,
+    runs: runCount,
+    shared: fetched.length + fetchedRunList.length,
+    problems,
+  };
 }
 
 async function refCount(ctx: Context): Promise<number> {

@@ -9,11 +9,12 @@ import { Cas } from "../store/cas.js";
 import { parseDuration } from "../store/config.js";
 import { now } from "../sys/clock.js";
 import { journalChangeSet } from "./calls.js";
+import { fetchedChangeSet, fetchedRunCapsule, fetchedTaskHint, findFetched } from "./fetched.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "./snapshot-diff.js";
 import { branchChangeSet, taskEvidence } from "./task.js";
 import { baselineChangeSet, checkPrefixes, governedPrefixes, loadBaseline } from "./baseline.js";
 import { resolveRun, runChangeSet } from "./capsule.js";
-import type { CapsuleEntry } from "../store/capsules.js";
+import type { Capsule, CapsuleEntry } from "../store/capsules.js";
 
 /**
  * A scope as a caller names it (SPEC sections 4 and 11): exactly one of
@@ -169,7 +170,18 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
     const narrow = scope.session !== undefined ? { session: scope.session } : {};
     // A dry run writes nothing; a real undo holds the lock already; `changes` takes it to close open calls.
     const close = reading === "apply" ? "locked" : reading === "read" ? "lock" : undefined;
-    const r = await journalChangeSet(ctx, { kind: scope.kind, id: scope.id, ...narrow }, { ...(since ? { since } : {}), paths: globs, ...(close ? { close } : {}) });
+    let r: Awaited<ReturnType<typeof journalChangeSet>>;
+    try {
+      r = await journalChangeSet(ctx, { kind: scope.kind, id: scope.id, ...narrow }, { ...(since ? { since } : {}), paths: globs, ...(close ? { close } : {}) });
+    } catch (e) {
+      if (scope.kind === "task" && e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN") await fetchedTaskHint(ctx, scope.id);
+      // No local session by that name: a fetched one (SPEC section 14), read-only and checked before use.
+      const fetched = scope.kind === "session" && e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN" ? await findFetched(ctx, scope.id) : null;
+      if (!fetched) throw e;
+      if (since !== undefined) throw usage(`--since: session ${fetched.doc!.session} was fetched from ${fetched.origin}; it is taken back whole`, "narrow it with --path instead");
+      const f = await fetchedChangeSet(ctx, fetched);
+      return fn({ cs: onlyPaths(f.cs, globs, named), laterWrites: f.laterWrites, interleaved: f.interleaved });
+    }
     onlyPaths(r.cs, globs, named);
     return fn(r);
   }
@@ -186,8 +198,18 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
   }
   if (scope.kind === "run") {
     // The seal is checked before anything else is read: a tampered capsule is refused whole (exit 4).
-    const { capsule } = await resolveRun(ctx, scope.id);
-    if (capsule.root !== ctx.root && reading !== "read" && !opts.anyWorktree) {
+    let capsule: Capsule;
+    let fetched = false;
+    try {
+      capsule = (await resolveRun(ctx, scope.id)).capsule;
+    } catch (e) {
+      // No local run by that id: a fetched one (SPEC section 14), checked before use; it applies to this work tree.
+      const f = e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN" ? await fetchedRunCapsule(ctx, scope.id) : null;
+      if (!f) throw e;
+      capsule = f.capsule;
+      fetched = true;
+    }
+    if (!fetched && capsule.root !== ctx.root && reading !== "read" && !opts.anyWorktree) {
       throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `run ${capsule.id} ran in another work tree (${capsule.root}), not in ${ctx.root}`, {
         hint: "undo it from that work tree, or pass --any-worktree to write it here",
       });

@@ -49,7 +49,7 @@ export async function runs(globals: Globals, opts: ListOptions & { task?: string
     seconds(x.durationMs),
     x.timedOut ? `${x.exit} (timeout)` : String(x.exit),
     counted(x.changes),
-    (x.sealed ? "" : "[SEAL BROKEN] ") + x.command.join(" "),
+    (x.sealed ? "" : "[SEAL BROKEN] ") + (x.origin !== undefined ? `[from ${x.origin}] ` : "") + x.command.join(" "),
   ]);
   const human = rows.length ? [table([["RUN", "WHEN", "TOOK", "EXIT", "CHANGES", "COMMAND"], ...rows], [], { fit: [5] }), ...more(rows.length, r.total, "runs")].join("\n") : "no runs recorded";
   return { json: r, human, exit: Exit.ok };

@@ -7,9 +7,24 @@ import { openFor } from "./common.js";
 export async function sessions(globals: Globals, opts: ListOptions & { task?: string }): Promise<Output> {
   const u = await openFor(globals);
   const r = await u.sessions(opts);
-  const rows = r.sessions.map((s) => [s.session, s.harness, s.agents.join(",") || "-", s.tasks.join(",") || "-", when(s.first), when(s.last), String(s.calls), String(s.paths)]);
+  // Fetched sessions (SPEC section 14) add an ORIGIN column; local ones show "-" there.
+  const origins = r.sessions.some((s) => s.origin !== undefined);
+  const rows = r.sessions.map((s) => [
+    s.session,
+    s.harness,
+    s.agents.join(",") || "-",
+    s.tasks.join(",") || "-",
+    when(s.first),
+    when(s.last),
+    String(s.calls),
+    String(s.paths),
+    ...(origins ? [s.origin ?? "-"] : []),
+  ]);
   const human = rows.length
-    ? [table([["SESSION", "HARNESS", "AGENT", "TASK", "FIRST", "LAST", "CALLS", "PATHS"], ...rows], [], { fit: [2, 3] }), ...more(rows.length, r.total, "sessions")].join("\n")
+    ? [
+        table([["SESSION", "HARNESS", "AGENT", "TASK", "FIRST", "LAST", "CALLS", "PATHS", ...(origins ? ["ORIGIN"] : [])], ...rows], [], { fit: [2, 3] }),
+        ...more(rows.length, r.total, "sessions"),
+      ].join("\n")
     : "no sessions recorded";
   return { json: r, human, exit: Exit.ok };
 }

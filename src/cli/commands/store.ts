@@ -7,7 +7,7 @@ export async function verify(globals: Globals): Promise<Output> {
   const u = await openFor(globals);
   const r = await u.verify();
   const human = r.ok
-    ? `ok: ${r.blobs} blobs, ${r.records} journal records, ${r.receipts} receipts, ${r.snapshots} snapshots, ${r.runs} run capsules verified`
+    ? `ok: ${r.blobs} blobs, ${r.records} journal records, ${r.receipts} receipts, ${r.snapshots} snapshots, ${r.runs} run capsules${r.shared ? `, ${r.shared} fetched records` : ""} verified`
     : [paint(`damaged: ${r.problems.length} problem(s)`, "red"), ...r.problems.map((p) => `  ${p.message}`)].join("\n");
   return { json: r, human, exit: r.ok ? Exit.ok : Exit.damaged };
 }
