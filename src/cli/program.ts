@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option, type OptionValues } from "@commander-js/extra-typings";
 import type { SnapshotStart } from "../capture/snapshot.js";
-import { Exit, UnwindError, usage } from "../domain/errors.js";
+import { Exit, usage } from "../domain/errors.js";
 import { printJsonError, reportError } from "./report-error.js";
 import type * as Undo from "./commands/undo.js";
 import { VERSION } from "../domain/version.js";
