@@ -6,7 +6,7 @@ import { journalDir } from "./journal.js";
 
 /**
  * A fingerprint of the record that changes whenever a capture, a snapshot,
- * a receipt or a capture error is written: what a live view polls instead
+ * a receipt, a capture error or a fetched record is written: what a live view polls instead
  * of reading the whole record again. Only names, sizes and times are read
  * (no file contents, no git process), so it stays cheap however large the
  * store grows. Journal files only grow (appends), receipts and snapshot refs
@@ -28,6 +28,8 @@ export function recordStamp(ctx: Context): string {
   add(journalDir(ctx.store), true);
   add(join(ctx.store, "receipts"), false);
   add(join(ctx.commonDir, "refs", "unwind", "snapshots"), false);
+  // Records fetched from other machines (SPEC section 14): a fetch adds or moves these refs, rewriting each file.
+  add(join(ctx.commonDir, "refs", "unwind", "shared"), true);
   // gc may pack refs; a snapshot ref that moved into packed-refs changes its size.
   h.update(`packed\0${sizeOf(join(ctx.commonDir, "packed-refs"))}\n`);
   h.update(`errors\0${sizeOf(join(ctx.store, "errors.jsonl"))}\n`);

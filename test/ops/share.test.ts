@@ -36,13 +36,19 @@ describe("library: push and fetch", () => {
     const b = join(tempDir("unwind-lib-share-"), "b");
     git(tempDir(), "clone", "-q", remote, b);
     const ub = await open({ root: b });
+    const before = (await ub.stamp()).stamp;
     const f = await ub.fetch();
+    // A live view (unwind ui) polls the stamp: a fetch that brought records changes it, a fetch of nothing does not.
+    const fetched = (await ub.stamp()).stamp;
+    expect(fetched).not.toBe(before);
     expect(f.refs.map((r) => [r.origin, r.status])).toEqual([["lib-a", "new"]]);
     expect((await ub.sessions()).sessions.map((s) => [s.session, s.origin])).toEqual([[`claude:${S}`, "lib-a"]]);
     const p = await ub.plan({ session: S });
     expect(p.items.map((i) => [i.path, i.action])).toEqual([["src/a.ts", "restore"]]);
     const u = await ub.undo({ session: S }, { expect: p.plan });
     expect(u.counts.restore).toBe(1);
+    const afterUndo = (await ub.stamp()).stamp;
     expect((await ub.fetch()).refs.map((r) => r.status)).toEqual(["unchanged"]);
+    expect((await ub.stamp()).stamp).toBe(afterUndo);
   });
 });
