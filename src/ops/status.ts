@@ -12,6 +12,7 @@ import { HARNESSES } from "../capture/harness/index.js";
 import type { Harness } from "../capture/harness/rules.js";
 import { checkHooks, type HookCheck, nextSteps } from "../capture/harness/setup.js";
 import { lastFired as lastFiredAt } from "../store/fired.js";
+import { originOf, SHARED_PREFIX, sharedRefs } from "../store/shared.js";
 
 export interface StatusReport {
   root: string;
@@ -36,6 +37,20 @@ export interface StatusReport {
   acknowledged: number;
   /** Each settings file with unwind's hooks in it: whether they are whole and when they last ran. */
   hooks: HookHealth[];
+  /** Records fetched from other machines (`unwind fetch`): sessions and runs, each a ref under refs/unwind/shared/. */
+  fetched: number;
+}
+
+/** How many records were fetched from other origins: the shared refs but this store's own (what it pushed). */
+async function fetchedCount(ctx: Context): Promise<number> {
+  const refs = await sharedRefs(ctx);
+  let own: string | null = null;
+  try {
+    own = await originOf(ctx, { create: false });
+  } catch {
+    /* a bad unwind.origin is push's to report; every shared ref counts */
+  }
+  return [...refs.keys()].filter((r) => own === null || !r.startsWith(`${SHARED_PREFIX}${own}/`)).length;
 }
 
 export interface HookHealth extends HookCheck {
@@ -94,5 +109,6 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
     errorCount: errors.length,
     acknowledged,
     hooks: hookHealth(ctx),
+    fetched: await fetchedCount(ctx),
   };
 }

@@ -116,6 +116,14 @@ beforeAll(() => {
 });
 
 describe("unwind push and fetch through a bare repository", () => {
+  it("status counts the records fetched from other machines, not this store's own pushed ones", () => {
+    expect(unwind(w.b, ["status", "--json"]).json.fetched).toBe(2);
+    expect(unwind(w.b, ["status"]).stdout).toMatch(/^fetched +2 record\(s\) from other machines/m);
+    // Control: the clone that pushed them holds the same refs as its own.
+    expect(git(w.a, "for-each-ref", "refs/unwind/shared/").trim().split("\n")).toHaveLength(2);
+    expect(unwind(w.a, ["status", "--json"]).json.fetched).toBe(0);
+  });
+
   it("fetch makes both sessions visible with their origin, calls and change sets", () => {
     const s = unwind(w.b, ["sessions", "--json"]);
     expect(s.code).toBe(0);

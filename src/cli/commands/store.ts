@@ -24,6 +24,7 @@ export async function status(globals: Globals, opts: { ack?: boolean }): Promise
     ["receipts", String(d.receipts)],
     ["runs", String(d.runs)],
     ["sessions", `${d.sessions} (${d.records} records${d.damagedRecords ? `, ${d.damagedRecords} damaged: run unwind verify` : ""})`],
+    ...(d.fetched > 0 ? [["fetched", `${d.fetched} record(s) from other machines (unwind sessions and unwind runs list them)`]] : []),
     ["errors", d.errorCount ? `${d.errorCount} not yet acknowledged (unwind status --ack once read)` : d.acknowledged ? `none (${d.acknowledged} acknowledged now)` : "none"],
   ];
   for (const h of d.hooks) {
