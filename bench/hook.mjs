@@ -105,6 +105,15 @@ export async function bench() {
       },
       time: () => run("node", [UNWIND, "hook", "claude"], { cwd: repo, input: readInput }).ms,
     },
+    // The command `unwind init` writes: its Node never reads the certificate bundle NODE_EXTRA_CA_CERTS names.
+    installed: {
+      label: "unwind hook claude, Read, as init installs it",
+      prepare() {
+        readInput = read();
+      },
+      time: () => run("env", ["-u", "NODE_EXTRA_CA_CERTS", "node", UNWIND, "hook", "claude"], { cwd: repo, input: readInput }).ms,
+    },
+    bare: { label: "env -u NODE_EXTRA_CA_CERTS node -e 0", time: () => run("env", ["-u", "NODE_EXTRA_CA_CERTS", "node", "-e", "0"], { cwd: repo }).ms },
     quiet: {
       label: "a Read call under the installed matcher",
       prepare() {
@@ -153,6 +162,9 @@ export async function bench() {
   );
   console.log(`  hook Read / node -e 0              ${readVsNode.toFixed(2).padStart(6)}x   (no target: the fixed cost)   [${pairedRatio(samples, "read", "node").toFixed(2)}x]`);
   console.log(`  Read call, installed matcher / node -e 0 ${(med.quiet / med.node).toFixed(4).padStart(8)}x   (with matcher "*": the hook Read row, ${readVsNode.toFixed(2)}x)`);
+  console.log(
+    `  hook Read as installed / node -e 0 ${(med.installed / med.node).toFixed(2).padStart(6)}x   (NODE_EXTRA_CA_CERTS ${process.env.NODE_EXTRA_CA_CERTS ? "set here: Node reads that bundle at every start" : "not set here"}; against env -u ... node -e 0: ${(med.installed / med.bare).toFixed(2)}x)`,
+  );
   console.log(`  fixed cost over Node (bundle load, stdin, parse)   ${fmtMs(med.read - med.node).padStart(10)}`);
   console.log(`  capture cost over Read (locate, lock, CAS, journal) ${fmtMs(med.edit - med.read).padStart(9)}`);
   console.log(`  (check: ${edits.length} Edit captures in the journal, ${blobs} blobs in the CAS, the last one the file's content; Read captured nothing)`);

@@ -92,8 +92,8 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
 export async function init(ctx: Context, harnesses: readonly Harness[], opts: { command?: string | undefined; mcp?: boolean | undefined; bin?: string | undefined; local?: boolean | undefined } = {}) {
   const { installHooks } = await import("../capture/harness/settings.js");
   const { installMcpServer } = await import("../capture/harness/mcp-config.js");
-  const { hookProgram, nextSteps } = await import("../capture/harness/setup.js");
-  const command = opts.command ?? hookProgram(thisBinary());
+  const { HOOK_ENV, hookProgram, nextSteps } = await import("../capture/harness/setup.js");
+  const command = opts.command ?? `${HOOK_ENV} ${hookProgram(thisBinary())}`;
   const entry = { command: opts.bin ?? thisBinary(), args: ["mcp"] };
   // Every file is read and checked before any is written: one that cannot be parsed leaves them all as they were.
   const pass = (write: boolean) => {

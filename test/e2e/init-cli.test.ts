@@ -1,8 +1,8 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeRepo, read, tempDir, unwind, write, writeFiles } from "../helpers.js";
+import { BIN, makeRepo, read, tempDir, unwind, write, writeFiles } from "../helpers.js";
 import { claudePayload, hook } from "../journal-helpers.js";
 
 describe("unwind init", () => {
@@ -34,6 +34,20 @@ describe("unwind init", () => {
     const again = unwind(root, ["init", "--claude", "--codex", "--gemini", "--json"]);
     expect(again.json.hooks.every((h: any) => h.changed === false)).toBe(true);
     expect(["claude/settings.json", "codex/hooks.json", "gemini/settings.json"].map((f) => readFileSync(join(root, "." + f), "utf8"))).toEqual(before);
+  });
+
+  it("the hook runs without NODE_EXTRA_CA_CERTS, which Node would read at every start-up for nothing", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    expect(unwind(root, ["init", "--claude"]).code).toBe(0);
+    const command: string = JSON.parse(read(root, ".claude/settings.json")).hooks.PreToolUse[0].hooks[0].command;
+    const env = { ...process.env, NODE_EXTRA_CA_CERTS: join(root, "no-such-bundle.pem") };
+    const input = claudePayload(root, "ca-1", "PreToolUse", "Write", { file_path: "a.txt", content: "b\n" }, "toolu_ca");
+    // Node warns on stderr when the bundle it reads at start-up is missing: the installed command never reads it.
+    const installed = spawnSync("sh", ["-c", command], { cwd: root, env, input, encoding: "utf8" });
+    expect([installed.status, installed.stderr]).toEqual([0, ""]);
+    const plain = spawnSync(process.execPath, [BIN, "hook", "claude"], { cwd: root, env, input, encoding: "utf8" });
+    expect(plain.stderr).toContain("Ignoring extra certs"); // control: the same hook started without the env in front
+    expect(unwind(root, ["log", "--json"]).json.calls.map((c: any) => c.call)).toEqual(["toolu_ca"]);
   });
 
   it("a settings file it cannot parse is a usage error and is left as it was", () => {

@@ -28,7 +28,9 @@ export interface HookCheck {
   missing: string[];
   /** unwind's hook command as installed (the first one found). */
   command: string;
-  /** Whether the program the command starts is there (by path, or found on PATH). */
+  /** The program the command starts: unwind, by name or path (an `env` in front of it is not it). */
+  program: string;
+  /** Whether that program is there (by path, or found on PATH). */
   commandFound: boolean;
 }
 
@@ -62,22 +64,42 @@ export function checkHooks(root: string, harness: Harness, file: string, env: En
     }
   }
   if (command === undefined) return null;
-  return { harness, file, events, missing, command, commandFound: commandFound(command, env) };
+  return { harness, file, events, missing, command, program: programOf(command), commandFound: commandFound(command, env) };
 }
 
 /** Whether the program a hook command starts exists: an absolute path, or a name on PATH. */
 export function commandFound(command: string, env: Env = process.env): boolean {
-  const program = firstWord(command);
+  const program = programOf(command);
   if (program === "") return false;
   if (program.includes("/")) return isAbsolute(program) && executable(program);
   return (env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && executable(join(dir, program)));
 }
 
-/** The first word of a shell command, with simple quoting taken off. */
-function firstWord(command: string): string {
-  const m = /^\s*(?:'([^']*)'|"([^"]*)"|(\S+))/.exec(command);
-  return m === null ? "" : (m[1] ?? m[2] ?? m[3] ?? "");
+/** The words of a shell command, with simple quoting taken off. */
+function words(command: string): string[] {
+  return [...command.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? "");
 }
+
+/** The program a hook command starts: its first word, past an `env` and that env's `-u NAME` and `NAME=value` words. */
+export function programOf(command: string): string {
+  const w = words(command);
+  let i = 0;
+  if (w[0] === "env") {
+    i = 1;
+    while (i < w.length && (w[i] === "-u" || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w[i]!))) i += w[i] === "-u" ? 2 : 1;
+  }
+  return w[i] ?? "";
+}
+
+/**
+ * What the installed hook command puts before unwind: the hook never opens a
+ * TLS connection, and Node reads the certificate bundle NODE_EXTRA_CA_CERTS
+ * names at every start-up (about 40 ms of a 90 ms hook where it is set, as
+ * on machines behind a company proxy, which Claude Code's own docs tell to
+ * set it). Only the hook's own process goes without it: git, which it
+ * runs, does not read it.
+ */
+export const HOOK_ENV = "env -u NODE_EXTRA_CA_CERTS";
 
 function executable(path: string): boolean {
   try {

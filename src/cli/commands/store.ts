@@ -30,7 +30,7 @@ export async function status(globals: Globals, opts: { ack?: boolean }): Promise
   for (const h of d.hooks) {
     const problems = [
       ...(h.missing.length > 0 ? [`no hook on ${h.missing.join(", ")}: run unwind init --${h.harness} again`] : []),
-      ...(h.commandFound ? [] : [`${h.command.replace(/ hook \S+$/, "")} is not there: run unwind init --${h.harness} again`]),
+      ...(h.commandFound ? [] : [`${h.program} is not there: run unwind init --${h.harness} again`]),
     ];
     const fired = h.lastFired === null ? paint("never ran", "yellow") : `last ran ${when(h.lastFired)}`;
     rows.push([rows.some((r) => r[0] === "hooks") ? "" : "hooks", `${h.harness.padEnd(6)}  ${h.file}  ${[fired, ...problems].join("; ")}`]);

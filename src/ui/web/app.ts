@@ -609,7 +609,7 @@ async function loadStatus(): Promise<void> {
       s.damagedRecords > 0 ? h("span", { class: "bad" }, `${s.damagedRecords} damaged records`) : null,
       // Installed hooks that never ran record nothing and say nothing: the bar says it, with the client's next steps on hover.
       ...s.hooks.map((k) => {
-        const problems = [...(k.commandFound ? [] : [`${k.command} is not there`]), ...(k.missing.length > 0 ? [`no hook on ${k.missing.join(", ")}`] : [])];
+        const problems = [...(k.commandFound ? [] : [`${k.program} is not there`]), ...(k.missing.length > 0 ? [`no hook on ${k.missing.join(", ")}`] : [])];
         const fix = [...problems.map((p) => `${p}: run unwind init --${k.harness} again`), ...k.next.map((n) => `next: ${n}`)].join("\n");
         if (k.lastFired === null) return h("span", { class: "bad", title: fix }, `${k.harness} hooks never ran`);
         return h("span", { class: problems.length > 0 ? "bad" : "good", title: fix || k.file }, `${k.harness} hooks ran ${ago(k.lastFired)}${problems.length > 0 ? ` (${problems.join("; ")})` : ""}`);

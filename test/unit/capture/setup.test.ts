@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { HARNESSES } from "../../../src/capture/harness/index.js";
 import { type Harness, matcherExcept } from "../../../src/capture/harness/rules.js";
-import { codexHookKeys, codexTrusts, commandFound, geminiTrusts, hookProgram, nextSteps } from "../../../src/capture/harness/setup.js";
+import { codexHookKeys, codexTrusts, commandFound, geminiTrusts, hookProgram, nextSteps, programOf } from "../../../src/capture/harness/setup.js";
 import { tempDir, writeFiles } from "../../helpers.js";
 
 /** How Claude Code and Gemini CLI test a matcher with characters beyond a plain list: a JavaScript regular expression. */
@@ -134,6 +134,12 @@ describe("the hook command", () => {
     expect(hookProgram(bin, { PATH: "" })).toBe(bin);
     expect(hookProgram("/opt/my tools/unwind", { PATH: "" })).toBe("'/opt/my tools/unwind'");
   });
+  it("its program is the word after an env and the env's own words", () => {
+    expect(programOf("env -u NODE_EXTRA_CA_CERTS unwind hook claude")).toBe("unwind");
+    expect(programOf("env -u A -u B X=1 '/opt/my tools/unwind' hook codex")).toBe("/opt/my tools/unwind");
+    expect(programOf("/usr/bin/unwind hook gemini")).toBe("/usr/bin/unwind");
+  });
+
   it("is found when its program is there, by path or on PATH; not when it is gone", () => {
     const { dir, bin } = binary();
     expect(commandFound(`${bin} hook claude`, { PATH: "" })).toBe(true);
@@ -141,5 +147,7 @@ describe("the hook command", () => {
     expect(commandFound("unwind hook claude", { PATH: join(dir, "real") })).toBe(true);
     expect(commandFound("unwind hook claude", { PATH: "/nonexistent" })).toBe(false);
     expect(commandFound(`${bin}-moved hook claude`, { PATH: "" })).toBe(false);
+    expect(commandFound(`env -u NODE_EXTRA_CA_CERTS ${bin} hook claude`, { PATH: "" })).toBe(true);
+    expect(commandFound(`env -u NODE_EXTRA_CA_CERTS ${bin}-moved hook claude`, { PATH: "/usr/bin:/bin" })).toBe(false); // env is there, unwind is not
   });
 });
