@@ -40,6 +40,7 @@ export interface SharedSummary {
   first: string;
   last: string;
   calls: number;
+  /** Paths its calls changed: file captures, and what its shell calls' snapshots show. */
   paths: number;
 }
 

@@ -4,20 +4,14 @@ import { resolveSession, treeCallPaths } from "../scope/calls.js";
 import { readJournal, type JournalRecord } from "../store/journal.js";
 import { listed, type ListOptions } from "./list.js";
 import { UnwindError } from "../domain/errors.js";
-import type { SharedSessionDoc } from "../domain/share.js";
+import type { SharedSessionDoc, SharedSummary } from "../domain/share.js";
 import { fetchedChangeSet, findFetched } from "../scope/fetched.js";
 import { fetchedSessions } from "../store/shared.js";
 
-export interface SessionSummary {
+/** One session as `unwind sessions` lists it: the summary a shared record carries too, plus its name and harness. */
+export interface SessionSummary extends SharedSummary {
   session: string;
   harness: string;
-  agents: string[];
-  tasks: string[];
-  first: string;
-  last: string;
-  calls: number;
-  /** Paths its calls changed: file captures, and what its shell calls' snapshots show. */
-  paths: number;
   /** Only on a fetched session (SPEC section 14): the origin it was pushed from. Local sessions have none. */
   origin?: string;
 }
