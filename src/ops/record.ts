@@ -98,7 +98,7 @@ export async function init(ctx: Context, harnesses: readonly Harness[], opts: { 
   // Every file is read and checked before any is written: one that cannot be parsed leaves them all as they were.
   const pass = (write: boolean) => {
     try {
-      const hooks = harnesses.map((h) => ({ ...installHooks(ctx.root, h, command, write, opts.local === true), command: `${command} hook ${h}`, next: nextSteps(ctx.root, h) }));
+      const hooks = harnesses.map((h) => installHooks(ctx.root, h, command, write, opts.local === true));
       // After the hooks: Gemini CLI keeps both in .gemini/settings.json, so this reads what the hooks wrote.
       const mcp = opts.mcp ? harnesses.map((h) => installMcpServer(ctx.root, h, entry, write)) : [];
       return { hooks, mcp };
@@ -108,7 +108,10 @@ export async function init(ctx: Context, harnesses: readonly Harness[], opts: { 
   };
   pass(false);
   await ensureStore(ctx);
-  const { hooks, mcp } = pass(true);
+  const written = pass(true);
+  // The steps each client still needs, read from its own files once the hooks are in (not in the checking pass).
+  const hooks = written.hooks.map((r) => ({ ...r, command: `${command} hook ${r.harness}`, next: nextSteps(ctx.root, r.harness) }));
+  const { mcp } = written;
   return { store: ctx.store, root: ctx.root, hooks, mcp };
 }
 

@@ -47,24 +47,28 @@ export function checkHooks(root: string, harness: Harness, file: string, env: En
   } catch {
     return null;
   }
-  const hooks = isRecord(settings) && isRecord(settings.hooks) ? settings.hooks : {};
-  const events: string[] = [];
-  const missing: string[] = [];
-  let command: string | undefined;
-  for (const event of Object.keys(HARNESSES[harness].events)) {
-    const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
-    const found = groups
-      .flatMap((g) => (isRecord(g) && Array.isArray(g.hooks) ? g.hooks : []))
-      .map((h) => (isRecord(h) && typeof h.command === "string" ? h.command : ""))
-      .find((c) => isUnwindHookCommand(c, harness));
-    if (found === undefined) missing.push(event);
-    else {
-      events.push(event);
-      command ??= found;
-    }
-  }
+  const entries = unwindEntries(settings, harness);
+  const events = Object.keys(HARNESSES[harness].events).filter((e) => entries.some((x) => x.event === e));
+  const missing = Object.keys(HARNESSES[harness].events).filter((e) => !events.includes(e));
+  const command = entries[0]?.command;
   if (command === undefined) return null;
   return { harness, file, events, missing, command, program: programOf(command), commandFound: commandFound(command, env) };
+}
+
+/** unwind's hook entries in a parsed settings file, in the harness's event order: where each sits, and its command. */
+function unwindEntries(settings: unknown, harness: Harness): { event: string; group: number; handler: number; command: string }[] {
+  const hooks = isRecord(settings) && isRecord(settings.hooks) ? settings.hooks : {};
+  const out: { event: string; group: number; handler: number; command: string }[] = [];
+  for (const event of Object.keys(HARNESSES[harness].events)) {
+    const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
+    groups.forEach((g, group) => {
+      if (!isRecord(g) || !Array.isArray(g.hooks)) return;
+      g.hooks.forEach((h, handler) => {
+        if (isRecord(h) && typeof h.command === "string" && isUnwindHookCommand(h.command, harness)) out.push({ event, group, handler, command: h.command });
+      });
+    });
+  }
+  return out;
 }
 
 /** Whether the program a hook command starts exists: an absolute path, or a name on PATH. */
@@ -170,19 +174,7 @@ export function codexHookKeys(root: string): string[] {
   } catch {
     return [];
   }
-  const hooks = isRecord(settings) && isRecord(settings.hooks) ? settings.hooks : {};
-  const keys: string[] = [];
-  for (const event of Object.keys(HARNESSES.codex.events)) {
-    const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
-    const snake = event.replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase();
-    groups.forEach((g, gi) => {
-      if (!isRecord(g) || !Array.isArray(g.hooks)) return;
-      g.hooks.forEach((h, hi) => {
-        if (isRecord(h) && typeof h.command === "string" && isUnwindHookCommand(h.command, "codex")) keys.push(`${file}:${snake}:${gi}:${hi}`);
-      });
-    });
-  }
-  return keys;
+  return unwindEntries(settings, "codex").map((e) => `${file}:${e.event.replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase()}:${e.group}:${e.handler}`);
 }
 
 /**
@@ -191,46 +183,37 @@ export function codexHookKeys(root: string): string[] {
  * can tell (a changed hook needs approving again): `status` shows whether the hooks ran.
  */
 export function codexApprovals(configFile: string): Set<string> {
-  const approved = new Set<string>();
-  let text: string;
-  try {
-    text = readFileSync(configFile, "utf8");
-  } catch {
-    return approved;
-  }
-  let key: string | undefined;
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line.startsWith("[")) {
-      const m = /^\[\s*hooks\s*\.\s*state\s*\.\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*\]/.exec(line);
-      key = m === null ? undefined : m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2];
-      continue;
-    }
-    if (key !== undefined && /^trusted_hash\s*=\s*["']sha256:[0-9a-f]+["']/.test(line)) approved.add(key);
-  }
-  return approved;
+  return tomlKeysWith(configFile, "hooks\\s*\\.\\s*state", /^trusted_hash\s*=\s*["']sha256:[0-9a-f]+["']/);
 }
 
 /** Whether Codex's config.toml has `[projects."<root>"]` with `trust_level = "trusted"`. */
 export function codexTrusts(configFile: string, root: string): boolean {
+  return tomlKeysWith(configFile, "projects", /^trust_level\s*=\s*["']trusted["']/).has(root);
+}
+
+/**
+ * The keys of the TOML tables `[<table>."<key>"]` in `file` that hold a line
+ * matching `line` (a line scan, enough for the two settings read here; a
+ * file that cannot be read holds none).
+ */
+function tomlKeysWith(file: string, table: string, line: RegExp): Set<string> {
+  const found = new Set<string>();
   let text: string;
   try {
-    text = readFileSync(configFile, "utf8");
+    text = readFileSync(file, "utf8");
   } catch {
-    return false;
+    return found;
   }
-  let inTable = false;
+  const header = new RegExp(`^\\[\\s*${table}\\s*\\.\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|'([^']*)')\\s*\\]`);
+  let key: string | undefined;
   for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line.startsWith("[")) {
-      const m = /^\[\s*projects\s*\.\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')\s*\]/.exec(line);
-      const key = m === null ? undefined : m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2];
-      inTable = key === root;
-      continue;
-    }
-    if (inTable && /^trust_level\s*=\s*["']trusted["']/.test(line)) return true;
+    const l = raw.trim();
+    if (l.startsWith("[")) {
+      const m = header.exec(l);
+      key = m === null ? undefined : m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : m[2];
+    } else if (key !== undefined && line.test(l)) found.add(key);
   }
-  return false;
+  return found;
 }
 
 /**
