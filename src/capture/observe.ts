@@ -3,6 +3,7 @@ import { fsPath } from "../domain/path-bytes.js";
 import { join } from "node:path";
 import { blobOid, lineSafe } from "../git/objects.js";
 import type { Context } from "../repo/context.js";
+import { storedAsIs } from "./conversion.js";
 import { sha256 } from "../domain/hash.js";
 import type { ByteCache } from "../domain/byte-cache.js";
 import type { GitOid, Observed, RepoPath, Stamp, State } from "../domain/types.js";
@@ -63,14 +64,14 @@ export interface Reuse {
  * parent makes it absent. Content is hashed so the pure planner can compare
  * against records. `dirCache` spares re-reading shared parents; `keep`
  * keeps a file's bytes (by path and hash) for the apply; `reuse` spares
- * reading a file again.
+ * reading a file again; `oid` hashes a file's bytes as a git blob too.
  */
 export function observeOne(
   root: string,
   rel: string,
   format: "sha1" | "sha256",
   dirCache = new Map<string, Observed | null>(),
-  opts: { keep?: ByteCache | undefined; reuse?: Reuse | undefined } = {},
+  opts: { keep?: ByteCache | undefined; reuse?: Reuse | undefined; oid?: boolean } = {},
 ): Observed {
   const parts = rel.split("/");
   let acc = "";
@@ -97,7 +98,8 @@ export function observeOne(
     const data = readFileSync(fsPath(abs));
     const sha = sha256(data);
     opts.keep?.set(keptKey(rel, sha), data);
-    return { kind: "file", mode: modeOf(st), size: st.size, nlink: st.nlink, sha256: sha, text: looksText(data), stamp: stampOf(st) };
+    const oid = opts.oid ? { oid: blobOid(data, format) } : {};
+    return { kind: "file", mode: modeOf(st), size: st.size, nlink: st.nlink, sha256: sha, ...oid, text: looksText(data), stamp: stampOf(st) };
   }
   return st.isDirectory() ? { kind: "dir" } : { kind: "other" };
 }
@@ -106,16 +108,19 @@ export function observeOne(
  * `observeOne` for many paths, plus git's own oid of each file where asked:
  * git applies the clean filters (autocrlf, attributes) it applied when
  * snapshotting, so its oids compare with snapshot trees where raw-byte
- * hashes would not.
+ * hashes would not. Where git would store every one of them byte for byte
+ * (`storedAsIs`), the bytes already read are hashed here instead: no
+ * second read of every file by a git process.
  */
 export async function observe(ctx: Context, paths: readonly RepoPath[], opts: { oids?: boolean; keep?: ByteCache | undefined } = {}): Promise<Map<RepoPath, Observed>> {
   const out = new Map<RepoPath, Observed>();
   const dirCache = new Map<string, Observed | null>();
   const viaGit: RepoPath[] = [];
+  const asIs = opts.oids === true && storedAsIs(ctx, paths);
   for (const rel of paths) {
-    const o = observeOne(ctx.root, rel, ctx.objectFormat, dirCache, { keep: opts.keep });
+    const o = observeOne(ctx.root, rel, ctx.objectFormat, dirCache, { keep: opts.keep, oid: asIs });
     out.set(rel, o);
-    if (opts.oids && o.kind === "file") {
+    if (opts.oids && o.kind === "file" && !asIs) {
       if (lineSafe(rel))
         viaGit.push(rel); // others get the raw-bytes id: hash-object reads lines
       else o.oid = blobOid(readFileSync(fsPath(join(ctx.root, rel))), ctx.objectFormat);

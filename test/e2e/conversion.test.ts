@@ -136,3 +136,36 @@ function execGit(root: string, env: Record<string, string>, args: string[], inpu
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("GIT_")));
   return execFileSync("git", args, { cwd: root, env: { ...clean, ...env }, input, encoding: "utf8" }).trim();
 }
+
+/*
+ * A plan compares what each path holds with states that carry only git's id
+ * (a snapshot's tree entries), so it needs git's id of each file: hashed
+ * from the bytes it already read where git stores them as they are, else by
+ * git, whose id is of the converted bytes.
+ */
+describe("a plan's git ids of the work tree", () => {
+  for (const filtered of [false, true]) {
+    it(`${filtered ? "under a clean filter: from git, so a file the snapshot holds converted still matches" : "in a plain repository: hashed in-process, no git process reads the files again"}`, () => {
+      const root = makeRepo({ "x/y.txt": "old\n", "z.txt": "z\n" });
+      if (filtered) {
+        git(root, ...FILTER);
+        write(root, ".gitattributes", "*.txt filter=up\n");
+      }
+      const logged = loggedEnv();
+      const snap = unwind(root, ["snapshot", "--json"], { env: logged.env });
+      expect(snap.code, snap.stderr).toBe(0);
+      write(root, "z.txt", "changed\n");
+      const before = logged.ran().length;
+      const r = unwind(root, ["restore", snap.json.id, "--dry-run", "--json"], { env: logged.env });
+      expect(r.code, r.stderr).toBe(0);
+      // z.txt holds what the current tree recorded: a restore. Raw bytes' ids under the filter would call it changed since.
+      expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([["z.txt", "restore"]]);
+      expect(
+        logged
+          .ran()
+          .slice(before)
+          .some((l) => l.startsWith("hash-object --stdin-paths")),
+      ).toBe(filtered);
+    });
+  }
+});
