@@ -5,7 +5,9 @@ import { sha256 } from "../domain/hash.js";
 import type { Context } from "../repo/context.js";
 import { Receipts, newReceiptId, type Receipt, type ReceiptItem, type ReceiptKind } from "../store/receipts.js";
 import type { ContentReader } from "../store/content.js";
-import { BlobError } from "../store/cas.js";
+import { BlobError, SYNC_FS_FROM } from "../store/cas.js";
+import { syncFileSystem } from "../sys/atomic.js";
+import { keepInGit } from "../store/kept.js";
 import { keptKey, observeOne, sameObserved, stateOf, type Reuse } from "../capture/observe.js";
 import { sortByPath } from "../domain/paths.js";
 import { acts, countActions } from "../domain/actions.js";
@@ -120,6 +122,7 @@ export async function applyPlan(
   const expectOf = new Map(plan.items.map((i) => [i.path, i.expect]));
 
   await reader.prefetch(plan.items.filter((i) => i.action === "restore").map((i) => i.pre));
+  const toKeep: Kept[] = [];
   for (const it of plan.items) {
     const base = { path: it.path, action: it.action, reason: it.reason, ...(it.detail ? { detail: it.detail } : {}) };
     if (!acts(it.action)) {
@@ -130,12 +133,13 @@ export async function applyPlan(
     const item: ReceiptItem = { ...base, before: stateOf(it.expect), after: null };
     items.push(item);
     try {
-      const before = keepCurrent(ctx, reader, it, seal);
+      const before = currentState(ctx, reader, it);
       if (before === "changed") {
         demote(item, "changed-since", "changed while undoing");
         continue;
       }
       item.before = before;
+      if (seal && (before?.kind === "file" || before?.kind === "symlink")) toKeep.push({ item, it });
       if (it.action === "restore") {
         item.after = await restoredState(reader, it.pre!);
       } else if (it.action === "merge") {
@@ -148,6 +152,9 @@ export async function applyPlan(
     }
   }
 
+  // What each path held, and what a merge writes, is durable before the intent names it: nothing is lost to a power cut.
+  if (seal) await keepAll(ctx, reader, id, toKeep);
+  reader.cas.syncWritten();
   const ordered = applyOrder(items.filter((i) => acts(i.action)));
   const intent: Intent = {
     v: 1,
@@ -158,8 +165,6 @@ export async function applyPlan(
     items: [...ordered, ...items.filter((i) => !acts(i.action))],
     keepDirs: [...ancestorsOf(items.filter((i) => i.after !== null).map((i) => i.path))],
   };
-  // What each path held (and what a merge writes) is durable before the intent names it: nothing is lost to a power cut.
-  reader.cas.syncWritten();
   if (seal && ordered.length > 0) {
     writeIntent(ctx.store, intent);
     crashPoint("intent");
@@ -202,26 +207,71 @@ export function finish(ctx: Context, intent: Intent, recovered = false): Receipt
 }
 
 /**
- * Puts what the path holds now into the CAS (verifying a blob already
- * there), so the receipt can bring it back; without `keep` (no receipt:
- * a throwaway work tree) it is only hashed. "changed" when the bytes no
- * longer match what was planned.
+ * Keeps `oids` reachable for as long as the receipt lives (a ref of its own,
+ * src/store/kept.ts), then makes them and the ref durable with one flush of
+ * the file system that holds the objects. False when either cannot be had.
  */
-function keepCurrent(ctx: Context, reader: ContentReader, it: PlanItem, keep: boolean): State | null | "changed" {
-  const abs = join(ctx.root, it.path);
+async function keptByRef(ctx: Context, receipt: string, oids: ReadonlySet<string>): Promise<boolean> {
+  try {
+    await keepInGit(ctx, receipt, [...oids]);
+  } catch {
+    return false; // an objects directory we cannot write, a ref in the way: the CAS keeps them instead
+  }
+  return syncFileSystem(join(ctx.commonDir, "objects"));
+}
+
+/** A path whose current bytes the receipt must be able to bring back. */
+interface Kept {
+  item: ReceiptItem;
+  it: PlanItem;
+}
+
+/**
+ * What the path holds now, hashed (nothing stored yet: `keepAll` does
+ * that). "changed" when the bytes no longer match what was planned.
+ */
+function currentState(ctx: Context, reader: ContentReader, it: PlanItem): State | null | "changed" {
   const e = it.expect;
-  if (e.kind === "file") {
-    // The bytes the plan read, where it kept them: the recheck right before the write proves the path still holds them.
-    const data = reader.cache.get(keptKey(it.path, e.sha256)) ?? readFileSync(fsPath(abs));
-    const kept = withHashes(reader, { kind: "file", mode: e.mode }, data, keep);
-    return kept.sha256 === e.sha256 ? kept : "changed";
+  if (e.kind !== "file" && e.kind !== "symlink") return stateOf(e);
+  const data = currentBytes(ctx, reader, it);
+  const kept = withHashes(reader, e.kind === "file" ? { kind: "file", mode: e.mode } : { kind: "symlink", mode: "120000" }, data, false);
+  return kept.sha256 === e.sha256 ? kept : "changed";
+}
+
+/** A file's bytes (those the plan read, where it kept them) or a symlink's target. */
+function currentBytes(ctx: Context, reader: ContentReader, it: PlanItem): Buffer {
+  const abs = fsPath(join(ctx.root, it.path));
+  const e = it.expect;
+  // The bytes the plan read: the recheck right before the write proves the path still holds them.
+  if (e.kind === "file") return reader.cache.get(keptKey(it.path, e.sha256)) ?? readFileSync(abs);
+  return readlinkSync(abs, "buffer");
+}
+
+/**
+ * Makes sure the receipt can bring back what each path holds now. Bytes
+ * the repository's object store already holds (a snapshot's blobs: most of
+ * what an agent's shell call wrote) stay there, kept reachable by a ref of
+ * the receipt's own, and the file system that holds them is flushed once;
+ * the rest go into the CAS (a blob already
+ * there is read back and verified), made durable with it by
+ * `syncWritten`. Below a batch, or when the flush cannot be had, all go
+ * into the CAS: a flush writes out everything dirty on that file system,
+ * worth it for many paths, not for a few. A path whose bytes no longer
+ * match is demoted before the intent names it.
+ */
+async function keepAll(ctx: Context, reader: ContentReader, receipt: string, kept: readonly Kept[]): Promise<void> {
+  let held = kept.length >= SYNC_FS_FROM ? await reader.heldByGit(kept.map((k) => k.item.before!)) : new Set<string>();
+  if (held.size > 0 && !(await keptByRef(ctx, receipt, held))) held = new Set();
+  for (const k of kept) {
+    if (held.has(k.item.before!.oid!)) continue;
+    try {
+      const sha = reader.cas.put(currentBytes(ctx, reader, k.it), { verify: true, sync: false });
+      if (sha !== k.item.before!.sha256) demote(k.item, "changed-since", "changed while undoing");
+    } catch (e) {
+      const f = failureReason(e);
+      demote(k.item, f.reason, f.detail);
+    }
   }
-  if (e.kind === "symlink") {
-    const target = readlinkSync(fsPath(abs), "buffer");
-    if (!target.equals(e.target)) return "changed";
-    return withHashes(reader, { kind: "symlink", mode: "120000" }, target, keep);
-  }
-  return stateOf(e);
 }
 
 /**

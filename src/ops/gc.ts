@@ -7,6 +7,7 @@ import { clearAllPending } from "../capture/unfolded.js";
 import type { Context } from "../repo/context.js";
 import { checkIds, dropBaseline, dropCheckResult, listBaselines } from "../store/baselines.js";
 import { Cas } from "../store/cas.js";
+import { dropKept, keptRefs } from "../store/kept.js";
 import { loadConfig, parseDuration } from "../store/config.js";
 import { pruneJournal } from "../store/journal.js";
 import { withLock } from "../store/lock.js";
@@ -60,9 +61,19 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
       if (r.kind === "file" && r.state?.sha256) keep.add(r.state.sha256);
       if (r.kind === "tree") keepSnaps.add(r.snapshot);
     }
-    for (const intent of existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store) : []) {
+    const intents = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store) : [];
+    for (const intent of intents) {
       for (const i of intent.items) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
     }
+    // The blobs a receipt brings back from git stay reachable through its kept ref while it lives (src/store/kept.ts).
+    const kept = await keptRefs(ctx);
+    const keptLive = new Set([...live.map((r) => r.id), ...intents.map((i) => i.receipt)]);
+    if (!dryRun)
+      await dropKept(
+        ctx,
+        kept,
+        [...kept.keys()].filter((id) => !keptLive.has(id)),
+      );
     // A baseline lives while it is being captured into: its bytes stay until its last capture is older than the TTL.
     let droppedBaselines = 0;
     for (const b of listBaselines(ctx.store)) {

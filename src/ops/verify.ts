@@ -6,6 +6,8 @@ import { acts } from "../domain/actions.js";
 import type { Context } from "../repo/context.js";
 import { readBaselines } from "../store/baselines.js";
 import { Cas } from "../store/cas.js";
+import { ContentReader } from "../store/content.js";
+import type { State } from "../domain/types.js";
 import { readJournal } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
@@ -48,14 +50,18 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
     for (const message of rs.verify()) problems.push({ kind: "chain", id: null, message });
     const list = rs.list();
     receiptCount = list.length;
+    // What each path held before an apply: in the CAS, or in git where a snapshot already held it (src/apply/apply.ts).
+    const notInCas: { id: string; path: string; before: State }[] = [];
     for (const r of list) {
       for (const i of r.items) {
-        if (!acts(i.action)) continue;
-        const sha = i.before?.sha256;
-        if (sha && (i.before!.kind === "file" || i.before!.kind === "symlink") && !cas.has(sha)) {
-          problems.push({ kind: "receipt", id: r.id, message: `receipt ${r.id}: content of ${i.path} before the apply (${sha.slice(0, 12)}) is missing` });
-        }
+        const b = i.before;
+        if (acts(i.action) && b?.sha256 && (b.kind === "file" || b.kind === "symlink") && !cas.has(b.sha256)) notInCas.push({ id: r.id, path: i.path, before: b });
       }
+    }
+    const inGit = await new ContentReader(ctx, cas).heldByGit(notInCas.map((m) => m.before));
+    for (const m of notInCas) {
+      if (m.before.oid && inGit.has(m.before.oid)) continue;
+      problems.push({ kind: "receipt", id: m.id, message: `receipt ${m.id}: content of ${m.path} before the apply (${m.before.sha256!.slice(0, 12)}) is missing` });
     }
   }
   const snaps = await listSnapshots(ctx);

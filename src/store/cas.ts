@@ -7,7 +7,7 @@ import type { Sha256 } from "../domain/types.js";
 import { fsyncDir, fsyncFile, syncFileSystem, writeFileAtomic } from "../sys/atomic.js";
 
 /** From this many blobs on, `syncWritten` flushes the file system once instead of fsyncing each. */
-const SYNC_FS_FROM = 32;
+export const SYNC_FS_FROM = 32;
 
 export class BlobError extends Error {
   constructor(

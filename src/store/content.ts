@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { parseBatch } from "../git/git.js";
 import type { Context } from "../repo/context.js";
 import { BlobError, type Cas } from "./cas.js";
@@ -61,6 +63,24 @@ export class ContentReader {
     });
   }
 
+  /**
+   * The oids among `states` that this repository's own object store holds as
+   * blobs of the recorded size (one `cat-file --batch-check`). None when the
+   * store borrows objects from another (`objects/info/alternates`): those
+   * can be pruned by a repository unwind does not look after.
+   */
+  async heldByGit(states: readonly State[]): Promise<Set<GitOid>> {
+    const held = new Set<GitOid>();
+    const wanted = states.filter((s) => s.oid && s.size !== undefined);
+    if (wanted.length === 0 || existsSync(join(this.ctx.commonDir, "objects", "info", "alternates"))) return held;
+    const r = await this.ctx.git(["cat-file", "--batch-check"], { input: wanted.map((s) => s.oid).join("\n") + "\n" });
+    const lines = r.stdout.toString("utf8").split("\n");
+    wanted.forEach((s, k) => {
+      if (lines[k] === `${s.oid} blob ${s.size}`) held.add(s.oid!);
+    });
+    return held;
+  }
+
   async status(state: State): Promise<BlobStatus> {
     try {
       await this.read(state);
@@ -78,6 +98,10 @@ export class ContentReader {
    */
   async read(state: State): Promise<Buffer> {
     let casError: BlobError | null = null;
+    // Bytes already fetched from git (checked against the oid) are not looked for in the CAS first: a restore's
+    // states name both hashes once planned, and most such blobs live only in git.
+    const fetched = state.oid ? this.cache.get(gitKey(state.oid)) : undefined;
+    if (fetched && (!state.sha256 || sha256(fetched) === state.sha256)) return fetched;
     if (state.sha256) {
       const kept = this.cache.get(casKey(state.sha256));
       if (kept) return kept;
@@ -93,10 +117,7 @@ export class ContentReader {
     if (state.oid) {
       let got: Buffer | BlobError | undefined = this.cache.get(gitKey(state.oid)) ?? this.gitErrors.get(state.oid);
       if (got === undefined) got = await this.fetch(state.oid, state.size);
-      if (got instanceof Buffer) {
-        if (state.sha256 && sha256(got) !== state.sha256) throw new BlobError("mismatch", state.sha256);
-        return got;
-      }
+      if (got instanceof Buffer) return checkedSha(got, state);
       // A damaged CAS blob is the stronger news: say mismatch, not missing.
       throw casError?.kind === "mismatch" ? casError : got;
     }
@@ -143,6 +164,12 @@ export class ContentReader {
   oidOf(data: Buffer): GitOid {
     return blobOid(data, this.ctx.objectFormat);
   }
+}
+
+/** Bytes from git, checked against the SHA-256 the state records (git checked the oid). */
+function checkedSha(data: Buffer, state: State): Buffer {
+  if (state.sha256 && sha256(data) !== state.sha256) throw new BlobError("mismatch", state.sha256);
+  return data;
 }
 
 const casKey = (sha: string) => `cas\0${sha}`;

@@ -61,12 +61,18 @@ describe("verify", () => {
     expect(read(root, "a.txt")).toBe("original\n");
   });
 
-  it("a blob missing from the CAS is reported; redo still works from git's verified copy", async () => {
+  it("a receipt's bytes missing from the CAS are fine while git holds them, reported once neither does", async () => {
     const { root, receipt, u } = await withReceipt();
     for (const f of casFiles(root)) unlinkSync(f);
+    expect(await u.verify()).toMatchObject({ ok: true, problems: [] }); // git holds them (the restore snapshotted the tree first)
+    const agentOid = require("node:child_process").execFileSync("git", ["hash-object", "--stdin"], { input: "agent wrote this\n", encoding: "utf8" }).trim();
+    const loose = join(root, ".git", "objects", agentOid.slice(0, 2), agentOid.slice(2));
+    const copy = readFileSync(loose);
+    unlinkSync(loose);
     const v = await u.verify();
     expect(v.ok).toBe(false); // the command exits 4
     expect(v.problems.map((p) => p.message).join("\n")).toMatch(/before the apply .* is missing/);
+    writeFileSync(loose, copy);
     expect((await u.redo(receipt)).partial).toBe(false);
     expect(read(root, "a.txt")).toBe("agent wrote this\n");
   });
@@ -149,6 +155,81 @@ describe("gc", () => {
     expect(later.blobs).toBeGreaterThan(0);
     expect((await u.redo(receipt)).partial).toBe(false);
     expect(read(root, "a.txt")).toBe("agent wrote this\n");
+  });
+});
+
+/*
+ * An apply keeps what each path held so its receipt can bring it back. What
+ * the repository's object store already holds (here: the tree a restore
+ * writes of the work tree first) stays there for a batch of paths, under a
+ * ref of the receipt's own that gc drops with the receipt.
+ */
+describe("what an apply keeps, and where", () => {
+  const files = (n: number, text: string) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`d/f${i}.txt`, `${text} ${i}\n`]));
+  async function restored(n: number, setUp: (root: string) => void = () => {}) {
+    const root = makeRepo(files(n, "original"));
+    setUp(root);
+    const u = await open({ root });
+    const snap = await u.snapshot();
+    for (const [p, text] of Object.entries(files(n, "agent"))) write(root, p, text);
+    await new Promise((r) => setTimeout(r, 50)); // the receipt is measurably younger than every snapshot
+    const r = await u.restore(snap.id);
+    expect(r.counts.restore).toBe(n);
+    // The agent's bytes in the CAS (a snapshot may put other blobs there: its ignore rules).
+    const cas = Array.from({ length: n }, (_, i) => createHash("sha256").update(`agent ${i}\n`).digest("hex")).filter((sha) =>
+      existsSync(join(root, ".git", "unwind", "cas", "sha256", sha.slice(0, 2), sha.slice(2))),
+    ).length;
+    return { root, u, receipt: r.receipt!, cas };
+  }
+  const keptRefs = (root: string) => git(root, "for-each-ref", "--format=%(refname)", "refs/unwind/kept/").trim();
+  const agentOid = (i: number) =>
+    require("node:child_process")
+      .execFileSync("git", ["hash-object", "--stdin"], { input: `agent ${i}\n`, encoding: "utf8" })
+      .trim();
+
+  it("a batch of paths whose bytes git holds: none copied into the CAS; redo brings them back from git", async () => {
+    const { root, u, receipt, cas } = await restored(40);
+    expect(cas).toBe(0);
+    expect(keptRefs(root)).toBe(`refs/unwind/kept/${receipt}`);
+    expect((await u.verify()).ok).toBe(true);
+    expect((await u.redo(receipt)).counts.restore).toBe(40);
+    expect(read(root, "d/f7.txt")).toBe("agent 7\n");
+  });
+
+  it("controls: a few paths, or objects borrowed through alternates, go into the CAS", async () => {
+    const few = await restored(5);
+    expect(few.cas).toBe(5);
+    expect(keptRefs(few.root)).toBe("");
+    const borrowed = await restored(40, (root) => {
+      const other = tempDir();
+      git(other, "init", "-q", "--bare");
+      write(root, ".git/objects/info/alternates", `${join(other, "objects")}\n`);
+    });
+    expect(borrowed.cas).toBe(40);
+  });
+
+  it("the receipt's ref keeps them through git's pruning; gc drops it with the receipt, and then git may prune them", async () => {
+    const { root, u, receipt } = await restored(40);
+    git(root, "gc", "-q", "--prune=now");
+    expect(git(root, "cat-file", "-t", agentOid(7)).trim()).toBe("blob");
+    expect((await u.gc({ ttl: "1d" })).receipts).toBe(0);
+    expect(keptRefs(root)).toBe(`refs/unwind/kept/${receipt}`);
+    const redo = await u.redo(receipt);
+    expect(redo.counts.restore).toBe(40);
+    expect(read(root, "d/f7.txt")).toBe("agent 7\n");
+    // Past the TTL, both receipts go, and their refs with them: git may then prune what only they kept.
+    expect(keptRefs(root)).toContain(receipt);
+    expect((await at("2100-01-01T00:00:00Z", () => u.gc({ ttl: "1d" }))).receipts).toBe(2);
+    expect(keptRefs(root)).toBe("");
+  });
+
+  it("control: without the receipt's ref, git prunes those bytes and the redo cannot bring them back", async () => {
+    const { root, u, receipt } = await restored(40);
+    git(root, "update-ref", "-d", `refs/unwind/kept/${receipt}`);
+    git(root, "gc", "-q", "--prune=now");
+    expect(() => git(root, "cat-file", "-t", agentOid(7))).toThrow();
+    const redo = await u.redo(receipt);
+    expect(redo.items.find((i) => i.path === "d/f7.txt")).toMatchObject({ action: "conflict", reason: "missing-blob" });
   });
 });
 
