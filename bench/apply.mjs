@@ -4,11 +4,22 @@
 // checkout` writing the same bytes over the same number of files, in a
 // clone of the same repository, in the same rounds. No target is asserted:
 // the ratios are the figure (issue "Undo at the speed of git checkout").
+//
+// Before every timed step, on either side, `sync` writes out what is dirty
+// and the bench waits a moment, so each command starts from files already
+// on disk: the case of an undo a person runs after the agent's work, and the
+// same for git. Without it the sides are not alike on ext4: git's files,
+// written seconds before, are still in the page cache with no blocks
+// allocated, so replacing them frees nothing, while an apply's rename over a
+// file makes ext4 allocate the new file's blocks at once (auto_da_alloc), so
+// the next round frees them (measured: unlink + create of 10,000 such files
+// 0.26 s, of the same files once on disk 2.7-3.8 s). BENCH_APPLY_SYNC=0
+// times the other case: each step right after the last.
 
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
-import { BASE_ENV, GIT, ROOT, UNWIND, intEnv, median, run, standalone, tempDir } from "./lib.mjs";
+import { BASE_ENV, GIT, ROOT, UNWIND, intEnv, median, run, sleep, standalone, tempDir } from "./lib.mjs";
 
 const FILES = intEnv("BENCH_APPLY_FILES", 10_000);
 const ROUNDS = intEnv("BENCH_APPLY_REPS", 3);
@@ -16,6 +27,14 @@ const ROUNDS = intEnv("BENCH_APPLY_REPS", 3);
 // deflate it), so the case costs minutes and a few GiB of disk, not tens.
 const BIG_FILES = process.env.BENCH_APPLY_BIG_FILES === "0" ? 0 : intEnv("BENCH_APPLY_BIG_FILES", 1000);
 const BIG_MIB = intEnv("BENCH_APPLY_BIG_MIB", 5);
+const SETTLE = process.env.BENCH_APPLY_SYNC !== "0";
+
+/** Writes out every dirty page and lets the disk go quiet, so the next step starts from files on disk. */
+function settle() {
+  if (!SETTLE) return;
+  spawnSync("sync", []);
+  sleep(500);
+}
 
 export async function bench() {
   console.log("unwind undo / redo at scale");
@@ -47,12 +66,14 @@ export async function bench() {
   git(base, "commit", "-q", "-m", "rewritten");
   const B = git(base, "rev-parse", "HEAD");
   console.log(`  repo      ${FILES} files in ${dirs} directories; one Bash call rewrote all of them`);
-  console.log(`  rounds    ${ROUNDS} after 1 warm-up; each: undo, redo, and git checkout of the same bytes both ways\n`);
+  console.log(`  rounds    ${ROUNDS} after 1 warm-up; each: undo, redo, and git checkout of the same bytes both ways`);
+  console.log(`  disk      ${SETTLE ? "sync and 0.5 s of quiet before each undo, redo and checkout: every step starts from files on disk" : "no sync between steps (BENCH_APPLY_SYNC=0): each step replaces files the last one left in the page cache"}\n`);
 
   const samples = { undo: [], redo: [], back: [], forth: [], plan: [], diff: [] };
   const rss = { undo: [], redo: [] };
   // Peak resident memory of the process (bench/rss.cjs prints it at exit).
   const unwind = (args, key) => {
+    settle();
     const t0 = process.hrtime.bigint();
     const r = spawnSync("node", ["-r", join(ROOT, "bench", "rss.cjs"), UNWIND, ...args], { cwd: repo, env: BASE_ENV, encoding: "utf8" });
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -67,17 +88,21 @@ export async function bench() {
       if (got !== expect(i)) throw new Error(`${path(i)} holds the wrong bytes after the apply`);
     }
   };
+  const gitSettled = (...args) => {
+    settle();
+    return run("git", [...GIT, ...args], { cwd: base }).ms;
+  };
   let first = null;
   for (let round = 0; round <= ROUNDS; round++) {
     const t = {
       plan: run("node", [UNWIND, "undo", "--session", session, "--dry-run", "-q"], { cwd: repo }).ms,
       diff: run("git", [...GIT, "diff", "--raw", B, A], { cwd: base }).ms,
       undo: unwind(["undo", "--session", session, "-q"], "undo"),
-      back: run("git", [...GIT, "checkout", "-q", A, "--", "."], { cwd: base }).ms,
+      back: gitSettled("checkout", "-q", A, "--", "."),
     };
     check(original);
     t.redo = unwind(["redo", "--last", "-q"], "redo");
-    t.forth = run("git", [...GIT, "checkout", "-q", B, "--", "."], { cwd: base }).ms;
+    t.forth = gitSettled("checkout", "-q", B, "--", ".");
     check((i) => `${original(i)}rewritten\n`);
     if (round > 0) for (const k of Object.keys(samples)) samples[k].push(t[k]);
     else first = t;

@@ -30,6 +30,7 @@
 //   BENCH_APPLY_REPS=5                 rounds of the apply benchmark (default 3)
 //   BENCH_APPLY_BIG_FILES=200          files of the apply benchmark's memory case (default 1,000; 0 skips it)
 //   BENCH_APPLY_BIG_MIB=1              their size in MiB (default 5)
+//   BENCH_APPLY_SYNC=0                 no sync before each apply-bench step (files still in the page cache)
 //   BENCH_SHARE_CALLS=200              fewer calls in the shared session (default 1,000)
 //   BENCH_SHARE_REPS=5                 rounds of the share benchmark (default BENCH_REPS)
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
