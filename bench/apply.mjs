@@ -67,7 +67,9 @@ export async function bench() {
   const B = git(base, "rev-parse", "HEAD");
   console.log(`  repo      ${FILES} files in ${dirs} directories; one Bash call rewrote all of them`);
   console.log(`  rounds    ${ROUNDS} after 1 warm-up; each: undo, redo, and git checkout of the same bytes both ways`);
-  console.log(`  disk      ${SETTLE ? "sync and 0.5 s of quiet before each undo, redo and checkout: every step starts from files on disk" : "no sync between steps (BENCH_APPLY_SYNC=0): each step replaces files the last one left in the page cache"}\n`);
+  console.log(
+    `  disk      ${SETTLE ? "sync and 0.5 s of quiet before each undo, redo and checkout: every step starts from files on disk" : "no sync between steps (BENCH_APPLY_SYNC=0): each step replaces files the last one left in the page cache"}\n`,
+  );
 
   const samples = { undo: [], redo: [], back: [], forth: [], plan: [], diff: [] };
   const rss = { undo: [], redo: [] };

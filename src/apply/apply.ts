@@ -13,8 +13,12 @@ import { sortByPath } from "../domain/paths.js";
 import { acts, countActions } from "../domain/actions.js";
 import type { Action, Observed, Plan, PlanItem, Sha256, State } from "../domain/types.js";
 import { crashPoint } from "./crash.js";
+import { collectGarbage } from "../sys/heap.js";
 import { clearIntent, writeIntent, type Intent } from "./intent.js";
 import { PerformError, ancestorsOf, performOne, removeEmptiedDirs } from "./perform.js";
+
+/** Paths written between two collections of garbage: each costs a few milliseconds, against a second or so of writing. */
+const COLLECT_EVERY = 2000;
 
 /** Deletes deepest first, then writes in path order (so a directory can give way to a file, and back). */
 export function applyOrder<T extends { path: string; action: Action }>(items: T[]): T[] {
@@ -89,6 +93,8 @@ export async function performAll(
       continue;
     }
     crashPoint(`write:${++n}`);
+    // What each path's write left behind is garbage at once; collected as it goes, it never piles up (src/sys/heap.ts).
+    if (n % COLLECT_EVERY === 0) collectGarbage();
   }
   if (!dirsRemoved) removeDirs();
   progress?.(total, total);
@@ -124,14 +130,11 @@ export async function applyPlan(
   await reader.prefetch(plan.items.filter((i) => i.action === "restore").map((i) => i.pre));
   const toKeep: Kept[] = [];
   for (const it of plan.items) {
-    const base = { path: it.path, action: it.action, reason: it.reason, ...(it.detail ? { detail: it.detail } : {}) };
-    if (!acts(it.action)) {
-      const s = stateOf(it.expect);
-      items.push({ ...base, before: s, after: s });
-      continue;
-    }
-    const item: ReceiptItem = { ...base, before: stateOf(it.expect), after: null };
+    const s = stateOf(it.expect);
+    // One literal, no leading spread: see src/plan/planner.ts.
+    const item: ReceiptItem = { path: it.path, action: it.action, reason: it.reason, ...(it.detail ? { detail: it.detail } : {}), before: s, after: acts(it.action) ? null : s };
     items.push(item);
+    if (!acts(it.action)) continue;
     try {
       const before = currentState(ctx, reader, it);
       if (before === "changed") {
@@ -280,12 +283,12 @@ async function keepAll(ctx: Context, reader: ContentReader, receipt: string, kep
  * lacks a hash or its size is read now, to complete it.
  */
 async function restoredState(reader: ContentReader, pre: State): Promise<State> {
-  if (pre.sha256 && pre.oid && pre.size !== undefined) return { ...pre };
+  if (pre.sha256 && pre.oid && pre.size !== undefined) return { kind: pre.kind, mode: pre.mode, size: pre.size, sha256: pre.sha256, oid: pre.oid };
   return withHashes(reader, pre, await reader.read(pre), false);
 }
 
 function withHashes(reader: ContentReader, s: State, data: Buffer, keep: boolean): State {
   // Kept unsynced here: applyPlan makes every blob durable in one pass before its intent record.
   const sha = keep ? reader.cas.put(data, { verify: true, sync: false }) : sha256(data);
-  return { ...s, size: data.length, sha256: sha, oid: reader.oidOf(data) };
+  return { kind: s.kind, mode: s.mode, size: data.length, sha256: sha, oid: reader.oidOf(data) };
 }

@@ -5,6 +5,10 @@
  */
 import { settleSnapshot, type SnapshotStart } from "../capture/snapshot.js";
 import { runCli } from "./program.js";
+import { tightenHeap } from "../sys/heap.js";
+
+/** Commands that may plan, write or read back many thousands of paths (src/sys/heap.ts). */
+const HEAVY = new Set(["undo", "restore", "redo", "snapshot", "changes", "verify", "gc"]);
 
 /** `start`: the first phase of `unwind snapshot`, which bin/unwind begins before this bundle loads (src/cli/early-start.ts). */
 export function main(argv: string[], start: SnapshotStart | null = null): void {
@@ -15,6 +19,8 @@ export function main(argv: string[], start: SnapshotStart | null = null): void {
     });
     return;
   }
+  // Loading node:v8 costs ~4 ms: only commands that may hold thousands of paths pay it.
+  if (argv.some((a) => HEAVY.has(a))) tightenHeap();
   void runCli(argv, { start })
     // A start the command did not finish (a usage error, say) is settled: its git status may still write the index.
     .then(async (code) => {

@@ -41,6 +41,11 @@ export function sameState(a: State | null, b: State | null): boolean | "unknown"
   if (a?.kind === "unknown" || b?.kind === "unknown") return "unknown";
   if (a === null || b === null) return a === b;
   if (a.kind !== b.kind || (a.mode !== undefined && b.mode !== undefined && a.mode !== b.mode)) return false;
+  return sameBytes(a, b);
+}
+
+/** Whether two states hold the same bytes: by SHA-256 where both record it, else by git id. */
+function sameBytes(a: State, b: State): boolean | "unknown" {
   if (a.sha256 && b.sha256) return a.sha256 === b.sha256;
   if (a.oid && b.oid) return a.oid === b.oid;
   return "unknown";
@@ -54,6 +59,6 @@ export function changeKind(pre: State | null, post: State | null): ChangeKind {
   if (pre === null) return "added";
   if (post === null) return "deleted";
   if (pre.kind !== post.kind) return "typechange";
-  if (sameState({ ...pre, mode: undefined }, { ...post, mode: undefined }) === true) return "mode";
+  if (sameBytes(pre, post) === true) return "mode";
   return "modified";
 }

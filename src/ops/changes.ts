@@ -16,6 +16,7 @@ export async function changes(ctx: Context, scope: ScopeFields, opts: ScopeOptio
   // A run's entries carry its policy decision and whether each can be taken back (SPEC section 9).
   return withScope(ctx, checkScope(scope), opts, "read", async ({ cs, decisions }) => ({
     scope: cs.scope,
-    entries: cs.entries.map((e) => ({ ...e, ...jsonPath(e.path), ...(decisions?.get(e.path) ?? {}) })),
+    // Object.assign, not a leading spread: see src/plan/planner.ts.
+    entries: cs.entries.map((e) => Object.assign({}, e, jsonPath(e.path), decisions?.get(e.path))),
   }));
 }

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { sha256 } from "../domain/hash.js";
 import { loadConfig } from "../store/config.js";
 import { fsClock } from "../sys/files.js";
-import type { ReceiptKind } from "../store/receipts.js";
+import type { ReceiptItem, ReceiptKind } from "../store/receipts.js";
 import { applyPlan, type Progress } from "../apply/apply.js";
 import { ContentReader } from "../store/content.js";
 import { matches } from "../domain/states.js";
@@ -79,7 +79,7 @@ export interface UndoReport {
  */
 export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<UndoReport> {
   const { plan, reader, merged, fsNow } = await planFor(ctx, cs, opts);
-  const planned = plan.items.map(reportItem);
+  const planned = plan.items.map((i) => reportItem(i));
   const digest = planDigest(cs.scope, planned);
   if (opts.expect !== undefined && !sameDigest(opts.expect, digest)) {
     throw new UnwindError("E_PLAN_CHANGED", `the plan is no longer the one previewed (${short(opts.expect)}; now ${short(digest)}): nothing was done`, {
@@ -89,7 +89,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
   if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
   const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow });
   const byPath = new Map<string, PlanItem>(plan.items.map((i) => [i.path, i]));
-  const items = receipt.items.map((r) => reportItem({ ...byPath.get(r.path)!, action: r.action, reason: r.reason, ...(r.detail ? { detail: r.detail } : {}) }));
+  const items = receipt.items.map((r) => reportItem(byPath.get(r.path)!, r));
   return report(opts.seal === false ? null : receipt.id, cs.scope, false, digest, items);
 }
 
@@ -207,8 +207,20 @@ function filesUnder(root: string, rel: string): string[] {
   return out;
 }
 
-function reportItem(i: PlanItem): ReportItem {
-  return { ...jsonPath(i.path), action: i.action, reason: i.reason, detail: i.detail ?? null, pre: i.pre, post: i.post, now: nowState(i.expect) };
+/** A plan's item as reported; `done`: what the apply did with it (its detail, where it has one, wins). */
+function reportItem(i: PlanItem, done?: Pick<ReceiptItem, "action" | "reason" | "detail">): ReportItem {
+  const { path, pathBytes } = jsonPath(i.path);
+  // A literal, not `{ ...jsonPath(path), ... }`: see src/plan/planner.ts on leading spreads.
+  return {
+    path,
+    ...(pathBytes === undefined ? {} : { pathBytes }),
+    action: done ? done.action : i.action,
+    reason: done ? done.reason : i.reason,
+    detail: (done?.detail ? done.detail : i.detail) ?? null,
+    pre: i.pre,
+    post: i.post,
+    now: nowState(i.expect),
+  };
 }
 
 function nowState(o: Observed): NowState {

@@ -90,5 +90,5 @@ export async function snapshotChangeSet(ctx: Context, scope: Scope, from: Side &
       }
     }
   }
-  return { scope, entries: sortByPath(entries.map((e) => ({ ...e, change: changeKind(e.pre, e.post), by: ["snapshot"] }))) };
+  return { scope, entries: sortByPath(entries.map((e) => ({ path: e.path, change: changeKind(e.pre, e.post), pre: e.pre, post: e.post, by: ["snapshot"] }))) };
 }
