@@ -8,14 +8,15 @@ import { matches } from "../domain/states.js";
 import { acts } from "../domain/actions.js";
 import { finish, performAll } from "./apply.js";
 import { clearIntent, pendingIntents } from "./intent.js";
-import { tmpPath } from "./perform.js";
+import { ancestorsOf, tmpPath } from "./perform.js";
 
 /**
  * Finishes applies that a crash interrupted, path by path. The caller holds
  * the store lock. A path already at its `after` state is done; one still at
  * its `before` state (and still a single-link file) is written now; anything
  * else was changed by someone after the crash and is left alone as a
- * conflict. Nothing is lost either way: the intent's before-content is in
+ * conflict (a directory the intent's own writes made, where it deleted a
+ * file, counts as done). Nothing is lost either way: the intent's before-content is in
  * the CAS, and the receipt written here can be redone.
  */
 export async function recoverPending(ctx: Context): Promise<Receipt[]> {
@@ -39,12 +40,16 @@ export async function recoverPending(ctx: Context): Promise<Receipt[]> {
         /* no temp file left behind */
       }
     });
+    // A file the intent deleted may have given way to a directory its own writes made (a file replaced by a
+    // directory): that path is done, not changed by someone else.
+    const made = ancestorsOf(intent.items.filter((x) => acts(x.action) && x.after !== null).map((x) => x.path));
     await performAll(
       ctx,
       intent,
       async (item) => (item.after ? reader.read(item.after) : null),
       (item, now) => {
         if (matches(now, item.after)) return "done";
+        if (item.after === null && now.kind === "dir" && made.has(item.path)) return "done";
         if (now.kind === "file" && now.nlink > 1) return "changed";
         return matches(now, item.before) ? "go" : "changed";
       },

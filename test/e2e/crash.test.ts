@@ -36,6 +36,25 @@ describe("a crash at any step of apply is recovered by the next command, nothing
     expect(treeState(root)).toEqual(changed);
   });
 
+  it("a crash after a file gave way to a directory: recovery counts the file's delete as done, and redo brings the file back", () => {
+    const root = makeRepo({ "d/a.txt": "a\n", "d/b.txt": "b\n" });
+    const original = treeState(root);
+    const id = snapshotId(root);
+    require("node:fs").rmSync(join(root, "d"), { recursive: true });
+    write(root, "d", "a file where a directory was\n");
+    const changed = treeState(root);
+    // write:2 is after the delete of the file d and the write of d/a.txt: d is a directory of the restore's own making.
+    const crashed = unwind(root, ["restore", id], { env: { UNWIND_TEST_CRASH: "write:2" } });
+    expect(crashed.code).not.toBe(0);
+    expect(read(root, "d/a.txt")).toBe("a\n");
+
+    const next = unwind(root, ["receipts", "--json"]);
+    expect(treeState(root)).toEqual(original);
+    expect(next.json.receipts[0].counts).toMatchObject({ restore: 2, delete: 1, conflict: 0 });
+    expect(unwind(root, ["redo", next.json.receipts[0].id]).code).toBe(0);
+    expect(treeState(root)).toEqual(changed);
+  });
+
   it("recovery leaves alone a path someone changed after the crash, and removes stale temp files", () => {
     const { root, id } = setup();
     const crashed = unwind(root, ["restore", id], { env: { UNWIND_TEST_CRASH: "intent" } });
