@@ -119,7 +119,11 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
       for (const p of c.paths ?? []) filePts.push({ at: now, path: p as RepoPath, state: stateNow(ctx.root, p, ctx.objectFormat) });
     }
     const captured = new Map<RepoPath, string[]>();
-    for (const pt of filePts) captured.set(pt.path, [...(captured.get(pt.path) ?? []), pt.at]);
+    for (const pt of filePts) {
+      const ats = captured.get(pt.path);
+      if (ats) ats.push(pt.at);
+      else captured.set(pt.path, [pt.at]);
+    }
     const constant = await unchangedStates(ctx, seq[0], diffs, [...captured.keys()]);
     const points: Point[] = [
       ...snapshotPoints(
