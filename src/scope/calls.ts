@@ -17,7 +17,7 @@ import { stateNow } from "../capture/observe.js";
 import type { ChangeSet, GitOid, Interleaved, LaterWrite, RepoPath, Scope, State } from "../domain/types.js";
 import { correctDiff, type Side } from "./snapshot-diff.js";
 import { callWindows, filePoints, openCalls } from "./fold/windows.js";
-import { attribute, changeEvents, OPEN, snapshotPoints, UNWIND_SESSION, type CallWindow, type ChangeEvent, type Point } from "./fold/timeline.js";
+import { attribute, changeEventsLazily, OPEN, snapshotPoints, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
 import { diffPairs, treeChangeSet, treeStates } from "./tree.js";
 import { ignoredUnder, type DiffEntry } from "./visibility.js";
 
@@ -77,7 +77,8 @@ export function resolveCall(records: readonly JournalRecord[], wanted: string): 
 
 export interface Timeline {
   calls: CallWindow[];
-  events: Map<RepoPath, ChangeEvent[]>;
+  /** Each path's events, made as they are asked for: iterate once. */
+  events: Iterable<[RepoPath, ChangeEvent[]]>;
 }
 
 /**
@@ -113,30 +114,46 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
     for (const d of diffs) {
       d.entries = await correctDiff(ctx, d.entries, seq[d.index]!, seq[d.index + 1]!);
     }
-    const filePts = [...filePoints(records), ...written.points];
+    const recorded = filePoints(records);
+    // The file calls still open are known now; their points come after the receipts', as the calls' own do before.
+    const nowPts = new Map<RepoPath, Point[]>();
     for (const c of open) {
       if (c.kind !== "file") continue;
-      for (const p of c.paths ?? []) filePts.push({ at: now, path: p as RepoPath, state: stateNow(ctx.root, p, ctx.objectFormat) });
+      for (const p of c.paths ?? []) {
+        const pt = { at: now, path: p as RepoPath, state: stateNow(ctx.root, p, ctx.objectFormat) };
+        const list = nowPts.get(pt.path);
+        if (list) list.push(pt);
+        else nowPts.set(pt.path, [pt]);
+      }
     }
     const captured = new Map<RepoPath, string[]>();
-    for (const pt of filePts) {
-      const ats = captured.get(pt.path);
-      if (ats) ats.push(pt.at);
-      else captured.set(pt.path, [pt.at]);
-    }
+    const capturedAt = (path: RepoPath, at: string) => {
+      const ats = captured.get(path);
+      if (ats) ats.push(at);
+      else captured.set(path, [at]);
+    };
+    for (const pt of recorded) capturedAt(pt.path, pt.at);
+    for (const path of written.points.paths()) for (const at of written.points.times(path)) capturedAt(path, at);
+    for (const list of nowPts.values()) for (const pt of list) capturedAt(pt.path, pt.at);
     const constant = await unchangedStates(ctx, seq[0], diffs, [...captured.keys()]);
-    const points: Point[] = [
-      ...snapshotPoints(
-        seq.map((s) => s.at),
-        diffs,
-        captured,
-        constant,
-      ),
-      ...filePts,
-    ];
+    const points: Point[] = snapshotPoints(
+      seq.map((s) => s.at),
+      diffs,
+      captured,
+      constant,
+    );
+    for (const pt of recorded) points.push(pt);
+    const more: MorePoints = {
+      paths: () => new Set([...written.points.paths(), ...nowPts.keys()]),
+      of: (path) => {
+        const out = written.points.of(path);
+        for (const pt of nowPts.get(path) ?? []) out.push(pt);
+        return out;
+      },
+    };
     // Where git converts bytes on the way in, a capture's raw-bytes id is not the id a snapshot holds.
-    if (!storedAsIs(ctx, [...captured.keys()])) await cleanOids(ctx, filePts);
-    return { calls, events: changeEvents(points, calls, !keepsExecBits(ctx)) };
+    if (!storedAsIs(ctx, [...captured.keys()])) await cleanOids(ctx, [...recorded, ...[...nowPts.values()].flat()], written.points);
+    return { calls, events: changeEventsLazily(points, calls, !keepsExecBits(ctx), more) };
   } finally {
     scratch?.dispose();
   }
@@ -148,29 +165,35 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
  * exactly; its SHA-256 still compares captures with each other and with
  * the disk. One `git hash-object --path` per distinct path and content.
  */
-async function cleanOids(ctx: Context, points: Point[]): Promise<void> {
+async function cleanOids(ctx: Context, points: Point[], receipts: ReceiptPoints): Promise<void> {
   const cas = new Cas(join(ctx.store, "cas"));
   const done = new Map<string, string>();
   const dir = mkdtempSync(join(tmpdir(), "unwind-clean-"));
-  try {
-    for (const pt of points) {
-      const st = pt.state;
-      if (st?.kind !== "file" || !st.sha256) continue;
-      const k = `${pt.path}\0${st.sha256}`;
-      let oid = done.get(k);
-      if (oid === undefined) {
-        let data: Buffer;
-        try {
-          data = cas.get(st.sha256);
-        } catch {
-          continue; // bytes gone: the raw id stays, and a difference shows as a change (the safe side)
-        }
-        const tmp = join(dir, "blob");
-        writeFileSync(tmp, data);
-        oid = (await ctx.git(["hash-object", `--path=${pt.path}`, tmp])).stdout.toString("utf8").trim();
-        done.set(k, oid);
+  const clean = async (path: RepoPath, st: State | null): Promise<State | null> => {
+    if (st?.kind !== "file" || !st.sha256) return st;
+    const k = `${path}\0${st.sha256}`;
+    let oid = done.get(k);
+    if (oid === undefined) {
+      let data: Buffer;
+      try {
+        data = cas.get(st.sha256);
+      } catch {
+        return st; // bytes gone: the raw id stays, and a difference shows as a change (the safe side)
       }
-      pt.state = { ...st, oid: oid as GitOid };
+      const tmp = join(dir, "blob");
+      writeFileSync(tmp, data);
+      oid = (await ctx.git(["hash-object", `--path=${path}`, tmp])).stdout.toString("utf8").trim();
+      done.set(k, oid);
+    }
+    return { ...st, oid: oid as GitOid };
+  };
+  try {
+    for (const pt of points) pt.state = await clean(pt.path, pt.state);
+    for (const [path, flat] of receipts.byPath) {
+      for (let i = 0; i < flat.length; i += 3) {
+        flat[i + 1] = await clean(path, flat[i + 1] as State | null);
+        flat[i + 2] = await clean(path, flat[i + 2] as State | null);
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -207,14 +230,51 @@ async function unchangedStates(ctx: Context, first: Step | undefined, diffs: rea
 }
 
 /**
+ * unwind's receipts as points, kept compact: for each path, one flat list
+ * of (receipt, state before, state after), each receipt's two points made
+ * only when that path's events are (`MorePoints`). In the order the
+ * receipts were read, as the points they stand for would have been listed.
+ */
+class ReceiptPoints implements MorePoints {
+  readonly receipts: { at: string; end: string; pre: Point["call"]; post: Point["call"] }[] = [];
+  readonly byPath = new Map<RepoPath, (number | State | null)[]>();
+
+  paths(): Iterable<RepoPath> {
+    return this.byPath.keys();
+  }
+
+  of(path: RepoPath): Point[] {
+    const flat = this.byPath.get(path);
+    const out: Point[] = [];
+    if (!flat) return out;
+    for (let i = 0; i < flat.length; i += 3) {
+      const r = this.receipts[flat[i] as number]!;
+      out.push({ at: r.at, path, state: flat[i + 1] as State | null, call: r.pre });
+      out.push({ at: r.end, path, state: flat[i + 2] as State | null, call: r.post });
+    }
+    return out;
+  }
+
+  /** Every time a receipt knows the path at. */
+  *times(path: RepoPath): Generator<string> {
+    const flat = this.byPath.get(path)!;
+    for (let i = 0; i < flat.length; i += 3) {
+      const r = this.receipts[flat[i] as number]!;
+      yield r.at;
+      yield r.end;
+    }
+  }
+}
+
+/**
  * unwind's own writes from `from` on: each applied receipt as a call of
  * UNWIND_SESSION whose captures are what each path held just before and
  * what the apply left, so a tree call open meanwhile is not charged with
  * them, and they are no one's later write.
  */
-function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points: Point[] } {
+function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points: ReceiptPoints } {
   const calls: CallWindow[] = [];
-  const points: Point[] = [];
+  const points = new ReceiptPoints();
   if (!existsSync(join(ctx.store, "receipts"))) return { calls, points };
   // Undo and redo write the same few states over and over: one object for each, whatever the receipt.
   const states = new Map<string, State>();
@@ -233,15 +293,16 @@ function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points
     if (end < from) break;
     if (r.root !== undefined && r.root !== ctx.root) continue;
     const paths = new Set<string>();
-    const pre = { session: UNWIND_SESSION, call: r.id, phase: "pre" as const };
-    const post = { session: UNWIND_SESSION, call: r.id, phase: "post" as const };
+    const k = points.receipts.length;
+    points.receipts.push({ at: r.at, end, pre: { session: UNWIND_SESSION, call: r.id, phase: "pre" }, post: { session: UNWIND_SESSION, call: r.id, phase: "post" } });
     for (const i of items()) {
       if (!acts(i.action)) continue;
       let path = names.get(i.path);
       if (path === undefined) names.set(i.path, (path = i.path));
       paths.add(path);
-      points.push({ at: r.at, path, state: one(i.before), call: pre });
-      points.push({ at: end, path, state: one(i.after), call: post });
+      const flat = points.byPath.get(path);
+      if (flat) flat.push(k, one(i.before), one(i.after));
+      else points.byPath.set(path, [k, one(i.before), one(i.after)]);
     }
     if (paths.size > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths });
   }

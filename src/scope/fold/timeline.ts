@@ -153,15 +153,34 @@ export function snapshotPoints(
   return out;
 }
 
+/**
+ * Points kept out of the list and made one path at a time, when that path's
+ * events are: unwind's receipts give two per path each, and ten rounds of
+ * undo and redo of 10,000 paths would otherwise hold 200,000 at once.
+ * `of(path)` comes after the list's own points of that path.
+ */
+export interface MorePoints {
+  paths(): Iterable<RepoPath>;
+  of(path: RepoPath): Point[];
+}
+
 /** Every change of every path between its consecutive known points, with the calls that may have made it. */
-export function changeEvents(points: readonly Point[], calls: readonly CallWindow[], modeBlind = false): Map<RepoPath, ChangeEvent[]> {
+export function changeEvents(points: readonly Point[], calls: readonly CallWindow[], modeBlind = false, more?: MorePoints): Map<RepoPath, ChangeEvent[]> {
+  return new Map(changeEventsLazily(points, calls, modeBlind, more));
+}
+
+/**
+ * `changeEvents`, one path at a time as they are asked for: a path's points
+ * from `more` and its events are garbage once the caller's fold of that path
+ * is done (paths without a change are not yielded).
+ */
+export function* changeEventsLazily(points: readonly Point[], calls: readonly CallWindow[], modeBlind = false, more?: MorePoints): Generator<[RepoPath, ChangeEvent[]]> {
   const byPath = new Map<RepoPath, Point[]>();
   for (const p of points) {
     let list = byPath.get(p.path);
     if (!list) byPath.set(p.path, (list = []));
     list.push(p);
   }
-  const out = new Map<RepoPath, ChangeEvent[]>();
   // Which calls' windows meet an interval depends on the interval alone, but for file calls of the
   // path: one array per interval, shared by the paths no file call names (10,000 paths changed by
   // the same calls and receipts would otherwise each hold copies).
@@ -177,7 +196,7 @@ export function changeEvents(points: readonly Point[], calls: readonly CallWindo
     return files.length === 0 ? trees : calls.filter((c) => (c.kind === "tree" ? meets(c, from, to) : files.includes(c)));
   };
   const pinned = new Map<string, CallWindow[]>();
-  for (const [path, list] of byPath) {
+  const eventsOf = (path: RepoPath, list: Point[]): ChangeEvent[] => {
     // Stable: a snapshot and a capture taken in the same millisecond keep their order.
     list.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     const events: ChangeEvent[] = [];
@@ -202,9 +221,21 @@ export function changeEvents(points: readonly Point[], calls: readonly CallWindo
       if (candidates.length > 0 && !covers(candidates, from.at, to.at)) event.uncovered = true;
       events.push(event);
     }
-    if (events.length > 0) out.set(path, events);
+    return events;
+  };
+  const seen = new Set<RepoPath>();
+  for (const [path, list] of byPath) {
+    seen.add(path);
+    byPath.delete(path); // what the caller keeps of it is its own
+    if (more) list.push(...more.of(path));
+    const events = eventsOf(path, list);
+    if (events.length > 0) yield [path, events];
   }
-  return out;
+  for (const path of more?.paths() ?? []) {
+    if (seen.has(path)) continue;
+    const events = eventsOf(path, more!.of(path));
+    if (events.length > 0) yield [path, events];
+  }
 }
 
 /** Whether the windows, as far as the record vouches for them, together span the whole interval from `a` to `b`. */
@@ -237,7 +268,7 @@ const second = (at: string) => at.replace(/\.\d+Z$/, "Z");
  * first change to the state after its last. Paths the scope left as it
  * found them are dropped. `inScope` says which calls are the scope's.
  */
-export function attribute(events: ReadonlyMap<RepoPath, readonly ChangeEvent[]>, inScope: (c: CallWindow) => boolean, path?: (p: string) => boolean): Attribution {
+export function attribute(events: Iterable<readonly [RepoPath, readonly ChangeEvent[]]>, inScope: (c: CallWindow) => boolean, path?: (p: string) => boolean): Attribution {
   const entries: ChangeEntry[] = [];
   const later = new Map<RepoPath, LaterWrite>();
   const interleaved = new Map<RepoPath, Interleaved>();

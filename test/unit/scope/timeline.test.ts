@@ -176,3 +176,41 @@ describe("call windows", () => {
     expect(callWindows([rec({ at: t(5), phase: "post" })], [t(1), t(4), t(5)])[0]).toMatchObject({ start: t(4), end: t(5) });
   });
 });
+
+describe("points made a path at a time (unwind's receipts)", () => {
+  const Q = "q.txt" as RepoPath;
+  const R = "only-receipts.txt" as RepoPath;
+  const calls = [tree("A", "a1", 1, 4), fileCall("unwind", "r1", 5, 5, [P, Q, R]), fileCall("unwind", "r2", 6, 7, [P, Q, R])];
+  const pre = (c: string) => ({ session: "unwind", call: c, phase: "pre" as const });
+  const post = (c: string) => ({ session: "unwind", call: c, phase: "post" as const });
+  // The list: snapshots and a tree call's change; a snapshot at 5 shares its millisecond with receipt r1's points.
+  const listed: Point[] = [snap(0, st("a")), snap(4, st("b")), snap(5, st("b")), snap(0, st("x"), Q), snap(4, st("y"), Q)];
+  const receiptPts: Point[] = [
+    { at: t(5), path: P, state: st("b"), call: pre("r1") },
+    { at: t(5), path: P, state: st("a"), call: post("r1") },
+    { at: t(6), path: P, state: st("a"), call: pre("r2") },
+    { at: t(7), path: P, state: st("b"), call: post("r2") },
+    { at: t(5), path: Q, state: st("y"), call: pre("r1") },
+    { at: t(5), path: Q, state: st("x"), call: post("r1") },
+    { at: t(6), path: R, state: null, call: pre("r2") },
+    { at: t(7), path: R, state: st("r"), call: post("r2") },
+  ];
+  const more = {
+    paths: () => new Set(receiptPts.map((p) => p.path)),
+    of: (path: RepoPath) => receiptPts.filter((p) => p.path === path),
+  };
+
+  it("give the same events as the same points listed after the others, a path only they know included", () => {
+    const whole = changeEvents([...listed, ...receiptPts], calls);
+    const lazily = changeEvents(listed, calls, false, more);
+    expect(lazily).toEqual(whole);
+    expect([...lazily.keys()]).toEqual([...whole.keys()]);
+    expect(lazily.get(R)).toHaveLength(1);
+    // And the folds agree: A's change of p and q, taken back by r1, and p brought again by r2.
+    expect(attribute(lazily, inSession("A"))).toEqual(attribute(whole, inSession("A")));
+  });
+
+  it("negative control: the order at a shared millisecond matters, so the check above can fail", () => {
+    expect(changeEvents(listed, calls, false, more)).not.toEqual(changeEvents([...receiptPts, ...listed], calls));
+  });
+});
