@@ -93,10 +93,11 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   // Records of other work trees say nothing about this one (older records carry no root: they count).
   const records = allRecords.filter((r) => r.root === undefined || r.root === ctx.root);
   const snaps = (await listSnapshots(ctx)).filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-  const calls = callWindows(
+  const windows = callWindows(
     records,
     snaps.map((s) => s.at),
   );
+  const calls: CallWindow[] = [...windows];
   // Only what happened from the first wanted call's start on can bear on it.
   const from = calls.filter(wanted).reduce((m, c) => (c.start < m ? c.start : m), OPEN);
   const written = receiptCalls(ctx, from);
@@ -105,7 +106,8 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   for (let i = 0; i < snaps.length; i++) if (snaps[i]!.at <= from) first = i;
   const cas = new Cas(join(ctx.store, "cas"));
   const seq: Step[] = snaps.slice(first).map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles }));
-  const open = calls.filter((c) => c.end === OPEN && c.start >= (seq[0]?.at ?? ""));
+  // Receipts are never open: the records' windows are the ones that can be.
+  const open = windows.filter((c) => c.end === OPEN && c.start >= (seq[0]?.at ?? ""));
   const now = new Date().toISOString();
   const scratch = open.some((c) => c.kind === "tree") ? await writeWorkTree(ctx, { scratch: true }) : null;
   try {
@@ -126,16 +128,23 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
         else nowPts.set(pt.path, [pt]);
       }
     }
-    const captured = new Map<RepoPath, string[]>();
-    const capturedAt = (path: RepoPath, at: string) => {
-      const ats = captured.get(path);
-      if (ats) ats.push(at);
-      else captured.set(path, [at]);
+    // When each path was captured: the records' times, the receipts' (read from their lists, not copied), the open calls'.
+    const recordedAt = new Map<RepoPath, string[]>();
+    for (const pt of recorded) {
+      const list = recordedAt.get(pt.path);
+      if (list) list.push(pt.at);
+      else recordedAt.set(pt.path, [pt.at]);
+    }
+    const captured = {
+      keys: () => new Set([...recordedAt.keys(), ...written.points.paths(), ...nowPts.keys()]),
+      *get(path: RepoPath) {
+        yield* recordedAt.get(path) ?? [];
+        if (written.points.byPath.has(path)) yield* written.points.times(path);
+        for (const pt of nowPts.get(path) ?? []) yield pt.at;
+      },
     };
-    for (const pt of recorded) capturedAt(pt.path, pt.at);
-    for (const path of written.points.paths()) for (const at of written.points.times(path)) capturedAt(path, at);
-    for (const list of nowPts.values()) for (const pt of list) capturedAt(pt.path, pt.at);
-    const constant = await unchangedStates(ctx, seq[0], diffs, [...captured.keys()]);
+    const capturedPaths = [...captured.keys()];
+    const constant = await unchangedStates(ctx, seq[0], diffs, capturedPaths);
     const points: Point[] = snapshotPoints(
       seq.map((s) => s.at),
       diffs,
@@ -152,7 +161,7 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
       },
     };
     // Where git converts bytes on the way in, a capture's raw-bytes id is not the id a snapshot holds.
-    if (!storedAsIs(ctx, [...captured.keys()])) await cleanOids(ctx, [...recorded, ...[...nowPts.values()].flat()], written.points);
+    if (!storedAsIs(ctx, capturedPaths)) await cleanOids(ctx, [...recorded, ...[...nowPts.values()].flat()], written.points);
     return { calls, events: changeEventsLazily(points, calls, !keepsExecBits(ctx), more) };
   } finally {
     scratch?.dispose();
@@ -255,6 +264,23 @@ class ReceiptPoints implements MorePoints {
     return out;
   }
 
+  /** Whether receipt `k` wrote `path`: its window's paths, without a set of them per receipt. */
+  holds(k: number, path: string): boolean {
+    const flat = this.byPath.get(path as RepoPath);
+    if (!flat) return false;
+    // Receipts are added in order, so each list's receipt numbers rise: a binary search over its triples.
+    let lo = 0;
+    let hi = flat.length / 3;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const at = flat[mid * 3] as number;
+      if (at === k) return true;
+      if (at < k) lo = mid + 1;
+      else hi = mid;
+    }
+    return false;
+  }
+
   /** Every time a receipt knows the path at. */
   *times(path: RepoPath): Generator<string> {
     const flat = this.byPath.get(path)!;
@@ -292,19 +318,20 @@ function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points
     // Applies hold the store lock, so the chain runs in the order they ended: every older one ended earlier still.
     if (end < from) break;
     if (r.root !== undefined && r.root !== ctx.root) continue;
-    const paths = new Set<string>();
+    let wrote = 0;
     const k = points.receipts.length;
     points.receipts.push({ at: r.at, end, pre: { session: UNWIND_SESSION, call: r.id, phase: "pre" }, post: { session: UNWIND_SESSION, call: r.id, phase: "post" } });
     for (const i of items()) {
       if (!acts(i.action)) continue;
       let path = names.get(i.path);
       if (path === undefined) names.set(i.path, (path = i.path));
-      paths.add(path);
+      wrote++;
       const flat = points.byPath.get(path);
       if (flat) flat.push(k, one(i.before), one(i.after));
       else points.byPath.set(path, [k, one(i.before), one(i.after)]);
     }
-    if (paths.size > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths });
+    const paths = { has: (p: string) => points.holds(k, p) };
+    if (wrote > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths });
   }
   return { calls, points };
 }

@@ -35,8 +35,8 @@ export interface CallWindow {
   /** Which time this call id ran, from 0: ids repeat where the harness derives them (Gemini, `record`). */
   seq: number;
   kind: "tree" | "file";
-  /** File calls: the paths they captured (a file tool writes only its targets). */
-  paths?: ReadonlySet<string>;
+  /** File calls: the paths they captured (a file tool writes only its targets); asked only whether it holds one. */
+  paths?: { has(path: string): boolean };
   start: string;
   /** The last post capture; OPEN while none has come. */
   end: string;
@@ -110,7 +110,7 @@ const key = (c: { session: string; call: string }) => `${c.session}\0${c.call}`;
 export function snapshotPoints(
   times: readonly string[],
   diffs: readonly { index: number; entries: readonly { path: RepoPath; pre: State | null; post: State | null }[] }[],
-  captured: ReadonlyMap<RepoPath, readonly string[]> = new Map(),
+  captured: { keys(): Iterable<RepoPath>; get(path: RepoPath): Iterable<string> | undefined } = new Map(),
   constant: ReadonlyMap<RepoPath, State | null> = new Map(),
 ): Point[] {
   const byPath = new Map<RepoPath, { index: number; pre: State | null; post: State | null }[]>();

@@ -2,6 +2,9 @@ import type { JournalRecord } from "../../store/journal.js";
 import type { StaleCall } from "../../capture/capture.js";
 import { OPEN, type CallWindow, type Point } from "./timeline.js";
 
+/** A window made from journal records: its file paths are a set that can be listed. */
+export type RecordWindow = CallWindow & { paths?: ReadonlySet<string> };
+
 /**
  * Each call's window from its records: from its pre capture to its last
  * post capture. A later post supersedes an earlier one (a call closed for
@@ -11,7 +14,7 @@ import { OPEN, type CallWindow, type Point } from "./timeline.js";
  * too much rather than too little; a call with no post yet stays OPEN.
  * `snapshotTimes` is sorted.
  */
-export function callWindows(records: readonly JournalRecord[], snapshotTimes: readonly string[]): CallWindow[] {
+export function callWindows(records: readonly JournalRecord[], snapshotTimes: readonly string[]): RecordWindow[] {
   // One list per run of a call: a pre after the call's post starts another run (ids repeat where
   // the harness derives them), so two runs never merge into one window spanning both.
   const runs = new Map<string, JournalRecord[][]>();
@@ -23,7 +26,7 @@ export function callWindows(records: readonly JournalRecord[], snapshotTimes: re
     if (r.phase === "pre" && cur.some((x) => x.phase === "post")) list.push((cur = []));
     cur.push(r);
   }
-  const out: CallWindow[] = [];
+  const out: RecordWindow[] = [];
   for (const list of runs.values()) {
     list.forEach((run, seq) => {
       const r0 = run[0]!;
@@ -38,7 +41,7 @@ export function callWindows(records: readonly JournalRecord[], snapshotTimes: re
       }
       // A background command's own post does not end its window: the session's next call does.
       const runsOn = lastPost !== undefined && lastPost.closedBy === undefined && lastPost.background === true;
-      const w: CallWindow = {
+      const w: RecordWindow = {
         session: r0.session,
         call: r0.call,
         seq,
