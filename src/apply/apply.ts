@@ -15,10 +15,16 @@ import type { Action, Observed, Plan, PlanItem, Sha256, State } from "../domain/
 import { crashPoint } from "./crash.js";
 import { collectGarbage } from "../sys/heap.js";
 import { clearIntent, writeIntent, type Intent } from "./intent.js";
-import { PerformError, ancestorsOf, performOne, removeEmptiedDirs } from "./perform.js";
+import { PerformError, ancestorsOf, commitWrite, performDelete, removeEmptiedDirs, stageWrite, type Staged } from "./perform.js";
 
 /** Paths written between two collections of garbage: each costs a few milliseconds, against a second or so of writing. */
 const COLLECT_EVERY = 2000;
+
+/** Paths whose temp files are written before any of them is renamed, at most: docs/design.md, "Apply at scale". */
+const BATCH_PATHS = 2000;
+
+/** Content in temp files at once, at most (a single larger file still goes alone): what a batch adds to the disk. */
+const BATCH_BYTES = 64 * 1024 * 1024;
 
 /** Deletes deepest first, then writes in path order (so a directory can give way to a file, and back). */
 export function applyOrder<T extends { path: string; action: Action }>(items: T[]): T[] {
@@ -46,10 +52,17 @@ function failureReason(e: unknown): { reason: ReceiptItem["reason"]; detail: str
 }
 
 /**
- * Writes the intent's acting items in order, each re-checked against
- * `expect` right before its rename or unlink. Deletes come first and the
+ * Writes the intent's acting items, each re-checked against `expect` right
+ * before its rename or unlink. Deletes come first, one by one, and the
  * directories they empty are removed before any write, so a file can take
- * the place of a directory that went away. Shared by apply and recovery.
+ * the place of a directory that went away. The writes then go in batches
+ * (`BATCH_PATHS` paths, `BATCH_BYTES` of content, whichever comes first):
+ * every temp file of the batch is written, the file system is flushed once
+ * when the batch holds many files, and then each path is re-checked and its
+ * temp renamed over it. On ext4 a rename over a file whose new blocks are
+ * not yet on disk writes them out inside the rename; flushed together
+ * first, they cost one `syncfs` instead of a few hundred microseconds each
+ * (docs/design.md, "Apply at scale"). Shared by apply and recovery.
  */
 export async function performAll(
   ctx: Context,
@@ -61,42 +74,73 @@ export async function performAll(
   const { progress } = opts;
   const dirs = new Set<string>();
   const tag = intent.receipt.slice(-8);
+  const deletes: [number, ReceiptItem][] = [];
+  const writes: [number, ReceiptItem][] = [];
+  intent.items.forEach((item, i) => {
+    if (acts(item.action)) (item.after === null ? deletes : writes).push([i, item]);
+  });
+  const total = deletes.length + writes.length;
   let n = 0;
-  const total = intent.items.filter((x) => acts(x.action)).length;
-  let seen = 0;
-  let dirsRemoved = false;
-  const removeDirs = () => {
-    removeEmptiedDirs(
-      ctx.root,
-      intent.items.filter((x) => x.action === "delete").map((x) => x.path),
-      new Set(intent.keepDirs),
-    );
-    dirsRemoved = true;
-  };
-  for (const [i, item] of intent.items.entries()) {
-    if (!acts(item.action)) continue;
-    progress?.(seen++, total);
-    if (item.action !== "delete" && !dirsRemoved) removeDirs();
-    let verdict = "go" as "go" | "done" | "changed";
-    const recheck = () => {
+  progress?.(0, total);
+  const recheckOf = (item: ReceiptItem) => {
+    const r = { verdict: "go" as "go" | "done" | "changed", recheck: (): Observed | null => null };
+    r.recheck = () => {
       const now = observeOne(ctx.root, item.path, ctx.objectFormat, undefined, { reuse: opts.reuse?.(item) });
-      verdict = expect(item, now);
-      return verdict === "go" ? now : null;
+      r.verdict = expect(item, now);
+      return r.verdict === "go" ? now : null;
     };
+    return r;
+  };
+  // One path finished (done, left alone, or a conflict): counted, and the crash tests' kill point.
+  const finished = () => {
+    progress?.(++n, total);
+    crashPoint(`write:${n}`);
+    // What each path's write left behind is garbage at once; collected as it goes, it never piles up (src/sys/heap.ts).
+    if (n % COLLECT_EVERY === 0) collectGarbage();
+  };
+  const settle = (item: ReceiptItem, act: () => boolean, check: { verdict: string }) => {
     try {
-      const data = await content(item);
-      const done = performOne(ctx.root, item.path, item.after, data, `${tag}-${i}`, recheck, dirs);
-      if (!done && verdict === "changed") demote(item, "changed-since", "changed while undoing");
+      if (!act() && check.verdict === "changed") demote(item, "changed-since", "changed while undoing");
     } catch (e) {
       const f = failureReason(e);
       demote(item, f.reason, f.detail);
-      continue;
     }
-    crashPoint(`write:${++n}`);
-    // What each path's write left behind is garbage at once; collected as it goes, it never piles up (src/sys/heap.ts).
-    if (n % COLLECT_EVERY === 0) collectGarbage();
+  };
+
+  for (const [, item] of deletes) {
+    const check = recheckOf(item);
+    settle(item, () => performDelete(ctx.root, item.path, check.recheck), check);
+    finished();
   }
-  if (!dirsRemoved) removeDirs();
+  removeEmptiedDirs(
+    ctx.root,
+    deletes.map(([, x]) => x.path),
+    new Set(intent.keepDirs),
+  );
+
+  for (let start = 0; start < writes.length; ) {
+    const batch: { item: ReceiptItem; staged: Staged }[] = [];
+    let bytes = 0;
+    let end = start;
+    for (; end < writes.length && (end === start || (end - start < BATCH_PATHS && bytes + (writes[end]![1].after?.size ?? 0) <= BATCH_BYTES)); end++) {
+      const [i, item] = writes[end]!;
+      bytes += item.after?.size ?? 0;
+      try {
+        batch.push({ item, staged: stageWrite(ctx.root, item.path, item.after!, (await content(item))!, `${tag}-${i}`, dirs) });
+      } catch (e) {
+        const f = failureReason(e);
+        demote(item, f.reason, f.detail);
+        finished();
+      }
+    }
+    start = end;
+    if (batch.length >= SYNC_FS_FROM) syncFileSystem(ctx.root); // best effort: without it, each rename writes its own blocks
+    for (const { item, staged } of batch) {
+      const check = recheckOf(item);
+      settle(item, () => commitWrite(ctx.root, item.path, staged, check.recheck), check);
+      finished();
+    }
+  }
   progress?.(total, total);
 }
 

@@ -1,4 +1,4 @@
-import { closeSync, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fsPath } from "../domain/path-bytes.js";
 import { umask } from "../sys/atomic.js";
@@ -46,68 +46,83 @@ function unlinkIfExists(p: string): void {
 }
 
 /**
- * Writes `after` (bytes given) at `rel`, or deletes it when `after` is null.
- * The new content goes to a temp file in the same directory first; `recheck`
- * runs right before the rename and says what the path holds (null: leave
- * it), so the window in which someone else's edit could be replaced unseen
- * is as short as a rename. A killed process leaves the old file or the new
- * one, never a torn one (the rename is atomic); no fsync here: what the path
- * held is already durable in the store, and the intent says what to finish
- * (docs/design.md, "Which fsyncs"). Returns false (and leaves the path
- * alone) when the recheck fails. `dirs`: parents already found or made.
+ * Deletes `rel` when `recheck` (right before the unlink) says it still holds
+ * what was planned. False, and the path left alone, when it does not.
  */
-export function performOne(root: string, rel: RepoPath, after: State | null, data: Buffer | null, tmpTag: string, recheck: () => Observed | null, dirs: Set<string> = new Set()): boolean {
-  const abs = join(root, rel);
-  if (after === null) {
-    if (!recheck()) return false;
-    unlinkIfExists(abs);
-    return true;
-  }
-  ensureParents(root, rel, dirs);
-  const tmp = tmpPath(root, rel, tmpTag);
-  try {
-    if (after.kind === "symlink") {
-      unlinkIfExists(tmp);
-      symlinkSync(data!, fsPath(tmp)); // the target's bytes as stored
-      if (!recheck()) {
-        unlinkIfExists(tmp);
-        return false;
-      }
-    } else if (!writeTemp(tmp, data!, after.mode === "100755", recheck)) {
-      unlinkIfExists(tmp);
-      return false;
-    }
-    renameSync(fsPath(tmp), fsPath(abs));
-  } catch (e) {
-    unlinkIfExists(tmp);
-    throw e;
-  }
+export function performDelete(root: string, rel: RepoPath, recheck: () => Observed | null): boolean {
+  if (!recheck()) return false;
+  unlinkIfExists(join(root, rel));
   return true;
 }
 
+/** A path's new content, written to its temp file and waiting for `commitWrite`. */
+export interface Staged {
+  tmp: string;
+  /** The permissions the temp file was created with. */
+  created: number;
+  exec: boolean;
+  link: boolean;
+}
+
 /**
- * Writes the temp file, rechecks the path, and gives the temp file its
- * permissions: those of the file it replaces as the recheck saw it (a 0600
- * `.env` stays 0600), or what the umask gives a new file; the exec bit as
- * recorded, granted where read is, as git does. Only where the umask
- * narrowed them is a chmod needed. False (temp left for the caller) when
- * the recheck fails.
+ * Writes `after` (bytes given) to a temp file in the directory of `rel`,
+ * making missing parents: the first half of a write, which touches nothing
+ * anyone else has. `dirs`: parents already found or made.
  */
-function writeTemp(tmp: string, data: Buffer, exec: boolean, recheck: () => Observed | null): boolean {
+export function stageWrite(root: string, rel: RepoPath, after: State, data: Buffer, tmpTag: string, dirs: Set<string>): Staged {
+  ensureParents(root, rel, dirs);
+  const tmp = tmpPath(root, rel, tmpTag);
+  if (after.kind === "symlink") {
+    unlinkIfExists(tmp);
+    symlinkSync(data, fsPath(tmp)); // the target's bytes as stored
+    return { tmp, created: 0, exec: false, link: true };
+  }
   const fd = openTemp(tmp);
+  let created: number;
   try {
     let off = 0;
     while (off < data.length) off += writeSync(fd, data, off, data.length - off);
-    const now = recheck();
-    if (!now) return false;
     const mask = umask();
-    const created = mask === null ? fstatSync(fd).mode & 0o777 : 0o666 & ~mask;
-    const base = (now.kind === "file" && now.stamp ? now.stamp.mode : created) & 0o666;
-    const want = exec ? base | ((base & 0o444) >> 2) : base;
-    if (want !== created) fchmodSync(fd, want);
-    return true;
-  } finally {
+    created = mask === null ? fstatSync(fd).mode & 0o777 : 0o666 & ~mask;
+  } catch (e) {
     closeSync(fd);
+    unlinkIfExists(tmp);
+    throw e;
+  }
+  closeSync(fd);
+  return { tmp, created, exec: after.mode === "100755", link: false };
+}
+
+/**
+ * The second half: `recheck` runs right before the rename and says what the
+ * path holds (null: leave it), so the window in which someone else's edit
+ * could be replaced unseen is as short as a rename. A killed process leaves
+ * the old file or the new one, never a torn one (the rename is atomic); no
+ * fsync here: what the path held is already durable in the store, and the
+ * intent says what to finish (docs/design.md, "Which fsyncs"). The temp
+ * file gets the permissions of the file it replaces as the recheck saw it
+ * (a 0600 `.env` stays 0600), or what the umask gives a new file; the exec
+ * bit as recorded, granted where read is, as git does; a chmod only where
+ * the umask narrowed them. False (temp removed, path left alone) when the
+ * recheck fails.
+ */
+export function commitWrite(root: string, rel: RepoPath, staged: Staged, recheck: () => Observed | null): boolean {
+  try {
+    const now = recheck();
+    if (!now) {
+      unlinkIfExists(staged.tmp);
+      return false;
+    }
+    if (!staged.link) {
+      const base = (now.kind === "file" && now.stamp ? now.stamp.mode : staged.created) & 0o666;
+      const want = staged.exec ? base | ((base & 0o444) >> 2) : base;
+      if (want !== staged.created) chmodSync(fsPath(staged.tmp), want);
+    }
+    renameSync(fsPath(staged.tmp), fsPath(join(root, rel)));
+    return true;
+  } catch (e) {
+    unlinkIfExists(staged.tmp);
+    throw e;
   }
 }
 

@@ -3,7 +3,7 @@
  * plan read only where the file system proves the path unchanged, and reads
  * blobs in bounded batches. Real files, real git objects.
  */
-import { renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ByteCache } from "../../src/domain/byte-cache.js";
@@ -15,7 +15,8 @@ import { BlobError } from "../../src/store/cas.js";
 import { ContentReader } from "../../src/store/content.js";
 import { fsClock } from "../../src/sys/files.js";
 import type { GitOid, State } from "../../src/domain/types.js";
-import { git, makeRepo, tempDir, write } from "../helpers.js";
+import { open } from "../../src/index.js";
+import { git, makeRepo, read, tempDir, write } from "../helpers.js";
 
 /** Waits until the file system's clock has moved past every time set so far. */
 async function nextTick(dir: string): Promise<void> {
@@ -144,5 +145,36 @@ describe("blobs are read in bounded batches, each verified", () => {
     const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")));
     expect(await reader.status(states[0]!)).toBe("ok");
     expect(await reader.status({ ...states[0]!, sha256: sha256(Buffer.from("something else")) })).toBe("mismatch");
+  });
+});
+
+describe("a batch's temp files are written first; each path is still re-checked right before its rename", () => {
+  /** Undoes s1 → s2 of a.txt and b.txt; `during` runs once a.txt is done, while b.txt's temp file already waits. */
+  async function undoWith(during: (root: string) => void) {
+    const root = makeRepo({ "a.txt": "a1\n", "b.txt": "b1\n" });
+    const u = await open({ root });
+    const s1 = (await u.snapshot()).id;
+    write(root, "a.txt", "a2\n");
+    write(root, "b.txt", "b2\n");
+    const s2 = (await u.snapshot()).id;
+    const r = await u.undo({ snapshot: s1, to: s2 }, { progress: (done) => done === 1 && during(root) });
+    return { root, r };
+  }
+
+  it("a person's write to a path whose temp file is ready keeps the person's bytes (a conflict), and no temp file is left", async () => {
+    const { root, r } = await undoWith((root) => write(root, "b.txt", "b3 (human, mid-undo)\n"));
+    expect(r.items).toMatchObject([
+      { path: "a.txt", action: "restore" },
+      { path: "b.txt", action: "conflict", reason: "changed-since" },
+    ]);
+    expect(read(root, "a.txt")).toBe("a1\n");
+    expect(read(root, "b.txt")).toBe("b3 (human, mid-undo)\n");
+    expect(readdirSync(root).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("negative control: with nobody writing, the same undo restores both", async () => {
+    const { root, r } = await undoWith(() => {});
+    expect(r.items.map((i: { action: string }) => i.action)).toEqual(["restore", "restore"]);
+    expect(read(root, "b.txt")).toBe("b1\n");
   });
 });
