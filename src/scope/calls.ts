@@ -303,13 +303,18 @@ function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points
   const points = new ReceiptPoints();
   if (!existsSync(join(ctx.store, "receipts"))) return { calls, points };
   // Undo and redo write the same few states over and over: one object for each, whatever the receipt.
-  const states = new Map<string, State>();
+  // Found by content hash, then compared field by field: no key string built per state read.
+  const states = new Map<string, State[]>();
   const one = (s: State | null) => {
     if (!s) return null;
-    const k = `${s.kind}\0${s.mode ?? ""}\0${s.size ?? ""}\0${s.sha256 ?? ""}\0${s.oid ?? ""}`;
+    const k = s.sha256 ?? s.oid ?? s.kind;
     const known = states.get(k);
-    if (known) return known;
-    states.set(k, s);
+    if (!known) {
+      states.set(k, [s]);
+      return s;
+    }
+    for (const x of known) if (x.kind === s.kind && x.mode === s.mode && x.size === s.size && x.sha256 === s.sha256 && x.oid === s.oid) return x;
+    known.push(s);
     return s;
   };
   const names = new Map<string, RepoPath>();

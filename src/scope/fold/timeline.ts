@@ -186,16 +186,19 @@ export function* changeEventsLazily(points: readonly Point[], calls: readonly Ca
   // the same calls and receipts would otherwise each hold copies).
   const treeCalls = calls.filter((c) => c.kind === "tree");
   const fileCalls = calls.filter((c) => c.kind === "file");
-  const meeting = new Map<string, CallWindow[]>();
+  // Caches keyed by the interval's two times, one map inside the other: no key string built per event.
+  const meeting = new Map<string, Map<string, CallWindow[]>>();
   const meets = (c: CallWindow, from: Point, to: Point) => c.start < to.at && c.end > from.at;
   const candidatesOf = (path: RepoPath, from: Point, to: Point): CallWindow[] => {
-    const files = fileCalls.filter((c) => c.paths?.has(path) && meets(c, from, to));
-    const k = `${from.at}\0${to.at}`;
-    let trees = meeting.get(k);
-    if (!trees) meeting.set(k, (trees = treeCalls.filter((c) => meets(c, from, to))));
+    const files = fileCalls.filter((c) => meets(c, from, to) && c.paths?.has(path));
+    let byEnd = meeting.get(from.at);
+    if (!byEnd) meeting.set(from.at, (byEnd = new Map()));
+    let trees = byEnd.get(to.at);
+    if (!trees) byEnd.set(to.at, (trees = treeCalls.filter((c) => meets(c, from, to))));
     return files.length === 0 ? trees : calls.filter((c) => (c.kind === "tree" ? meets(c, from, to) : files.includes(c)));
   };
-  const pinned = new Map<string, CallWindow[]>();
+  // By the capture's call object (a receipt's is one for all its paths), then the interval.
+  const pinned = new WeakMap<object, { from: string; to: string; pins: CallWindow[] }[]>();
   const eventsOf = (path: RepoPath, list: Point[]): ChangeEvent[] => {
     // Stable: a snapshot and a capture taken in the same millisecond keep their order.
     list.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
@@ -208,11 +211,15 @@ export function* changeEventsLazily(points: readonly Point[], calls: readonly Ca
       // A file tool's own captures (or an applied receipt's) pin the path: the change lies between two
       // captures of that one call and nothing narrower. Where snapshots place it inside another call's
       // window, the file call's captures prove nothing more: it is shared.
-      const own = from.call && to.call && key(from.call) === key(to.call) ? from.call : null;
+      const own = from.call && to.call && from.call.call === to.call.call && from.call.session === to.call.session ? from.call : null;
       if (own) {
-        const k = `${key(own)}\0${from.at}\0${to.at}`;
-        let pins = pinned.get(k);
-        if (!pins) pinned.set(k, (pins = candidates.filter((c) => key(c) === key(own) && c.start <= from.at && c.end >= to.at)));
+        let known = pinned.get(own);
+        if (!known) pinned.set(own, (known = []));
+        let pins = known.find((k) => k.from === from.at && k.to === to.at)?.pins;
+        if (!pins) {
+          pins = candidates.filter((c) => c.call === own.call && c.session === own.session && c.start <= from.at && c.end >= to.at);
+          known.push({ from: from.at, to: to.at, pins });
+        }
         if (pins.length > 0) candidates = pins;
       }
       const event: ChangeEvent = { path, from, to, candidates };
@@ -240,6 +247,13 @@ export function* changeEventsLazily(points: readonly Point[], calls: readonly Ca
 
 /** Whether the windows, as far as the record vouches for them, together span the whole interval from `a` to `b`. */
 function covers(windows: readonly CallWindow[], a: string, b: string): boolean {
+  if (windows.length === 1) {
+    const w = windows[0]!;
+    const span = w.sure === undefined ? w : w.sure;
+    // The loop below, for one span: no sort, no array.
+    if (span === null || span.start > a) return span === null && a >= b;
+    return (span.end > a ? span.end : a) >= b;
+  }
   let reached = a;
   const spans = windows.flatMap((w) => (w.sure === undefined ? [{ start: w.start, end: w.end }] : w.sure ? [w.sure] : []));
   for (const w of spans.sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))) {
