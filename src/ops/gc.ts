@@ -47,13 +47,15 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
     const rs = new Receipts(ctx.store);
     const droppedReceipts = existsSync(join(ctx.store, "receipts")) ? rs.dropOlderThan(cutoff, dryRun) : [];
     const dropped = new Set(droppedReceipts.map((r) => r.id));
-    const live = rs.list().filter((r) => !dropped.has(r.id));
-    // Content a redoable receipt or an interrupted apply still needs stays, whatever its age.
+    // Content a redoable receipt or an interrupted apply still needs stays, whatever its age (one receipt read at a time).
     const keep = new Set<string>();
     const keepSnaps = new Set<string>();
-    for (const r of live) {
+    const live: string[] = [];
+    for (const { head: r, items } of rs.walkLazily()) {
+      if (dropped.has(r.id)) continue;
+      live.push(r.id);
       if (r.scope.kind === "snapshot") keepSnaps.add(r.scope.id);
-      for (const i of r.items) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
+      for (const i of items()) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
     }
     // The journal's live records keep their content and the snapshots their tree captures name.
     const journal = pruneJournal(ctx.store, new Date(cutoff).toISOString(), dryRun);
@@ -67,7 +69,7 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
     }
     // The blobs a receipt brings back from git stay reachable through its kept ref while it lives (src/store/kept.ts).
     const kept = await keptRefs(ctx);
-    const keptLive = new Set([...live.map((r) => r.id), ...intents.map((i) => i.receipt)]);
+    const keptLive = new Set([...live, ...intents.map((i) => i.receipt)]);
     if (!dryRun)
       await dropKept(
         ctx,

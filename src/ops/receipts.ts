@@ -6,7 +6,7 @@ export type ReceiptSummary = Pick<Receipt, "id" | "kind" | "at" | "scope" | "cou
 
 /** Applied plans, newest first. */
 export async function receipts(ctx: Context, opts: ListOptions = {}): Promise<{ receipts: ReceiptSummary[]; total: number }> {
-  const all = new Receipts(ctx.store).list().map(({ id, kind, at, scope, counts, recovered }) => ({ id, kind, at, scope, counts, recovered: Boolean(recovered) }));
+  const all = [...new Receipts(ctx.store).heads()].map(({ id, kind, at, scope, counts, recovered }) => ({ id, kind, at, scope, counts, recovered: Boolean(recovered) }));
   const { items, total } = listed(all, opts, (r) => r.at);
   return { receipts: items, total };
 }

@@ -79,7 +79,7 @@ function hookHealth(ctx: Context): HookHealth[] {
 export async function status(ctx: Context, opts: { ack?: boolean | undefined } = {}): Promise<StatusReport> {
   const exists = existsSync(ctx.store);
   const snaps = exists ? await listSnapshots(ctx) : [];
-  const receipts = exists ? new Receipts(ctx.store).list() : [];
+  const receipts = exists ? [...new Receipts(ctx.store).heads()] : [];
   const journal = exists ? readJournal(ctx.store) : { records: [], damaged: [] };
   const read = exists ? unacknowledgedErrors(ctx.store) : { errors: [], upTo: 0 };
   let errors = read.errors;

@@ -124,13 +124,7 @@ export async function redo(
   const dryRun = Boolean(opts.dryRun);
   const receipts = new Receipts(ctx.store);
   // The store is shared by every worktree of the repository: --last means this work tree's newest.
-  const ids =
-    typeof id === "string"
-      ? receipts.ids()
-      : receipts
-          .list()
-          .filter((r) => r.root === undefined || r.root === ctx.root)
-          .map((r) => r.id);
+  const ids = typeof id === "string" ? receipts.ids() : [...receipts.heads()].filter((r) => r.root === undefined || r.root === ctx.root).map((r) => r.id);
   const receipt = receipts.read(pickId(ids, id, "receipt", "unwind receipts"));
   // Redoing another worktree's receipt would write its files here (as restore, SPEC section 4).
   if (receipt.root !== undefined && receipt.root !== ctx.root && !opts.anyWorktree) {

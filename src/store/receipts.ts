@@ -97,7 +97,7 @@ export class Receipts {
   /** Every receipt's id, newest first: the chain's order (ids name only the second), then any file off the chain. */
   ids(): string[] {
     if (!existsSync(this.dir)) return [];
-    const chain = this.list().map((r) => r.id);
+    const chain = [...this.heads()].map((r) => r.id);
     const on = new Set(chain);
     const off = readdirSync(this.dir)
       .filter((f) => f.endsWith(".json") && RECEIPT_ID.test(f.slice(0, -5)) && !on.has(f.slice(0, -5)))
@@ -115,6 +115,11 @@ export class Receipts {
       out.push(r);
     }
     return out;
+  }
+
+  /** Each receipt's head (everything but its items, which are never parsed), newest first, following the chain. */
+  *heads(): Generator<Omit<Receipt, "items">> {
+    for (const r of this.walkLazily()) yield r.head;
   }
 
   /** `list`, one receipt at a time: a reader that keeps little of each never holds them all. */
