@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Action, Counts, Reason, RepoPath, Scope, State } from "../domain/types.js";
 import { UnwindError } from "../domain/errors.js";
 import { writeFileAtomic } from "../sys/atomic.js";
+import { fileLines } from "../sys/files.js";
 import { sha256 } from "../domain/hash.js";
 
 export interface ReceiptItem {
@@ -136,27 +137,32 @@ export class Receipts {
   *walkLazily(): Generator<{ head: Omit<Receipt, "items">; items: () => Generator<ReceiptItem> }> {
     let p = this.head();
     while (p) {
-      if (!existsSync(this.fileOf(p.id))) return;
-      const text = readFileSync(this.fileOf(p.id), "utf8");
-      const first = text.indexOf("\n");
-      const lined = text.slice(first - 9, first) === `"items":[`;
+      const file = this.fileOf(p.id);
+      if (!existsSync(file)) return;
+      // The first line alone says which form this is, and is the head of a lined one.
+      const lines = fileLines(file);
+      const first = lines.next();
+      lines.return(undefined);
+      const line0 = first.done ? "" : first.value;
       let head: Omit<Receipt, "items">;
       let items: () => Generator<ReceiptItem>;
-      if (lined) {
-        const { items: _none, ...h } = JSON.parse(`${text.slice(0, first)}]}`) as Receipt;
+      if (line0.endsWith(`"items":[`)) {
+        const { items: _none, ...h } = JSON.parse(`${line0}]}`) as Receipt;
         head = h;
+        // Read again, a line at a time, when asked: 10,000 items are never one string of megabytes.
         items = function* () {
-          let at = first + 1;
-          for (;;) {
-            const end = text.indexOf("\n", at);
-            const line = text.slice(at, end < 0 ? undefined : end);
+          let skip = true;
+          for (const line of fileLines(file)) {
+            if (skip) {
+              skip = false;
+              continue;
+            }
             if (line.startsWith("]")) return;
             yield JSON.parse(line.endsWith(",") ? line.slice(0, -1) : line) as ReceiptItem;
-            if (end < 0) return;
-            at = end + 1;
           }
         };
       } else {
+        const text = readFileSync(file, "utf8");
         const { items: all, ...h } = JSON.parse(text) as Receipt;
         head = h;
         items = function* () {

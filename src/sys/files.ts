@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Every file under `dir` (none if it is missing), without following symlinks. */
@@ -33,4 +33,28 @@ export function dirBytes(dir: string): number {
 export function fsClock(file: string): number {
   writeFileSync(file, "t"); // a write, which always sets the time (an empty truncate may not)
   return statSync(file).mtimeMs;
+}
+
+/**
+ * The lines of a UTF-8 text file (without their newlines), read 64 KiB at a
+ * time: a file of megabytes never becomes one string, only lines that die
+ * young. The file is opened when the first line is asked for and closed when
+ * the last one is given or the caller stops early.
+ */
+export function* fileLines(file: string): Generator<string> {
+  const fd = openSync(file, "r");
+  try {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    let carry: Buffer | null = null;
+    for (let n; (n = readSync(fd, chunk, 0, chunk.length, null)) > 0; ) {
+      // A newline byte never falls inside a multi-byte UTF-8 character: splitting bytes at it is safe.
+      const buf: Buffer = carry ? Buffer.concat([carry, chunk.subarray(0, n)]) : chunk.subarray(0, n);
+      let at = 0;
+      for (let nl; (nl = buf.indexOf(10, at)) >= 0; at = nl + 1) yield buf.toString("utf8", at, nl);
+      carry = at < buf.length ? Buffer.from(buf.subarray(at)) : null;
+    }
+    if (carry) yield carry.toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { sha256 } from "../../src/domain/hash.js";
 import type { RepoPath } from "../../src/domain/types.js";
 import { type Receipt, type ReceiptItem, Receipts } from "../../src/store/receipts.js";
+import { fileLines } from "../../src/sys/files.js";
 import { tempDir } from "../helpers.js";
 
 const item = (path: string, n: number): ReceiptItem => ({
@@ -64,5 +65,26 @@ describe("receipt text", () => {
       [old.id, ["old.txt"]],
     ]);
     expect(rs.verify()).toEqual([]);
+  });
+});
+
+describe("a receipt is read a line at a time, never as one string", () => {
+  it("lines cross the 64 KiB reads intact, multi-byte characters included, the last without a newline too", () => {
+    const file = join(tempDir(), "lines.txt");
+    // Lines of odd lengths with two-byte and four-byte characters, so read boundaries fall inside lines and characters.
+    const lines = Array.from({ length: 3000 }, (_, i) => `${i} ${"é".repeat(i % 97)}${"😀".repeat(i % 13)} ${"x".repeat((i * 37) % 211)}`);
+    writeFileSync(file, lines.join("\n"));
+    expect([...fileLines(file)]).toEqual(lines);
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    expect([...fileLines(file)]).toEqual(lines);
+  });
+
+  it("a receipt of 3,000 items of long names reads back item by item exactly as written", () => {
+    const rs = new Receipts(tempDir());
+    const items = Array.from({ length: 3000 }, (_, i) => item(`dir-é/${"😀".repeat(i % 7)}${"n".repeat(i % 300)}-${i}.txt`, i));
+    const full = rs.append(receipt("r-20261201T000000Z-0000000e", items));
+    const [lazy] = [...rs.walkLazily()];
+    expect(lazy!.head.id).toBe(full.id);
+    expect([...lazy!.items()]).toEqual(items);
   });
 });
