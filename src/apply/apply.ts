@@ -171,6 +171,8 @@ export async function applyPlan(
   const items: ReceiptItem[] = [];
   const expectOf = new Map(plan.items.map((i) => [i.path, i.expect]));
 
+  // Planning's garbage, and below the intent's text, collected before the next phase adds its own (src/sys/heap.ts).
+  collectGarbage();
   await reader.prefetch(plan.items.filter((i) => i.action === "restore").map((i) => i.pre));
   const toKeep: Kept[] = [];
   for (const it of plan.items) {
@@ -219,6 +221,7 @@ export async function applyPlan(
   // The bytes to write are read as each path is written (a restore's from the store or git, within the
   // reader's budget of what it keeps): never every path's at once.
   const fsNow = opts.fsNow;
+  collectGarbage();
   await performAll(
     ctx,
     intent,
