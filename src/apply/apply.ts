@@ -82,14 +82,17 @@ export async function performAll(
   const total = deletes.length + writes.length;
   let n = 0;
   progress?.(0, total);
+  // What the path holds right before it is touched, and the verdict on it (null: leave the path alone).
   const recheckOf = (item: ReceiptItem) => {
-    const r = { verdict: "go" as "go" | "done" | "changed", recheck: (): Observed | null => null };
-    r.recheck = () => {
-      const now = observeOne(ctx.root, item.path, ctx.objectFormat, undefined, { reuse: opts.reuse?.(item) });
-      r.verdict = expect(item, now);
-      return r.verdict === "go" ? now : null;
+    const check = {
+      verdict: "go" as "go" | "done" | "changed",
+      recheck(): Observed | null {
+        const now = observeOne(ctx.root, item.path, ctx.objectFormat, undefined, { reuse: opts.reuse?.(item) });
+        check.verdict = expect(item, now);
+        return check.verdict === "go" ? now : null;
+      },
     };
-    return r;
+    return check;
   };
   // One path finished (done, left alone, or a conflict): counted, and the crash tests' kill point.
   const finished = () => {
@@ -119,12 +122,9 @@ export async function performAll(
   );
 
   for (let start = 0; start < writes.length; ) {
+    const end = batchEnd(writes, start);
     const batch: { item: ReceiptItem; staged: Staged }[] = [];
-    let bytes = 0;
-    let end = start;
-    for (; end < writes.length && (end === start || (end - start < BATCH_PATHS && bytes + (writes[end]![1].after?.size ?? 0) <= BATCH_BYTES)); end++) {
-      const [i, item] = writes[end]!;
-      bytes += item.after?.size ?? 0;
+    for (const [i, item] of writes.slice(start, end)) {
       try {
         batch.push({ item, staged: stageWrite(ctx.root, item.path, item.after!, (await content(item))!, `${tag}-${i}`, dirs) });
       } catch (e) {
@@ -142,6 +142,18 @@ export async function performAll(
     }
   }
   progress?.(total, total);
+}
+
+/** Where the batch of writes from `start` ends: `BATCH_PATHS` paths or `BATCH_BYTES` of content, and at least one path. */
+function batchEnd(writes: readonly (readonly [number, ReceiptItem])[], start: number): number {
+  let end = start + 1;
+  let bytes = writes[start]![1].after?.size ?? 0;
+  while (end < writes.length && end - start < BATCH_PATHS) {
+    bytes += writes[end]![1].after?.size ?? 0;
+    if (bytes > BATCH_BYTES) break;
+    end++;
+  }
+  return end;
 }
 
 /** Told how many of the paths to write are done, before each and once at the end. */

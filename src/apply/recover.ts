@@ -16,8 +16,8 @@ import { ancestorsOf, tmpPath } from "./perform.js";
  * its `before` state (and still a single-link file) is written now; anything
  * else was changed by someone after the crash and is left alone as a
  * conflict (a directory the intent's own writes made, where it deleted a
- * file, counts as done). Nothing is lost either way: the intent's before-content is in
- * the CAS, and the receipt written here can be redone.
+ * file, counts as done). Nothing is lost either way: the intent's
+ * before-content is in the CAS, and the receipt written here can be redone.
  */
 export async function recoverPending(ctx: Context): Promise<Receipt[]> {
   const intents = pendingIntents(ctx.store);

@@ -135,15 +135,15 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
       if (list) list.push(pt.at);
       else recordedAt.set(pt.path, [pt.at]);
     }
+    const capturedPaths = [...new Set([...recordedAt.keys(), ...written.points.paths(), ...nowPts.keys()])];
     const captured = {
-      keys: () => new Set([...recordedAt.keys(), ...written.points.paths(), ...nowPts.keys()]),
+      keys: () => capturedPaths,
       *get(path: RepoPath) {
         yield* recordedAt.get(path) ?? [];
-        if (written.points.byPath.has(path)) yield* written.points.times(path);
+        yield* written.points.times(path);
         for (const pt of nowPts.get(path) ?? []) yield pt.at;
       },
     };
-    const capturedPaths = [...captured.keys()];
     const constant = await unchangedStates(ctx, seq[0], diffs, capturedPaths);
     const points: Point[] = snapshotPoints(
       seq.map((s) => s.at),
@@ -281,9 +281,9 @@ class ReceiptPoints implements MorePoints {
     return false;
   }
 
-  /** Every time a receipt knows the path at. */
+  /** Every time a receipt knows the path at (none for a path no receipt wrote). */
   *times(path: RepoPath): Generator<string> {
-    const flat = this.byPath.get(path)!;
+    const flat = this.byPath.get(path) ?? [];
     for (let i = 0; i < flat.length; i += 3) {
       const r = this.receipts[flat[i] as number]!;
       yield r.at;
