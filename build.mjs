@@ -14,6 +14,7 @@
 // - dist/early-finish.cjs: with a watcher running, what finishes a plain
 //   `unwind snapshot` without loading dist/unwind.cjs (src/cli/early-finish.ts).
 // - dist/watch.cjs: the watcher daemon `unwind watch start` spawns (src/watch/).
+// - dist/<bundle>.cjs.v8cache: the code caches of hook, early and early-finish (scripts/code-cache.cjs).
 // - dist/lib/index.js: the library (`import { open } from "unwind"`, SPEC
 //   section 11), an ES module, with its types in dist/types/ (tsc).
 // The command line bundles are CommonJS, not ESM: Node's ESM loader costs a measurable share of a short
@@ -40,6 +41,13 @@ await build({ ...common, entryPoints: ["src/ui/server.ts"], outfile: "dist/ui.cj
 await build({ ...common, platform: "browser", target: "es2022", format: "iife", entryPoints: ["src/ui/web/app.ts"], outfile: "dist/ui/app.js", sourcemap: false, minify: true });
 mkdirSync("dist/ui", { recursive: true });
 for (const f of ["index.html", "app.css"]) copyFileSync(`src/ui/web/${f}`, `dist/ui/${f}`);
+
+// Code caches for the bundles a short process loads on the agent's every tool call and on every
+// snapshot (bin/load.cjs reads them; docs/design.md "The code cache"). Made in a process of its own with
+// Node's default flags, which V8 checks the cache against, so that flags of this one cannot make it unusable.
+const cached = ["hook", "early", "early-finish"];
+const made = spawnSync(process.execPath, ["scripts/code-cache.cjs", ...cached], { stdio: "inherit", env: { ...process.env, NODE_OPTIONS: "" } });
+if (made.status !== 0) process.exit(made.status ?? 1);
 
 // The library: ESM for `import`; nothing of it is CommonJS, so it needs no require shim.
 await build({ ...common, entryPoints: ["src/index.ts"], outfile: "dist/lib/index.js", format: "esm" });

@@ -1,5 +1,4 @@
 import { decodePath, encodePath } from "../domain/path-bytes.js";
-import { spawn } from "node:child_process";
 import { UnwindError } from "../domain/errors.js";
 
 export interface GitOptions {
@@ -61,6 +60,8 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
   return new Promise((resolve, reject) => {
     let child;
     try {
+      // Loaded on the first spawn, not with this module: a watched snapshot spawns no git at all (~2 ms of a hook's start-up).
+      const { spawn } = process.getBuiltinModule("node:child_process");
       child = spawn("git", args, {
         cwd: opts.cwd,
         env: gitEnv(opts.env, opts.optionalLocks),
