@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes, type Hash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Action, Counts, Reason, RepoPath, Scope, State } from "../domain/types.js";
@@ -82,9 +82,10 @@ export class Receipts {
   append(r: Omit<Receipt, "prev">): Receipt {
     mkdirSync(this.dir, { recursive: true });
     const full: Receipt = { ...r, prev: this.head() };
-    const bytes = receiptText(full);
-    writeFileAtomic(this.fileOf(r.id), bytes);
-    writeFileAtomic(this.headPath(), JSON.stringify({ id: r.id, sha256: sha256(bytes) }) + "\n");
+    // Written and hashed a line at a time: a receipt of 10,000 paths is ~4 MB of text, never held whole.
+    const hash = createHash("sha256");
+    writeFileAtomic(this.fileOf(r.id), hashed(receiptLines(full), hash));
+    writeFileAtomic(this.headPath(), JSON.stringify({ id: r.id, sha256: hash.digest("hex") }) + "\n");
     return full;
   }
 
@@ -130,7 +131,7 @@ export class Receipts {
 
   /**
    * `walk`, with each receipt's items parsed one at a time as they are
-   * asked for (a receipt written one item a line, `receiptText`; an older
+   * asked for (a receipt written one item a line, `receiptLines`; an older
    * indented one is parsed whole): 10,000 items become small objects that
    * die young, not one tree that outlives the read.
    */
@@ -245,9 +246,27 @@ function readPointer(path: string): ChainPointer | null {
  * (JSON either way). A receipt of 10,000 paths is a third the size it was
  * indented, and a person can still read it, or grep it, path by path.
  */
-export function receiptText(r: Receipt): string {
+export function* receiptLines(r: Receipt): Generator<string> {
   const { items, ...head } = r;
+  yield* itemLines(head, "items", items);
+}
+
+/**
+ * A JSON object whose fields are `head`'s on the first line, then `key`'s
+ * list one element a line: the layout receipts and intents share, written a
+ * line at a time.
+ */
+export function* itemLines(head: object, key: string, items: readonly unknown[]): Generator<string> {
   const top = JSON.stringify(head);
-  const lines = items.map((i, k) => `${JSON.stringify(i)}${k < items.length - 1 ? "," : ""}\n`);
-  return `${top.slice(0, -1)},"items":[\n${lines.join("")}]}\n`;
+  yield `${top === "{}" ? "{" : `${top.slice(0, -1)},`}${JSON.stringify(key)}:[\n`;
+  for (let k = 0; k < items.length; k++) yield `${JSON.stringify(items[k])}${k < items.length - 1 ? "," : ""}\n`;
+  yield "]}\n";
+}
+
+/** Passes `lines` through, hashing each. */
+function* hashed(lines: Iterable<string>, hash: Hash): Generator<string> {
+  for (const line of lines) {
+    hash.update(line);
+    yield line;
+  }
 }

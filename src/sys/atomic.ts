@@ -80,14 +80,13 @@ export function syncFileSystem(path: string): boolean {
  * leaves loose objects out). `mode` is set exactly; `createMode` only asks
  * for it at creation, leaving the umask to narrow it.
  */
-export function writeFileAtomic(path: string, data: Buffer | string, opts: { mode?: number; createMode?: number; tmp?: string; sync?: boolean } = {}): void {
+export function writeFileAtomic(path: string, data: Buffer | string | Iterable<string>, opts: { mode?: number; createMode?: number; tmp?: string; sync?: boolean } = {}): void {
   const sync = opts.sync ?? true;
   const tmp = opts.tmp ?? tempNameFor(path);
   const fd = openSync(tmp, "wx", opts.mode ?? opts.createMode ?? 0o644);
   try {
-    const buf = typeof data === "string" ? Buffer.from(data) : data;
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    if (typeof data === "string" || Buffer.isBuffer(data)) writeAll(fd, typeof data === "string" ? Buffer.from(data) : data);
+    else writeChunks(fd, data);
     if (sync) fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
@@ -106,4 +105,25 @@ export function writeFileAtomic(path: string, data: Buffer | string, opts: { mod
   }
   renameSync(tmp, path);
   if (sync) fsyncDir(dirname(path));
+}
+
+function writeAll(fd: number, buf: Buffer): void {
+  let off = 0;
+  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+}
+
+/** Text handed over piece by piece (a receipt's or an intent's lines) goes out ~64 KiB at a time: the whole is never one string. */
+function writeChunks(fd: number, chunks: Iterable<string>): void {
+  let pending: string[] = [];
+  let size = 0;
+  for (const c of chunks) {
+    pending.push(c);
+    size += c.length;
+    if (size >= 1 << 16) {
+      writeAll(fd, Buffer.from(pending.join("")));
+      pending = [];
+      size = 0;
+    }
+  }
+  if (pending.length > 0) writeAll(fd, Buffer.from(pending.join("")));
 }

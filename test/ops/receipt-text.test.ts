@@ -10,6 +10,8 @@ import { sha256 } from "../../src/domain/hash.js";
 import type { RepoPath } from "../../src/domain/types.js";
 import { type Receipt, type ReceiptItem, Receipts } from "../../src/store/receipts.js";
 import { fileLines } from "../../src/sys/files.js";
+import { writeFileAtomic } from "../../src/sys/atomic.js";
+import { type Intent, pendingDir, pendingIntents, writeIntent } from "../../src/apply/intent.js";
 import { tempDir } from "../helpers.js";
 
 const item = (path: string, n: number): ReceiptItem => ({
@@ -86,5 +88,40 @@ describe("a receipt is read a line at a time, never as one string", () => {
     const [lazy] = [...rs.walkLazily()];
     expect(lazy!.head.id).toBe(full.id);
     expect([...lazy!.items()]).toEqual(items);
+  });
+});
+
+describe("receipts and intents are written a line at a time, never as one string", () => {
+  it("a receipt larger than a write's 64 KiB: the same document, its HEAD hashing the bytes on disk", () => {
+    const store = tempDir();
+    const rs = new Receipts(store);
+    const items = Array.from({ length: 3000 }, (_, i) => item(`dir ${i % 7}/é😀 ${i}.txt`, i));
+    const full = rs.append(receipt("r-20261201T000000Z-0000000e", items));
+    const bytes = readFileSync(rs.fileOf(full.id));
+    expect(bytes.length).toBeGreaterThan(4 << 16);
+    expect(JSON.parse(bytes.toString("utf8"))).toEqual(full);
+    expect(JSON.parse(readFileSync(join(store, "receipts", "HEAD"), "utf8")).sha256).toBe(sha256(bytes));
+    expect(rs.verify()).toEqual([]);
+  });
+
+  it("writeFileAtomic of pieces writes exactly their concatenation", () => {
+    const dir = tempDir();
+    const pieces = Array.from({ length: 5000 }, (_, i) => `${"é".repeat(i % 31)}${"😀".repeat(i % 5)}-${i}\n`);
+    writeFileAtomic(join(dir, "out"), pieces);
+    expect(readFileSync(join(dir, "out"), "utf8")).toBe(pieces.join(""));
+    writeFileAtomic(join(dir, "empty"), []);
+    expect(readFileSync(join(dir, "empty"))).toHaveLength(0);
+  });
+
+  it("an intent is written one item a line and read back whole; one written on one line (earlier versions) reads the same", () => {
+    const store = tempDir();
+    const items = Array.from({ length: 2000 }, (_, i) => item(`d/${i}.txt`, i));
+    const intent: Intent = { v: 1, receipt: "r-20261201T000000Z-0000000f", kind: "undo", at: "2026-12-01T00:00:00.000Z", scope: { kind: "session", id: "s" }, items, keepDirs: ["d"] };
+    writeIntent(store, intent);
+    const file = join(pendingDir(store), `${intent.receipt}.json`);
+    expect(readFileSync(file, "utf8").split("\n")).toHaveLength(items.length + 3);
+    expect(pendingIntents(store)).toEqual([intent]);
+    writeFileSync(file, `${JSON.stringify(intent)}\n`);
+    expect(pendingIntents(store)).toEqual([intent]);
   });
 });
