@@ -172,7 +172,9 @@ export async function bench() {
       `  watched Bash hook as installed / git status ${(med.installed / med.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples, "installed", "status").toFixed(2)}x]   (target <= ${TARGET}x: ${verdict(med.installed / med.status <= TARGET)})`,
     );
     console.log(`  node -e 0 / git status                 ${(med.node / med.status).toFixed(2).padStart(5)}x   (the floor for any Node process)`);
-    console.log(`  installed hook, no code cache / git status ${(med.uncached / med.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples, "uncached", "status").toFixed(2)}x]   (the code cache saves ${(med.uncached - med.installed).toFixed(1)} ms)`);
+    console.log(
+      `  installed hook, no code cache / git status ${(med.uncached / med.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples, "uncached", "status").toFixed(2)}x]   (the code cache saves ${(med.uncached - med.installed).toFixed(1)} ms)`,
+    );
     console.log(`  env -u NODE_EXTRA_CA_CERTS node -e 0 / git status ${(med.bare / med.status).toFixed(2).padStart(5)}x   (the floor for the installed hook)`);
     console.log(`  watched, a new file too / git status   ${(med2.newFile / med2.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples2, "newFile", "status").toFixed(2)}x]`);
     console.log(`  watched, a new dir too / git status    ${(med2.newDir / med2.status).toFixed(2).padStart(5)}x   [${pairedRatio(samples2, "newDir", "status").toFixed(2)}x]`);
