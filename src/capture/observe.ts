@@ -5,6 +5,7 @@ import { blobOid, lineSafe } from "../git/objects.js";
 import type { Context } from "../repo/context.js";
 import { storedAsIs } from "./conversion.js";
 import { sha256 } from "../domain/hash.js";
+import { readFileBriefly } from "../sys/files.js";
 import type { ByteCache } from "../domain/byte-cache.js";
 import type { GitOid, Observed, RepoPath, Stamp, State } from "../domain/types.js";
 
@@ -95,9 +96,9 @@ export function observeOne(
   if (st.isFile()) {
     const was = opts.reuse?.as;
     if (was?.kind === "file" && was.stamp && unchangedSince(was.stamp, st, opts.reuse!.fsNow)) return was;
-    const data = readFileSync(fsPath(abs));
+    const data = readFileBriefly(fsPath(abs), st.size); // used before the next read, or copied to be kept
     const sha = sha256(data);
-    opts.keep?.set(keptKey(rel, sha), data);
+    opts.keep?.set(keptKey(rel, sha), Buffer.from(data));
     const oid = opts.oid ? { oid: blobOid(data, format) } : {};
     return { kind: "file", mode: modeOf(st), size: st.size, nlink: st.nlink, sha256: sha, ...oid, text: looksText(data), stamp: stampOf(st) };
   }

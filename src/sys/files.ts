@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Every file under `dir` (none if it is missing), without following symlinks. */
@@ -57,4 +57,28 @@ export function* fileLines(file: string): Generator<string> {
   } finally {
     closeSync(fd);
   }
+}
+
+const SCRATCH = 64 * 1024;
+let scratch: Buffer | undefined;
+
+/**
+ * A file's bytes, valid only until the next call: one under 64 KiB (`size`,
+ * from the caller's lstat) is read into one buffer used again and again,
+ * with no `fstat` and nothing allocated per file; a larger one, or one that
+ * has grown past it since, is read whole. Planning reads every path in
+ * scope, 10,000 small files for a large undo: each read allocated its own
+ * buffer, garbage the collector then chased (docs/design.md "Memory").
+ */
+export function readFileBriefly(path: string | Buffer, size: number): Buffer {
+  if (size >= SCRATCH) return readFileSync(path);
+  scratch ??= Buffer.allocUnsafe(SCRATCH);
+  const fd = openSync(path, "r");
+  let got = 0;
+  try {
+    for (let n; got < SCRATCH && (n = readSync(fd, scratch, got, SCRATCH - got, null)) > 0; ) got += n;
+  } finally {
+    closeSync(fd);
+  }
+  return got < SCRATCH ? scratch.subarray(0, got) : readFileSync(path);
 }

@@ -8,12 +8,12 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ByteCache } from "../../src/domain/byte-cache.js";
 import { sha256 } from "../../src/domain/hash.js";
-import { observeOne } from "../../src/capture/observe.js";
+import { keptKey, observeOne } from "../../src/capture/observe.js";
 import { resolveContext } from "../../src/repo/context.js";
 import { Cas } from "../../src/store/cas.js";
 import { BlobError } from "../../src/store/cas.js";
 import { ContentReader } from "../../src/store/content.js";
-import { fsClock } from "../../src/sys/files.js";
+import { fsClock, readFileBriefly } from "../../src/sys/files.js";
 import type { GitOid, State } from "../../src/domain/types.js";
 import { open } from "../../src/index.js";
 import { git, makeRepo, read, tempDir, write } from "../helpers.js";
@@ -176,5 +176,37 @@ describe("a batch's temp files are written first; each path is still re-checked 
     const { root, r } = await undoWith(() => {});
     expect(r.items.map((i: { action: string }) => i.action)).toEqual(["restore", "restore"]);
     expect(read(root, "b.txt")).toBe("b1\n");
+  });
+});
+
+describe("a plan reads each small file into one reused buffer, and keeps copies", () => {
+  it("bytes exact at every size around the buffer's, and for a file grown past the size its lstat gave", () => {
+    const dir = tempDir();
+    for (const n of [0, 1, 65535, 65536, 65537, 200_000]) {
+      const data = Buffer.alloc(n, n % 251);
+      writeFileSync(join(dir, `f${n}`), data);
+      expect(readFileBriefly(join(dir, `f${n}`), n).equals(data), `${n} bytes`).toBe(true);
+    }
+    const grown = Buffer.alloc(100_000, 7);
+    writeFileSync(join(dir, "grown"), grown);
+    expect(readFileBriefly(join(dir, "grown"), 10).equals(grown)).toBe(true);
+  });
+
+  it("what the plan keeps for the apply is each file's own bytes, though each read reuses one buffer", () => {
+    const dir = tempDir();
+    write(dir, "a.txt", "aaaa\n");
+    write(dir, "b.txt", "bbbb\n");
+    // Control: two reads hand back views of the same memory; a view kept would change under the next read.
+    const first = readFileBriefly(join(dir, "a.txt"), 5);
+    readFileBriefly(join(dir, "b.txt"), 5);
+    expect(first.toString()).toBe("bbbb\n");
+
+    const keep = new ByteCache(1 << 20);
+    const a = observeOne(dir, "a.txt", "sha1", undefined, { keep });
+    const b = observeOne(dir, "b.txt", "sha1", undefined, { keep });
+    if (a.kind !== "file" || b.kind !== "file") throw new Error("files expected");
+    expect(keep.get(keptKey("a.txt", a.sha256))?.toString()).toBe("aaaa\n");
+    expect(keep.get(keptKey("b.txt", b.sha256))?.toString()).toBe("bbbb\n");
+    expect(a.sha256).toBe(sha256(Buffer.from("aaaa\n")));
   });
 });
