@@ -1,8 +1,7 @@
 import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { decodePath, encodePath, fsPath } from "../domain/path-bytes.js";
-import { inflateSync } from "node:zlib";
 import { join } from "node:path";
-import { writeLooseObject } from "../git/objects.js";
+import { readLooseObject, writeLooseObject } from "../git/objects.js";
 import { modeOf } from "./observe.js";
 import type { Context } from "../repo/context.js";
 import { GitError, parseBatch } from "../git/git.js";
@@ -358,7 +357,7 @@ async function readTrees(ctx: Context, root: string, dirs: readonly string[], en
       out.set(d, known);
       continue;
     }
-    const body = readLooseTree(objects, oid);
+    const body = readLooseObject(objects, oid, "tree"); // null: packed, or not a tree loose: git reads them all
     if (!body) return catFileTrees(ctx, root, dirs, oidBytes, env, timeoutMs);
     out.set(d, remember(oid, baseTree(body, oidBytes, oid)));
   }
@@ -386,20 +385,6 @@ function knownTree(oid: string, oidBytes: number): RawTree | null {
 }
 
 const depth = (d: string) => (d === "" ? 0 : d.split("/").length);
-
-/** A loose tree object's body, or null if it is not loose here (or not a tree). */
-function readLooseTree(objects: string, oid: string): Buffer | null {
-  let raw: Buffer;
-  try {
-    raw = inflateSync(readFileSync(join(objects, oid.slice(0, 2), oid.slice(2))));
-  } catch {
-    return null; // not loose (packed, or in an alternate), or unreadable: git will say
-  }
-  const nul = raw.indexOf(0);
-  const m = /^tree (\d+)$/.exec(raw.subarray(0, Math.max(nul, 0)).toString("latin1"));
-  if (!m || Number(m[1]) !== raw.length - nul - 1) return null;
-  return raw.subarray(nul + 1);
-}
 
 async function catFileTrees(
   ctx: Context,

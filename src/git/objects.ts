@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, statSync, utimesSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { deflateSync, type ZlibOptions } from "node:zlib";
+import { deflateSync, inflateSync, type ZlibOptions } from "node:zlib";
 import type { GitOid } from "../domain/types.js";
 import { writeFileAtomic } from "../sys/atomic.js";
 
@@ -63,6 +63,31 @@ export function writeLooseObject(objectsDir: string, type: ObjectType, body: Buf
     writeFileAtomic(file, bytes, { createMode: 0o444, sync: false });
   }
   return oid;
+}
+
+/**
+ * The body of loose object `oid` of `type` in `objectsDir`, read in-process;
+ * null where it is not there loose (packed, in an alternate) or cannot be
+ * read as one, for git to find or to report. Only the header is checked
+ * here: the caller checks the body against the oid. A view of zlib's
+ * output: copy what is kept.
+ *
+ * Why not git: `cat-file --batch` opens, maps and unmaps each loose object
+ * three times; for 10,000 loose blobs (a shell call's snapshot, before any
+ * `git gc` packs it) that was 1.4 s into a pipe here, against ~0.35 s read
+ * in-process (docs/design.md "Apply at scale").
+ */
+export function readLooseObject(objectsDir: string, oid: string, type: ObjectType): Buffer | null {
+  let raw: Buffer;
+  try {
+    raw = inflateSync(readFileSync(join(objectsDir, oid.slice(0, 2), oid.slice(2))));
+  } catch {
+    return null;
+  }
+  const nul = raw.indexOf(0);
+  const m = /^(\w+) (\d+)$/.exec(raw.subarray(0, Math.max(nul, 0)).toString("latin1"));
+  if (!m || m[1] !== type || Number(m[2]) !== raw.length - nul - 1) return null;
+  return raw.subarray(nul + 1);
 }
 
 /**

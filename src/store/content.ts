@@ -4,12 +4,14 @@ import { parseBatch } from "../git/git.js";
 import type { Context } from "../repo/context.js";
 import { BlobError, type Cas } from "./cas.js";
 import { sha256 } from "../domain/hash.js";
-import { blobOid } from "../git/objects.js";
+import { blobOid, readLooseObject } from "../git/objects.js";
 import { ByteCache, REUSE_BUDGET, REUSE_MAX_ITEM } from "../domain/byte-cache.js";
 import type { BlobStatus, GitOid, State } from "../domain/types.js";
 
 /** At most this many objects to one `cat-file --batch`, whatever their size. */
 const BATCH_COUNT = 10_000;
+/** Objects of a fetch tried loose before, none found loose, the rest go to git unasked. */
+const LOOSE_PROBE = 32;
 
 /**
  * Reads back the bytes of recorded states: from the CAS by SHA-256 where the
@@ -18,8 +20,9 @@ const BATCH_COUNT = 10_000;
  *
  * Bytes read are kept in `cache` up to its budget, so a plan's check of a
  * blob and its apply's write read it once; git blobs come in batches of
- * about half the budget (one `cat-file --batch` each), so a large restore
- * is neither one process per file nor every blob in memory at once.
+ * about half the budget (one `cat-file --batch` each, for what is not a
+ * loose object this process reads itself), so a large restore is neither
+ * one process per file nor every blob in memory at once.
  */
 export class ContentReader {
   /** Git oids wanted soon, in the order they will be read, with their sizes where recorded. */
@@ -27,7 +30,7 @@ export class ContentReader {
   private queued = new Set<string>();
   /** Git objects found missing or failing their oid: small, and kept whatever the budget. */
   private gitErrors = new Map<string, BlobError>();
-  /** The bytes git sent for each `cat-file --batch`, in order: what the budget bounds. */
+  /** The bytes each fetch read (loose objects, and git's answer for the rest), in order: what the budget bounds. */
   readonly batches: number[] = [];
 
   constructor(
@@ -144,20 +147,38 @@ export class ContentReader {
       list.push(q.oid);
       bytes += q.size;
     }
-    const r = await this.ctx.git(["cat-file", "--batch"], { input: list.join("\n") + "\n" });
-    this.batches.push(r.stdout.length);
     let wanted: Buffer | BlobError = new BlobError("missing", oid);
-    parseBatch(r.stdout, list.length).forEach((o, k) => {
-      const id = list[k]!;
-      let got: Buffer | BlobError;
-      if (o?.type !== "blob") got = new BlobError("missing", id);
-      // A blob kept gets its own bytes (a view would hold the whole batch); one that is not is used once.
-      else if (blobOid(o.body, this.ctx.objectFormat) !== id) got = new BlobError("mismatch", id);
-      else got = o.body.length <= this.cache.maxItem ? Buffer.from(o.body) : o.body;
+    const settle = (id: string, got: Buffer | BlobError) => {
       if (got instanceof BlobError) this.gitErrors.set(id, got);
       else this.cache.set(gitKey(id), got);
       if (id === oid) wanted = got;
-    });
+    };
+    // Loose objects are read here, verified against their oid; the rest (packed, in an alternate, a
+    // loose one that fails its oid) are git's to find or to report. Once the first ones are all
+    // packed, the others most likely are too: git gets them without a failed open each.
+    const objects = join(this.ctx.commonDir, "objects");
+    const viaGit: string[] = [];
+    let read = 0;
+    let loose = 0;
+    for (const [k, id] of list.entries()) {
+      const body = loose > 0 || k < LOOSE_PROBE ? readLooseObject(objects, id, "blob") : null;
+      if (body && blobOid(body, this.ctx.objectFormat) === id) {
+        loose++;
+        read += body.length;
+        settle(id, kept(body, this.cache.maxItem));
+      } else viaGit.push(id);
+    }
+    if (viaGit.length > 0) {
+      const r = await this.ctx.git(["cat-file", "--batch"], { input: viaGit.join("\n") + "\n" });
+      read += r.stdout.length;
+      parseBatch(r.stdout, viaGit.length).forEach((o, k) => {
+        const id = viaGit[k]!;
+        if (o?.type !== "blob") settle(id, new BlobError("missing", id));
+        else if (blobOid(o.body, this.ctx.objectFormat) !== id) settle(id, new BlobError("mismatch", id));
+        else settle(id, kept(o.body, this.cache.maxItem));
+      });
+    }
+    this.batches.push(read);
     return wanted;
   }
 
@@ -165,6 +186,9 @@ export class ContentReader {
     return blobOid(data, this.ctx.objectFormat);
   }
 }
+
+/** A blob kept gets its own bytes (a view would hold a whole batch, or zlib's output chunk); one too large to keep is used once. */
+const kept = (body: Buffer, maxItem: number): Buffer => (body.length <= maxItem ? Buffer.from(body) : body);
 
 /** Bytes from git, checked against the SHA-256 the state records (git checked the oid). */
 function checkedSha(data: Buffer, state: State): Buffer {

@@ -3,7 +3,8 @@
  * plan read only where the file system proves the path unchanged, and reads
  * blobs in bounded batches. Real files, real git objects.
  */
-import { readdirSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { deflateSync } from "node:zlib";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ByteCache } from "../../src/domain/byte-cache.js";
@@ -16,7 +17,7 @@ import { ContentReader } from "../../src/store/content.js";
 import { fsClock, readFileBriefly } from "../../src/sys/files.js";
 import type { GitOid, State } from "../../src/domain/types.js";
 import { open } from "../../src/index.js";
-import { git, makeRepo, read, tempDir, write } from "../helpers.js";
+import { git, makeRepo, read, spawnSync, tempDir, write } from "../helpers.js";
 
 /** Waits until the file system's clock has moved past every time set so far. */
 async function nextTick(dir: string): Promise<void> {
@@ -69,22 +70,21 @@ describe("a file's stat data stands in for a second read only where it proves th
   });
 });
 
+/** `n` blobs in a real repository's object store, with their states. */
+function blobs(root: string, n: number, size: number): { states: State[]; data: Buffer[] } {
+  const data = Array.from({ length: n }, (_, i) => Buffer.from(`${i}:`.padEnd(size, "x")));
+  const dir = tempDir();
+  const files = data.map((d, i) => {
+    const f = join(dir, `b${i}`);
+    writeFileSync(f, d);
+    return f;
+  });
+  const oids = git(root, "hash-object", "-w", ...files)
+    .trim()
+    .split("\n");
+  return { data, states: oids.map((oid, i) => ({ kind: "file", mode: "100644", size: data[i]!.length, oid: oid as GitOid })) };
+}
 describe("blobs are read in bounded batches, each verified", () => {
-  /** `n` blobs in a real repository's object store, with their states. */
-  function blobs(root: string, n: number, size: number): { states: State[]; data: Buffer[] } {
-    const data = Array.from({ length: n }, (_, i) => Buffer.from(`${i}:`.padEnd(size, "x")));
-    const dir = tempDir();
-    const files = data.map((d, i) => {
-      const f = join(dir, `b${i}`);
-      writeFileSync(f, d);
-      return f;
-    });
-    const oids = git(root, "hash-object", "-w", ...files)
-      .trim()
-      .split("\n");
-    return { data, states: oids.map((oid, i) => ({ kind: "file", mode: "100644", size: data[i]!.length, oid: oid as GitOid })) };
-  }
-
   it("every blob comes back intact while the cache stays within its budget", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
     const ctx = await resolveContext(undefined, root);
@@ -145,6 +145,42 @@ describe("blobs are read in bounded batches, each verified", () => {
     const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")));
     expect(await reader.status(states[0]!)).toBe("ok");
     expect(await reader.status({ ...states[0]!, sha256: sha256(Buffer.from("something else")) })).toBe("mismatch");
+  });
+});
+
+describe("loose blobs are read in-process, packed ones by git, each verified against its oid", () => {
+  it("the same blobs read intact loose, then packed (git repack)", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const ctx = await resolveContext(undefined, root);
+    const { states, data } = blobs(root, 50, 120);
+    for (const packed of [false, true]) {
+      if (packed) {
+        // Unreferenced, so `git repack` would leave them loose: packed by name, then the loose copies pruned.
+        const r = spawnSync("git", ["pack-objects", "-q", join(root, ".git", "objects", "pack", "pack")], { cwd: root, input: states.map((s) => s.oid).join("\n") + "\n" });
+        expect(r.status).toBe(0);
+        git(root, "prune-packed");
+      }
+      const path = join(root, ".git", "objects", states[0]!.oid!.slice(0, 2), states[0]!.oid!.slice(2));
+      expect(existsSync(path)).toBe(!packed);
+      const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")));
+      await reader.prefetch(states);
+      for (const [i, s] of states.entries()) expect((await reader.read(s)).equals(data[i]!)).toBe(true);
+    }
+  });
+  it("a loose object whose bytes fail its oid is a mismatch, never returned (negative control: its neighbour reads)", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const ctx = await resolveContext(undefined, root);
+    const { states, data } = blobs(root, 2, 80);
+    // A well-formed loose object of the same type and size, with other bytes: only the oid check can tell.
+    const bad = states[0]!;
+    const path = join(root, ".git", "objects", bad.oid!.slice(0, 2), bad.oid!.slice(2));
+    chmodSync(path, 0o644);
+    writeFileSync(path, deflateSync(Buffer.concat([Buffer.from("blob 80\0"), Buffer.alloc(80, "z")])));
+    const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")));
+    await reader.prefetch(states);
+    expect(await reader.status(bad)).toBe("mismatch");
+    await expect(reader.read(bad)).rejects.toBeInstanceOf(BlobError);
+    expect((await reader.read(states[1]!)).equals(data[1]!)).toBe(true);
   });
 });
 
