@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, statSync, utimesSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { deflateSync, inflateSync, type ZlibOptions } from "node:zlib";
+import { constants as zlibConstants, deflateSync, inflateSync, type ZlibOptions } from "node:zlib";
 import type { GitOid } from "../domain/types.js";
 import { writeFileAtomic } from "../sys/atomic.js";
 
@@ -88,6 +88,31 @@ export function readLooseObject(objectsDir: string, oid: string, type: ObjectTyp
   const m = /^(\w+) (\d+)$/.exec(raw.subarray(0, Math.max(nul, 0)).toString("latin1"));
   if (!m || m[1] !== type || Number(m[2]) !== raw.length - nul - 1) return null;
   return raw.subarray(nul + 1);
+}
+
+/**
+ * The type and size of loose object `oid`, from its first bytes alone (what
+ * `cat-file --batch-check` tells, without a git process opening each loose
+ * object three times); null where it is not loose here or its header cannot
+ * be read, for git to answer.
+ */
+export function looseHeader(objectsDir: string, oid: string): { type: string; size: number } | null {
+  const head = Buffer.allocUnsafe(64);
+  let n: number;
+  try {
+    const fd = openSync(join(objectsDir, oid.slice(0, 2), oid.slice(2)), "r");
+    try {
+      n = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+    // A sync flush: what 64 bytes of the stream give, without zlib asking for the rest.
+    const out = inflateSync(head.subarray(0, n), { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    const m = /^(\w+) (\d+)\0/.exec(out.toString("latin1", 0, Math.min(out.length, 40)));
+    return m ? { type: m[1]!, size: Number(m[2]) } : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -4,13 +4,13 @@ import { parseBatch } from "../git/git.js";
 import type { Context } from "../repo/context.js";
 import { BlobError, type Cas } from "./cas.js";
 import { sha256 } from "../domain/hash.js";
-import { blobOid, readLooseObject } from "../git/objects.js";
+import { blobOid, looseHeader, readLooseObject } from "../git/objects.js";
 import { ByteCache, REUSE_BUDGET, REUSE_MAX_ITEM } from "../domain/byte-cache.js";
 import type { BlobStatus, GitOid, State } from "../domain/types.js";
 
 /** At most this many objects to one `cat-file --batch`, whatever their size. */
 const BATCH_COUNT = 10_000;
-/** Objects of a fetch tried loose before, none found loose, the rest go to git unasked. */
+/** Objects tried loose first; if none of these is loose, the rest go to git unasked (`looseFirst`). */
 const LOOSE_PROBE = 32;
 
 /**
@@ -68,17 +68,25 @@ export class ContentReader {
 
   /**
    * The oids among `states` that this repository's own object store holds as
-   * blobs of the recorded size (one `cat-file --batch-check`). None when the
-   * store borrows objects from another (`objects/info/alternates`): those
-   * can be pruned by a repository unwind does not look after.
+   * blobs of the recorded size (loose ones read here, the rest with one
+   * `cat-file --batch-check`). None when the store borrows objects from
+   * another (`objects/info/alternates`): those can be pruned by a repository
+   * unwind does not look after.
    */
   async heldByGit(states: readonly State[]): Promise<Set<GitOid>> {
     const held = new Set<GitOid>();
     const wanted = states.filter((s) => s.oid && s.size !== undefined);
     if (wanted.length === 0 || existsSync(join(this.ctx.commonDir, "objects", "info", "alternates"))) return held;
-    const r = await this.ctx.git(["cat-file", "--batch-check"], { input: wanted.map((s) => s.oid).join("\n") + "\n" });
+    const objects = join(this.ctx.commonDir, "objects");
+    const rest = looseFirst(wanted, (s) => {
+      const h = looseHeader(objects, s.oid!);
+      if (h?.type === "blob" && h.size === s.size) held.add(s.oid!);
+      return h !== null;
+    });
+    if (rest.length === 0) return held;
+    const r = await this.ctx.git(["cat-file", "--batch-check"], { input: rest.map((s) => s.oid).join("\n") + "\n" });
     const lines = r.stdout.toString("utf8").split("\n");
-    wanted.forEach((s, k) => {
+    rest.forEach((s, k) => {
       if (lines[k] === `${s.oid} blob ${s.size}`) held.add(s.oid!);
     });
     return held;
@@ -157,17 +165,14 @@ export class ContentReader {
     // loose one that fails its oid) are git's to find or to report. Once the first ones are all
     // packed, the others most likely are too: git gets them without a failed open each.
     const objects = join(this.ctx.commonDir, "objects");
-    const viaGit: string[] = [];
     let read = 0;
-    let loose = 0;
-    for (const [k, id] of list.entries()) {
-      const body = loose > 0 || k < LOOSE_PROBE ? readLooseObject(objects, id, "blob") : null;
-      if (body && blobOid(body, this.ctx.objectFormat) === id) {
-        loose++;
-        read += body.length;
-        settle(id, kept(body, this.cache.maxItem));
-      } else viaGit.push(id);
-    }
+    const viaGit = looseFirst(list, (id) => {
+      const body = readLooseObject(objects, id, "blob");
+      if (!body || blobOid(body, this.ctx.objectFormat) !== id) return false;
+      read += body.length;
+      settle(id, kept(body, this.cache.maxItem));
+      return true;
+    });
     if (viaGit.length > 0) {
       const r = await this.ctx.git(["cat-file", "--batch"], { input: viaGit.join("\n") + "\n" });
       read += r.stdout.length;
@@ -185,6 +190,22 @@ export class ContentReader {
   oidOf(data: Buffer): GitOid {
     return blobOid(data, this.ctx.objectFormat);
   }
+}
+
+/**
+ * Hands each of `items` to `loose`, which answers it from a loose object
+ * in-process (true) or cannot (false); returns those it could not, for git.
+ * Once the first LOOSE_PROBE are all packed, the rest most likely are too:
+ * they go to git without a failed open each.
+ */
+function looseFirst<T>(items: readonly T[], loose: (item: T) => boolean): T[] {
+  const rest: T[] = [];
+  let found = 0;
+  for (const [k, item] of items.entries()) {
+    if ((found > 0 || k < LOOSE_PROBE) && loose(item)) found++;
+    else rest.push(item);
+  }
+  return rest;
 }
 
 /** A blob kept gets its own bytes (a view would hold a whole batch, or zlib's output chunk); one too large to keep is used once. */

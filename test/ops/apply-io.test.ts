@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { ByteCache } from "../../src/domain/byte-cache.js";
 import { sha256 } from "../../src/domain/hash.js";
 import { keptKey, observeOne } from "../../src/capture/observe.js";
+import { looseHeader } from "../../src/git/objects.js";
 import { resolveContext } from "../../src/repo/context.js";
 import { Cas } from "../../src/store/cas.js";
 import { BlobError } from "../../src/store/cas.js";
@@ -166,6 +167,24 @@ describe("loose blobs are read in-process, packed ones by git, each verified aga
       await reader.prefetch(states);
       for (const [i, s] of states.entries()) expect((await reader.read(s)).equals(data[i]!)).toBe(true);
     }
+  });
+  it("git holds a blob of the recorded size, loose or packed; a state of another size it does not hold (the control)", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const ctx = await resolveContext(undefined, root);
+    const { states } = blobs(root, 40, 90);
+    const wrong = states.map((s, i) => (i % 3 === 0 ? { ...s, size: 91 } : s));
+    const expected = new Set(wrong.filter((s) => s.size === 90).map((s) => s.oid));
+    expect(looseHeader(join(root, ".git", "objects"), states[0]!.oid!)).toEqual({ type: "blob", size: 90 }); // loose: read here
+    for (const packed of [false, true]) {
+      if (packed) {
+        const r = spawnSync("git", ["pack-objects", "-q", join(root, ".git", "objects", "pack", "pack")], { cwd: root, input: states.map((s) => s.oid).join("\n") + "\n" });
+        expect(r.status).toBe(0);
+        git(root, "prune-packed");
+      }
+      const reader = new ContentReader(ctx, new Cas(join(tempDir(), "cas")));
+      expect(await reader.heldByGit(wrong)).toEqual(expected);
+    }
+    expect(looseHeader(join(root, ".git", "objects"), states[0]!.oid!)).toBeNull(); // packed now: git answered
   });
   it("a loose object whose bytes fail its oid is a mismatch, never returned (negative control: its neighbour reads)", async () => {
     const root = makeRepo({ "a.txt": "a\n" });
