@@ -33,15 +33,22 @@ export function storedAsIs(ctx: Context, paths: readonly string[]): boolean {
     }
   }
   const files = new Set(attributes);
+  // Each directory on the paths' way once ("" the root), its ancestors not walked again: 10,000 paths in
+  // 100 directories are 101 directories, not 30,000 steps up.
+  const dirs = new Set<string>();
   for (const p of paths) {
-    for (let d = dirname(p); ; d = dirname(d)) {
-      files.add(join(ctx.root, d === "." ? "" : d, ".gitattributes"));
-      if (d === "." || d === "/" || d === "") break;
+    for (let d = parentOf(p); !dirs.has(d); d = parentOf(d)) {
+      dirs.add(d);
+      if (d === "") break;
     }
   }
+  for (const d of dirs) files.add(join(ctx.root, d, ".gitattributes"));
   for (const f of files) if (presence(f) !== "absent") return false;
   return true;
 }
+
+/** The directory a repository path is in: "" for the root. */
+const parentOf = (p: string) => p.slice(0, Math.max(0, p.lastIndexOf("/")));
 
 /**
  * The state of every file outside the work tree that could change how git

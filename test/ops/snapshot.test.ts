@@ -1,7 +1,9 @@
-import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { open } from "../../src/index.js";
+import { storedAsIs } from "../../src/capture/conversion.js";
+import { resolveContext } from "../../src/repo/context.js";
 import { git, makeRepo, read, write } from "../helpers.js";
 
 /*
@@ -92,5 +94,21 @@ describe("tree snapshots", () => {
     const patch = await u.diff(s1, null, { patch: true });
     expect(patch.to).toBeNull();
     expect(patch.patch).toContain("-one\n+two\n");
+  });
+});
+
+describe("an attributes file anywhere on a path's way means git may convert it, so its bytes are git's to hash", () => {
+  it("found at the root, at each level, and below a directory another path already walked; one off the way is not", async () => {
+    const root = makeRepo({ "x.txt": "x\n", "a/b/c.txt": "c\n", "a/b/d/e.txt": "e\n", "z/f.txt": "f\n" });
+    const ctx = await resolveContext(undefined, root);
+    const paths = ["a/b/c.txt", "x.txt", "a/b/d/e.txt"];
+    expect(storedAsIs(ctx, paths)).toBe(true); // the control: no attributes anywhere
+    for (const at of [".gitattributes", "a/.gitattributes", "a/b/.gitattributes", "a/b/d/.gitattributes"]) {
+      write(root, at, "*.txt text eol=crlf\n");
+      expect(storedAsIs(ctx, paths), at).toBe(false);
+      rmSync(join(root, at));
+    }
+    write(root, "z/.gitattributes", "*.txt text eol=crlf\n");
+    expect(storedAsIs(ctx, paths)).toBe(true);
   });
 });
