@@ -396,7 +396,7 @@ async function catFileTrees(
 ): Promise<Map<string, RawTree | null>> {
   let out: Buffer;
   try {
-    out = (await ctx.git(["cat-file", "--batch"], { env, input: dirs.map((d) => (d === "" ? root : `${root}:${d}`)).join("\n") + "\n", timeoutMs: timeoutMs() })).stdout;
+    out = (await ctx.git(["cat-file", "--batch", "--buffer"], { env, input: dirs.map((d) => (d === "" ? root : `${root}:${d}`)).join("\n") + "\n", timeoutMs: timeoutMs() })).stdout;
   } catch (e) {
     if (e instanceof GitError && e.gitCode !== "timeout") throw new CannotEditTree(`git cat-file failed: ${e.message}`);
     throw e;

@@ -66,7 +66,7 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
   }
   const snaps = await listSnapshots(ctx);
   if (snaps.length > 0) {
-    const check = await ctx.git(["cat-file", "--batch-check"], { input: snaps.map((s) => s.tree).join("\n") + "\n" });
+    const check = await ctx.git(["cat-file", "--batch-check", "--buffer"], { input: snaps.map((s) => s.tree).join("\n") + "\n" });
     check.stdout
       .toString("utf8")
       .trim()

@@ -106,7 +106,7 @@ export async function ignoredUnder(ctx: Context, rules: Rules, paths: readonly s
     const work = join(dir, "w");
     await git(["init", "-q", work], { cwd: dir });
     if (found.length > 0) {
-      const batch = await ctx.git(["cat-file", "--batch"], { input: found.map((f) => f.oid).join("\n") + "\n", env: rules.env });
+      const batch = await ctx.git(["cat-file", "--batch", "--buffer"], { input: found.map((f) => f.oid).join("\n") + "\n", env: rules.env });
       parseBatch(batch.stdout, found.length).forEach((o, i) => {
         if (!o) return;
         const abs = join(work, found[i]!.path);

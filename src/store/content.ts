@@ -58,7 +58,7 @@ export class ContentReader {
       if (q.size < 0) unsized.push(q);
     }
     if (unsized.length === 0) return;
-    const r = await this.ctx.git(["cat-file", "--batch-check"], { input: unsized.map((q) => q.oid).join("\n") + "\n" });
+    const r = await this.ctx.git(["cat-file", "--batch-check", "--buffer"], { input: unsized.map((q) => q.oid).join("\n") + "\n" });
     const sizes = r.stdout.toString("utf8").split("\n");
     // "<oid> <type> <size>", or "<oid> missing": a missing one reads as an error when asked for, alone.
     unsized.forEach((q, k) => {
@@ -84,7 +84,7 @@ export class ContentReader {
       return h !== null;
     });
     if (rest.length === 0) return held;
-    const r = await this.ctx.git(["cat-file", "--batch-check"], { input: rest.map((s) => s.oid).join("\n") + "\n" });
+    const r = await this.ctx.git(["cat-file", "--batch-check", "--buffer"], { input: rest.map((s) => s.oid).join("\n") + "\n" });
     const lines = r.stdout.toString("utf8").split("\n");
     rest.forEach((s, k) => {
       if (lines[k] === `${s.oid} blob ${s.size}`) held.add(s.oid!);
@@ -174,7 +174,7 @@ export class ContentReader {
       return true;
     });
     if (viaGit.length > 0) {
-      const r = await this.ctx.git(["cat-file", "--batch"], { input: viaGit.join("\n") + "\n" });
+      const r = await this.ctx.git(["cat-file", "--batch", "--buffer"], { input: viaGit.join("\n") + "\n" });
       read += r.stdout.length;
       parseBatch(r.stdout, viaGit.length).forEach((o, k) => {
         const id = viaGit[k]!;

@@ -222,7 +222,7 @@ async function readFetched(ctx: Context): Promise<Read[]> {
   }
   if (wanted.length === 0) return odd;
   const input = wanted.flatMap((w) => [w.commit, `${w.commit}:${w.kind === "runs" ? "run.json" : "session.json"}`]).join("\n") + "\n";
-  const got = parseBatch((await ctx.git(["cat-file", "--batch"], { input: Buffer.from(input) })).stdout, wanted.length * 2);
+  const got = parseBatch((await ctx.git(["cat-file", "--batch", "--buffer"], { input: Buffer.from(input) })).stdout, wanted.length * 2);
   const out = wanted.map((w, k): Read => {
     const commit = got[2 * k];
     const doc = got[2 * k + 1];
@@ -285,7 +285,7 @@ export async function checkFetchedRun(ctx: Context, r: FetchedRun): Promise<stri
 export async function checkFetched(ctx: Context, s: FetchedSession): Promise<string[]> {
   if (!s.doc) return [s.problem ?? "cannot be read"];
   const problems: string[] = [];
-  const got = parseBatch((await ctx.git(["cat-file", "--batch"], { input: Buffer.from(`${s.commit}:records.jsonl\n`) })).stdout, 1);
+  const got = parseBatch((await ctx.git(["cat-file", "--batch", "--buffer"], { input: Buffer.from(`${s.commit}:records.jsonl\n`) })).stdout, 1);
   const records = got[0];
   if (records?.type !== "blob") problems.push("records.jsonl is missing");
   else if (sha256(records.body) !== s.doc.records) problems.push("records.jsonl does not match the hash session.json holds (altered)");
@@ -308,7 +308,7 @@ async function checkContent(ctx: Context, commit: string, entries: readonly { pr
   const oids = [...new Set(states.map((st) => st.oid!))];
   if (oids.length === 0) return problems;
   const input = oids.map((o) => `${commit}:content/${o}`).join("\n") + "\n";
-  const got = parseBatch((await ctx.git(["cat-file", "--batch"], { input: Buffer.from(input) })).stdout, oids.length);
+  const got = parseBatch((await ctx.git(["cat-file", "--batch", "--buffer"], { input: Buffer.from(input) })).stdout, oids.length);
   const bytesOf = new Map<string, Buffer | null>();
   oids.forEach((o, k) => {
     const b = got[k];
