@@ -4,7 +4,7 @@
  * control. Pure: no fs, no git.
  */
 import { describe, expect, it } from "vitest";
-import { attribute, changeEvents, NOT_CAPTURED, OPEN, snapshotPoints, type CallWindow, type Point } from "../../../src/scope/fold/timeline.js";
+import { attribute, changeEvents, inOrder, NOT_CAPTURED, OPEN, snapshotPoints, type CallWindow, type Point } from "../../../src/scope/fold/timeline.js";
 import { callWindows } from "../../../src/scope/fold/windows.js";
 import type { GitOid, RepoPath, State } from "../../../src/domain/types.js";
 import type { JournalRecord } from "../../../src/store/journal.js";
@@ -212,5 +212,29 @@ describe("points made a path at a time (unwind's receipts)", () => {
 
   it("negative control: the order at a shared millisecond matters, so the check above can fail", () => {
     expect(changeEvents(listed, calls, false, more)).not.toEqual(changeEvents([...receiptPts, ...listed], calls));
+  });
+});
+
+describe("pure: inOrder sorts as Array.prototype.sort does, and leaves a list already in order as it is", () => {
+  it("matches a stable sort on lists of every shape, equal keys keeping their order", () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const cmp = (a: { k: number }, b: { k: number }) => a.k - b.k;
+    for (let t = 0; t < 500; t++) {
+      const list = Array.from({ length: rnd(8) }, (_, i) => ({ k: rnd(4), i }));
+      if (t % 3 === 0) list.sort(cmp); // some already in order
+      const expected = [...list].sort(cmp);
+      expect(inOrder(list, cmp)).toEqual(expected);
+    }
+  });
+  it("a list in order is the same array, untouched; one out of order is sorted in place", () => {
+    const sorted = [1, 2, 2, 3];
+    expect(inOrder(sorted, (a, b) => a - b)).toBe(sorted);
+    const unsorted = [3, 1, 2];
+    expect(inOrder(unsorted, (a, b) => a - b)).toBe(unsorted);
+    expect(unsorted).toEqual([1, 2, 3]);
   });
 });
