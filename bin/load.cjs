@@ -1,5 +1,5 @@
 // Loads one of dist/'s bundles as `require` would, but compiled from the
-// code cache the build wrote beside it (build.mjs `writeCodeCache`), where
+// code cache the build wrote beside it (scripts/code-cache.cjs), where
 // one fits: the bundle's every function compiled once at build time, so a
 // short process does not compile them again on each start (docs/design.md
 // "The code cache"). The cache is used only when its header names the exact

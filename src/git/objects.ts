@@ -75,7 +75,7 @@ export function writeLooseObject(objectsDir: string, type: ObjectType, body: Buf
  * Why not git: `cat-file --batch` opens, maps and unmaps each loose object
  * three times; for 10,000 loose blobs (a shell call's snapshot, before any
  * `git gc` packs it) that was 1.4 s into a pipe here, against ~0.35 s read
- * in-process (docs/design.md "Apply at scale").
+ * in-process (docs/design.md "Loose objects, read in-process").
  */
 export function readLooseObject(objectsDir: string, oid: string, type: ObjectType): Buffer | null {
   let raw: Buffer;

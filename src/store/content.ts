@@ -162,8 +162,7 @@ export class ContentReader {
       if (id === oid) wanted = got;
     };
     // Loose objects are read here, verified against their oid; the rest (packed, in an alternate, a
-    // loose one that fails its oid) are git's to find or to report. Once the first ones are all
-    // packed, the others most likely are too: git gets them without a failed open each.
+    // loose one that fails its oid) are git's to find or to report.
     const objects = join(this.ctx.commonDir, "objects");
     let read = 0;
     const viaGit = looseFirst(list, (id) => {
