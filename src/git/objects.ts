@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync, utimesSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { constants as zlibConstants, deflateSync, inflateSync, type ZlibOptions } from "node:zlib";
 import type { GitOid } from "../domain/types.js";
 import { writeFileAtomic } from "../sys/atomic.js";
+import { readFileBriefly } from "../sys/files.js";
 
 export type ObjectType = "commit" | "tree" | "blob";
 
@@ -80,7 +81,8 @@ export function writeLooseObject(objectsDir: string, type: ObjectType, body: Buf
 export function readLooseObject(objectsDir: string, oid: string, type: ObjectType): Buffer | null {
   let raw: Buffer;
   try {
-    raw = inflateSync(readFileSync(join(objectsDir, oid.slice(0, 2), oid.slice(2))));
+    // A small object read into the reused buffer (no fstat, no buffer of its own); inflated from it at once.
+    raw = inflateSync(readFileBriefly(join(objectsDir, oid.slice(0, 2), oid.slice(2)), 0));
   } catch {
     return null;
   }

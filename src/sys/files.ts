@@ -64,9 +64,9 @@ let scratch: Buffer | undefined;
 
 /**
  * A file's bytes, valid only until the next call: one under 64 KiB (`size`,
- * from the caller's lstat) is read into one buffer used again and again,
- * with no `fstat` and nothing allocated per file; a larger one, or one that
- * has grown past it since, is read whole. Planning reads every path in
+ * from the caller's lstat, or 0 when unknown) is read into one buffer used
+ * again and again, with no `fstat` and nothing allocated per file; a larger
+ * one, or one that has grown past it since, is read whole. Planning reads every path in
  * scope, 10,000 small files for a large undo: each read allocated its own
  * buffer, garbage the collector then chased (docs/design.md "Memory").
  */
