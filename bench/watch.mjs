@@ -48,6 +48,19 @@ export async function bench() {
         tool_use_id: `toolu_01watch${String(call++).padStart(12, "0")}`,
       });
     let input = "";
+    /** The Bash hook's PreToolUse, started by `launch` (the program and its arguments up to node): a fresh call each time, 10 files changed. */
+    const hookRun = (label, launch) => ({
+      label,
+      prepare() {
+        modify();
+        input = payload();
+      },
+      time() {
+        const ms = run(launch[0], [...launch.slice(1), UNWIND, "hook", "claude"], { cwd: repo, input }).ms;
+        scans.push(scan().scan);
+        return ms;
+      },
+    });
     const commands = {
       status: statusBaseline(repo, modify),
       watched: {
@@ -59,45 +72,12 @@ export async function bench() {
           return ms;
         },
       },
-      hook: {
-        label: "unwind hook claude Bash PreToolUse, watched",
-        prepare() {
-          modify();
-          input = payload();
-        },
-        time() {
-          const ms = run("node", [UNWIND, "hook", "claude"], { cwd: repo, input }).ms;
-          scans.push(scan().scan);
-          return ms;
-        },
-      },
+      hook: hookRun("unwind hook claude Bash PreToolUse, watched", ["node"]),
       // The command `unwind init` writes into the harness's settings: the hook's Node never reads the
       // certificate bundle NODE_EXTRA_CA_CERTS names (set on these machines; src/capture/harness/setup.ts).
-      installed: {
-        label: "the same hook as init installs it (env -u ...)",
-        prepare() {
-          modify();
-          input = payload();
-        },
-        time() {
-          const ms = run("env", ["-u", "NODE_EXTRA_CA_CERTS", "node", UNWIND, "hook", "claude"], { cwd: repo, input }).ms;
-          scans.push(scan().scan);
-          return ms;
-        },
-      },
+      installed: hookRun("the same hook as init installs it (env -u ...)", ["env", "-u", "NODE_EXTRA_CA_CERTS", "node"]),
       // The code cache's share (bin/load.cjs): the installed hook compiling its bundle from source.
-      uncached: {
-        label: "the installed hook, no code cache",
-        prepare() {
-          modify();
-          input = payload();
-        },
-        time() {
-          const ms = run("env", ["-u", "NODE_EXTRA_CA_CERTS", "UNWIND_NO_CODE_CACHE=1", "node", UNWIND, "hook", "claude"], { cwd: repo, input }).ms;
-          scans.push(scan().scan);
-          return ms;
-        },
-      },
+      uncached: hookRun("the installed hook, no code cache", ["env", "-u", "NODE_EXTRA_CA_CERTS", "UNWIND_NO_CODE_CACHE=1", "node"]),
       node: { label: "node -e 0 (Node start-up alone)", time: () => run("node", ["-e", "0"], { cwd: repo }).ms },
       bare: { label: "env -u NODE_EXTRA_CA_CERTS node -e 0", time: () => run("env", ["-u", "NODE_EXTRA_CA_CERTS", "node", "-e", "0"], { cwd: repo }).ms },
     };

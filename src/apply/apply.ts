@@ -82,18 +82,6 @@ export async function performAll(
   const total = deletes.length + writes.length;
   let n = 0;
   progress?.(0, total);
-  // What the path holds right before it is touched, and the verdict on it (null: leave the path alone).
-  const recheckOf = (item: ReceiptItem) => {
-    const check = {
-      verdict: "go" as "go" | "done" | "changed",
-      recheck(): Observed | null {
-        const now = observeOne(ctx.root, item.path, ctx.objectFormat, undefined, { reuse: opts.reuse?.(item) });
-        check.verdict = expect(item, now);
-        return check.verdict === "go" ? now : null;
-      },
-    };
-    return check;
-  };
   // One path finished (done, left alone, or a conflict): counted, and the crash tests' kill point.
   const finished = () => {
     progress?.(++n, total);
@@ -101,20 +89,25 @@ export async function performAll(
     // What each path's write left behind is garbage at once; collected as it goes, it never piles up (src/sys/heap.ts).
     if (n % COLLECT_EVERY === 0) collectGarbage();
   };
-  const settle = (item: ReceiptItem, act: () => boolean, check: { verdict: string }) => {
+  // Touches one path through `act`, which calls the recheck right before it unlinks or renames (null: leave
+  // the path alone); a path someone changed meanwhile, or a failure, becomes that path's conflict.
+  const settle = (item: ReceiptItem, act: (recheck: () => Observed | null) => boolean) => {
+    let verdict = "go" as "go" | "done" | "changed"; // set by the recheck, which `act` calls
+    const recheck = () => {
+      const now = observeOne(ctx.root, item.path, ctx.objectFormat, undefined, { reuse: opts.reuse?.(item) });
+      verdict = expect(item, now);
+      return verdict === "go" ? now : null;
+    };
     try {
-      if (!act() && check.verdict === "changed") demote(item, "changed-since", "changed while undoing");
+      if (!act(recheck) && verdict === "changed") demote(item, "changed-since", "changed while undoing");
     } catch (e) {
       const f = failureReason(e);
       demote(item, f.reason, f.detail);
     }
+    finished();
   };
 
-  for (const [, item] of deletes) {
-    const check = recheckOf(item);
-    settle(item, () => performDelete(ctx.root, item.path, check.recheck), check);
-    finished();
-  }
+  for (const [, item] of deletes) settle(item, (recheck) => performDelete(ctx.root, item.path, recheck));
   removeEmptiedDirs(
     ctx.root,
     deletes.map(([, x]) => x.path),
@@ -135,11 +128,7 @@ export async function performAll(
     }
     start = end;
     if (batch.length >= SYNC_FS_FROM) syncFileSystem(ctx.root); // best effort: without it, each rename writes its own blocks
-    for (const { item, staged } of batch) {
-      const check = recheckOf(item);
-      settle(item, () => commitWrite(ctx.root, item.path, staged, check.recheck), check);
-      finished();
-    }
+    for (const { item, staged } of batch) settle(item, (recheck) => commitWrite(ctx.root, item.path, staged, recheck));
   }
   progress?.(total, total);
 }

@@ -66,19 +66,22 @@ let scratch: Buffer | undefined;
  * A file's bytes, valid only until the next call: one under 64 KiB (`size`,
  * from the caller's lstat, or 0 when unknown) is read into one buffer used
  * again and again, with no `fstat` and nothing allocated per file; a larger
- * one, or one that has grown past it since, is read whole. Planning reads every path in
- * scope, 10,000 small files for a large undo: each read allocated its own
- * buffer, garbage the collector then chased (docs/design.md "Memory").
+ * one is read whole, and one that turns out larger (grown since, or of a
+ * size not known) is read on from the same open file. Planning reads every
+ * path in scope, 10,000 small files for a large undo: each read allocated
+ * its own buffer, garbage the collector then chased (docs/design.md
+ * "Memory").
  */
 export function readFileBriefly(path: string | Buffer, size: number): Buffer {
   if (size >= SCRATCH) return readFileSync(path);
   scratch ??= Buffer.allocUnsafe(SCRATCH);
   const fd = openSync(path, "r");
-  let got = 0;
   try {
+    let got = 0;
     for (let n; got < SCRATCH && (n = readSync(fd, scratch, got, SCRATCH - got, null)) > 0; ) got += n;
+    // Read from a file descriptor, readFileSync goes on from where the reads above stopped.
+    return got < SCRATCH ? scratch.subarray(0, got) : Buffer.concat([scratch, readFileSync(fd)]);
   } finally {
     closeSync(fd);
   }
-  return got < SCRATCH ? scratch.subarray(0, got) : readFileSync(path);
 }

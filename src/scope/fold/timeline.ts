@@ -258,16 +258,13 @@ export function* changeEventsLazily(points: readonly Point[], calls: readonly Ca
 
 /** Whether the windows, as far as the record vouches for them, together span the whole interval from `a` to `b`. */
 function covers(windows: readonly CallWindow[], a: string, b: string): boolean {
-  if (windows.length === 1) {
-    const w = windows[0]!;
+  const spans: { start: string; end: string }[] = [];
+  for (const w of windows) {
     const span = w.sure === undefined ? w : w.sure;
-    // The loop below, for one span: no sort, no array.
-    if (span === null || span.start > a) return span === null && a >= b;
-    return (span.end > a ? span.end : a) >= b;
+    if (span) spans.push(span);
   }
   let reached = a;
-  const spans = windows.flatMap((w) => (w.sure === undefined ? [{ start: w.start, end: w.end }] : w.sure ? [w.sure] : []));
-  for (const w of spans.sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))) {
+  for (const w of inOrder(spans, (x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))) {
     if (w.start > reached) return false;
     if (w.end > reached) reached = w.end;
     if (reached >= b) return true;
