@@ -17,7 +17,7 @@ import { stateNow } from "../capture/observe.js";
 import type { ChangeSet, GitOid, Interleaved, LaterWrite, RepoPath, Scope, State } from "../domain/types.js";
 import { correctDiff, type Side } from "./snapshot-diff.js";
 import { callWindows, filePoints, openCalls } from "./fold/windows.js";
-import { attribute, changeEventsLazily, OPEN, snapshotPoints, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
+import { attribute, changeEventsLazily, OPEN, snapshotPoints, takeBacks, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
 import { diffPairs, treeChangeSet, treeStates } from "./tree.js";
 import { ignoredUnder, type DiffEntry } from "./visibility.js";
 
@@ -336,7 +336,7 @@ function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points
       else points.byPath.set(path, [k, one(i.before), one(i.after)]);
     }
     const paths = { has: (p: string) => points.holds(k, p) };
-    if (wrote > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths });
+    if (wrote > 0) calls.push({ session: UNWIND_SESSION, call: r.id, seq: 0, kind: "file", start: r.at, end, unclosed: false, paths, took: { kind: r.kind, scope: r.scope } });
   }
   return { calls, points };
 }
@@ -435,12 +435,28 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
       hint: "run unwind from that work tree, where its changes are",
     });
   }
-  const { events } = await journalTimeline(ctx, records, keep);
+  const { calls, events } = await journalTimeline(ctx, records, keep);
   const since = opts.since;
   const inScope = (c: CallWindow) => keep(c) && (!since || c.start >= since);
-  const { entries, later, interleaved } = attribute(events, inScope, pathMatcher(opts.paths ?? []));
+  const takesBack = takeBacks(calls, inScope, (s) => callsOfScope(records, s));
+  const { entries, later, interleaved } = attribute(events, inScope, { path: pathMatcher(opts.paths ?? []), takesBack });
   const s: Scope = { kind: scope.kind, id };
   return { cs: { scope: s, entries }, laterWrites: later, interleaved };
+}
+
+/**
+ * The calls a receipt's scope names, as the scope was resolved when it was
+ * applied (the full session name, the call id, the task): the same rules
+ * as `journalChangeSet`'s. A call id is matched in every session that has
+ * it, since a receipt does not say which. Null for scopes that are no set of
+ * calls (a snapshot, a baseline, a run).
+ */
+function callsOfScope(records: readonly JournalRecord[], scope: Scope): ((c: { session: string; call: string }) => boolean) | null {
+  if (scope.kind === "session") return (c) => c.session === scope.id;
+  if (scope.kind === "call") return (c) => c.call === scope.id;
+  if (scope.kind !== "task") return null;
+  const sessions = new Set(records.filter((r) => r.task === scope.id).map((r) => r.session));
+  return (c) => sessions.has(c.session);
 }
 
 /** The paths each tree-captured call may have changed (shared ones included), for `unwind log`. */

@@ -967,3 +967,76 @@ describe("a read-only call is the session's next call", () => {
     expect(existsSync(join(root, ".git", "unwind", "journal"))).toBe(false);
   });
 });
+
+describe("only a take-back of the scope's own work moves what it left (unwind's own writes)", () => {
+  const six = "l1\nl2\nl3\nl4\nl5\nl6\n";
+  /** A and B each change one line of x.txt in a shell call. */
+  const twoSessions = () => {
+    const root = makeRepo({ "x.txt": six });
+    claudeCall(root, A, "Bash", { command: "sed -i s/l1/A1/ x.txt" }, () => write(root, "x.txt", six.replace("l1", "A1")));
+    claudeCall(root, B, "Bash", { command: "sed -i s/l6/B6/ x.txt" }, () => write(root, "x.txt", six.replace("l1", "A1").replace("l6", "B6")));
+    return root;
+  };
+
+  it("undo B, undo A, then undo B again: nothing of A's comes back", async () => {
+    const root = twoSessions();
+    const u = await lib(root);
+    expect((await u.undo({ session: B })).partial).toBe(false);
+    expect((await u.undo({ session: A })).partial).toBe(false);
+    expect(read(root, "x.txt")).toBe(six);
+    // B's work was taken back by its own undo; A's undo since is not B's to move.
+    expect((await u.changes({ session: B })).entries).toEqual([]);
+    const r = await u.undo({ session: B });
+    expect(r.items.filter((i) => i.action !== "skip")).toEqual([]);
+    expect(read(root, "x.txt")).toBe(six);
+  });
+
+  it("control: B's own undo does move what B left (B has nothing left to undo; A's change stays)", async () => {
+    const root = twoSessions();
+    const u = await lib(root);
+    expect((await u.undo({ session: B })).partial).toBe(false);
+    expect((await u.changes({ session: B })).entries).toEqual([]);
+    // A's change is still there, and undoing B again would do nothing either.
+    expect((await u.undo({ session: B }, { dryRun: true })).items.filter((i) => i.action !== "skip")).toEqual([]);
+    expect(read(root, "x.txt")).toBe(six.replace("l1", "A1"));
+  });
+
+  it("a file another session's undo deleted does not come back when the first session is undone again", async () => {
+    const root = makeRepo({ "x.txt": "base\n" });
+    claudeCall(root, A, "Bash", { command: "echo from A > n.txt" }, () => write(root, "n.txt", "from A\n"));
+    claudeCall(root, B, "Bash", { command: "echo from B > n.txt" }, () => write(root, "n.txt", "from B\n"));
+    const u = await lib(root);
+    await u.undo({ session: B });
+    await u.undo({ session: A });
+    expect(existsSync(join(root, "n.txt"))).toBe(false);
+    const r = await u.undo({ session: B });
+    expect(r.items.filter((i) => i.action !== "skip")).toEqual([]);
+    expect(existsSync(join(root, "n.txt"))).toBe(false);
+  });
+
+  it("undo of one call, then of another: the first undo is a later write to the second call, not its own", async () => {
+    const root = makeRepo({ "x.txt": six });
+    const a1 = claudeCall(root, A, "Bash", { command: "sed -i s/l1/A1/ x.txt" }, () => write(root, "x.txt", six.replace("l1", "A1")));
+    const a2 = claudeCall(root, A, "Bash", { command: "sed -i s/l6/A6/ x.txt" }, () => write(root, "x.txt", six.replace("l1", "A1").replace("l6", "A6")));
+    const u = await lib(root);
+    expect((await u.undo({ call: a1 }, { merge: true })).counts.merge).toBe(1);
+    expect(read(root, "x.txt")).toBe(six.replace("l6", "A6"));
+    // Taken as a2's own, that undo made a2's "before" the text with A1, and undoing a2 wrote A1 back.
+    const r = await u.undo({ call: a2 });
+    expect(r.items).toMatchObject([{ path: "x.txt", action: "conflict", reason: "later-write", detail: expect.stringContaining("unwind") }]);
+    expect(read(root, "x.txt")).toBe(six.replace("l6", "A6"));
+    expect((await u.undo({ call: a2 }, { merge: true })).counts.merge).toBe(1);
+    expect(read(root, "x.txt")).toBe(six);
+  });
+
+  it("undo, redo, undo of one session: the redo of its own undo is its own again", async () => {
+    const root = twoSessions();
+    const u = await lib(root);
+    const first = await u.undo({ session: B });
+    await u.redo(first.receipt!);
+    expect(read(root, "x.txt")).toBe(six.replace("l1", "A1").replace("l6", "B6"));
+    const r = await u.undo({ session: B });
+    expect(r.items).toMatchObject([{ path: "x.txt", action: "restore", reason: null }]);
+    expect(read(root, "x.txt")).toBe(six.replace("l1", "A1"));
+  });
+});

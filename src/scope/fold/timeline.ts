@@ -1,6 +1,6 @@
 import { sortByPath } from "../../domain/paths.js";
 import { changeKind, sameState } from "../../domain/states.js";
-import type { CallRef, ChangeEntry, Interleaved, LaterWrite, RepoPath, State } from "../../domain/types.js";
+import type { CallRef, ChangeEntry, Interleaved, LaterWrite, RepoPath, Scope, State } from "../../domain/types.js";
 
 /**
  * Attribution (SPEC section 2), as a pure fold over what the record proves.
@@ -50,6 +50,8 @@ export interface CallWindow {
    * event) may hold its work, but cannot prove it.
    */
   sure?: { start: string; end: string } | null;
+  /** unwind's own calls (its receipts): what the apply was, and of which scope. */
+  took?: { kind: "undo" | "restore" | "redo"; scope: Scope };
 }
 
 /** Later than any ISO time: the end of a window that has not closed. */
@@ -272,6 +274,44 @@ function covers(windows: readonly CallWindow[], a: string, b: string): boolean {
   return reached >= b;
 }
 
+/**
+ * Which of unwind's receipts took back this scope's own work, or brought it
+ * again: an undo whose scope's calls (`callsOf`) are all this scope's, and a
+ * redo of such a receipt. Only these move what the scope left. Any other
+ * receipt wrote someone else's state over it: an undo of another scope (undo
+ * B, undo A, then undo B again must not bring A's change back), of a wider
+ * one, a restore of a snapshot. `callsOf` is null for a scope that is no set
+ * of calls.
+ */
+export function takeBacks(calls: readonly CallWindow[], inScope: (c: CallWindow) => boolean, callsOf: (scope: Scope) => ((c: CallWindow) => boolean) | null): (c: CallWindow) => boolean {
+  const receipts = new Map<string, CallWindow>();
+  const others: CallWindow[] = [];
+  for (const c of calls) {
+    if (ours(c)) receipts.set(c.call, c);
+    else others.push(c);
+  }
+  const known = new Map<string, boolean>();
+  const within = (id: string): boolean => {
+    const was = known.get(id);
+    if (was !== undefined) return was;
+    known.set(id, false); // a redo that leads back to itself proves nothing
+    const took = receipts.get(id)?.took;
+    let yes = false;
+    if (took?.kind === "redo") yes = took.scope.kind === "receipt" && within(took.scope.id);
+    else if (took?.kind === "undo") {
+      const of = callsOf(took.scope);
+      const members = of ? others.filter(of) : [];
+      yes = members.length > 0 && members.every(inScope);
+    }
+    known.set(id, yes);
+    return yes;
+  };
+  return (c) => ours(c) && within(c.call);
+}
+
+/** Who made a change, as a later or interleaved write names it: another session, unwind's own apply, or nobody recorded. */
+const writerOf = (e: ChangeEvent): string | null => e.candidates.find((c) => !ours(c))?.session ?? (e.candidates.length > 0 ? UNWIND_SESSION : null);
+
 export interface Attribution {
   entries: ChangeEntry[];
   /** Another call wrote the path after this scope's last change to it. */
@@ -288,15 +328,22 @@ const second = (at: string) => at.replace(/\.\d+Z$/, "Z");
 /**
  * A scope's change set: for each path, from the state before the scope's
  * first change to the state after its last. Paths the scope left as it
- * found them are dropped. `inScope` says which calls are the scope's.
+ * found them are dropped. `inScope` says which calls are the scope's;
+ * `takesBack`, which of unwind's receipts took back or redid its own work
+ * (`takeBacks`): none where not told.
  */
-export function attribute(events: Iterable<readonly [RepoPath, readonly ChangeEvent[]]>, inScope: (c: CallWindow) => boolean, path?: (p: string) => boolean): Attribution {
+export function attribute(
+  events: Iterable<readonly [RepoPath, readonly ChangeEvent[]]>,
+  inScope: (c: CallWindow) => boolean,
+  opts: { path?: ((p: string) => boolean) | undefined; takesBack?: (c: CallWindow) => boolean } = {},
+): Attribution {
+  const { path, takesBack = () => false } = opts;
   const entries: ChangeEntry[] = [];
   const later = new Map<RepoPath, LaterWrite>();
   const interleaved = new Map<RepoPath, Interleaved>();
+  const kind = (e: ChangeEvent) => (e.candidates.some(inScope) ? "scope" : e.candidates.length === 0 || !e.candidates.every(ours) ? "other" : e.candidates.every(takesBack) ? "takeback" : "receipt");
   for (const [p, list] of events) {
     if (path && !path(p)) continue;
-    const kind = (e: ChangeEvent) => (e.candidates.some(inScope) ? "scope" : e.candidates.length > 0 && e.candidates.every(ours) ? "receipt" : "other");
     const first = list.findIndex((e) => kind(e) === "scope");
     if (first < 0) continue;
     const pre = list[first]!.from.state;
@@ -313,7 +360,7 @@ export function attribute(events: Iterable<readonly [RepoPath, readonly ChangeEv
       if (k === "scope") {
         if (pending.length > 0 && !interleaved.has(p)) {
           const w = pending[0]!.e;
-          interleaved.set(p, { by: w.candidates.find((c) => !ours(c))?.session ?? null, at: second(w.to.at) });
+          interleaved.set(p, { by: writerOf(w), at: second(w.to.at) });
         }
         pending = [];
         post = e.to.state;
@@ -329,17 +376,16 @@ export function attribute(events: Iterable<readonly [RepoPath, readonly ChangeEv
             at: second(e.to.at),
             note: "outside what the record vouches for (a call's window not closed by its own post, or not opened by its own pre): someone else may have made it",
           });
-      } else if (k === "receipt") {
-        // unwind's own write: it takes others' writes back, or moves what the scope left (an undo of part of it).
-        if (pending.length > 0) {
-          if (sameState(e.to.state, pending[0]!.before) === true) pending = [];
-        } else post = e.to.state;
-      } else pending.push({ e, before: e.from.state });
+      } else if (k !== "other" && pending.length > 0) {
+        // unwind's own write, after others': where it brings the path back to what was there before them, it took them back.
+        if (sameState(e.to.state, pending[0]!.before) === true) pending = [];
+      } else if (k === "takeback")
+        post = e.to.state; // an undo of part of the scope's work, or a redo of one: it moves what the scope left
+      else pending.push({ e, before: e.from.state }); // another's write, or unwind's on behalf of another scope
     }
     if (pending.length > 0) {
-      const w = pending[0]!.e;
       // Anyone after the scope's last change, a recorded call or not: what is there now is theirs, even where it equals ours.
-      later.set(p, { by: w.candidates.find((c) => !ours(c))?.session ?? null, at: second(w.to.at) });
+      later.set(p, { by: writerOf(pending[0]!.e), at: second(pending[0]!.e.to.at) });
     }
     if (sameState(pre, post) === true) {
       interleaved.delete(p);

@@ -4,9 +4,9 @@
  * control. Pure: no fs, no git.
  */
 import { describe, expect, it } from "vitest";
-import { attribute, changeEvents, inOrder, NOT_CAPTURED, OPEN, snapshotPoints, type CallWindow, type Point } from "../../../src/scope/fold/timeline.js";
+import { attribute, changeEvents, inOrder, NOT_CAPTURED, OPEN, snapshotPoints, takeBacks, type CallWindow, type Point } from "../../../src/scope/fold/timeline.js";
 import { callWindows } from "../../../src/scope/fold/windows.js";
-import type { GitOid, RepoPath, State } from "../../../src/domain/types.js";
+import type { GitOid, RepoPath, Scope, State } from "../../../src/domain/types.js";
 import type { JournalRecord } from "../../../src/store/journal.js";
 
 const P = "p.txt" as RepoPath;
@@ -236,5 +236,62 @@ describe("pure: inOrder sorts as Array.prototype.sort does, and leaves a list al
     const unsorted = [3, 1, 2];
     expect(inOrder(unsorted, (a, b) => a - b)).toBe(unsorted);
     expect(unsorted).toEqual([1, 2, 3]);
+  });
+});
+
+describe("which receipts take back the scope's own work (takeBacks)", () => {
+  const receipt = (id: string, kind: "undo" | "restore" | "redo", scope: Scope, at: number): CallWindow => ({ ...fileCall("unwind", id, at, at + 1, [P, "x.txt"]), took: { kind, scope } });
+  const calls = [
+    tree("A", "a1", 1, 2),
+    tree("A", "a2", 3, 4),
+    tree("B", "b1", 5, 6),
+    receipt("r1", "undo", { kind: "session", id: "B" }, 7),
+    receipt("r2", "undo", { kind: "session", id: "A" }, 9),
+    receipt("r3", "redo", { kind: "receipt", id: "r2" }, 11),
+    receipt("r4", "undo", { kind: "call", id: "a2" }, 13),
+    receipt("r5", "restore", { kind: "snapshot", id: "s1" }, 15),
+    receipt("r6", "redo", { kind: "receipt", id: "r6" }, 17),
+    receipt("r7", "undo", { kind: "session", id: "nobody" }, 19),
+  ];
+  const callsOf = (s: Scope) => (s.kind === "session" ? (c: CallWindow) => c.session === s.id : s.kind === "call" ? (c: CallWindow) => c.call === s.id : null);
+  const which = (inScope: (c: CallWindow) => boolean) => {
+    const f = takeBacks(calls, inScope, callsOf);
+    return calls.filter(f).map((c) => c.call);
+  };
+
+  it("for a session: its own undos, undos of its calls, and redos of those; not another's, a restore, a loop, nobody's", () => {
+    expect(which(inSession("A"))).toEqual(["r2", "r3", "r4"]);
+    expect(which(inSession("B"))).toEqual(["r1"]);
+  });
+  it("for one call: an undo of its whole session took back more than the call's work, so it is not the call's", () => {
+    expect(which((c) => c.call === "a2")).toEqual(["r4"]);
+    expect(which((c) => c.call === "a1")).toEqual([]);
+  });
+
+  // x: A wrote a, B wrote b over it; r1 undid B (back to a), r2 undid A (back to o).
+  const x = "x.txt" as RepoPath;
+  const pin = (id: string, phase: "pre" | "post") => ({ session: "unwind", call: id, phase });
+  const pts: Point[] = [
+    snap(1, st("o"), x),
+    snap(2, st("a"), x),
+    snap(5, st("a"), x),
+    snap(6, st("b"), x),
+    { at: t(7), path: x, state: st("b"), call: pin("r1", "pre") },
+    { at: t(8), path: x, state: st("a"), call: pin("r1", "post") },
+    { at: t(9), path: x, state: st("a"), call: pin("r2", "pre") },
+    { at: t(10), path: x, state: st("o"), call: pin("r2", "post") },
+  ];
+  const foldB = (takesBack: (c: CallWindow) => boolean) => attribute(changeEvents(pts, calls), inSession("B"), { takesBack });
+
+  it("undo B, undo A: B has nothing left, and A's undo is no change of B's", () => {
+    expect(foldB(takeBacks(calls, inSession("B"), callsOf)).entries).toEqual([]);
+  });
+  it("negative control: with every receipt taken as B's own (the old rule), B's change becomes a -> o, and undo B would write A's a back", () => {
+    expect(foldB(() => true).entries).toEqual([{ path: x, change: "modified", pre: st("a"), post: st("o"), by: ["B"] }]);
+  });
+  it("negative control: with no receipt taken as B's own, B's own undo would be a later write, and B would still show a -> b", () => {
+    const a = foldB(() => false);
+    expect(a.entries).toEqual([{ path: x, change: "modified", pre: st("a"), post: st("b"), by: ["B"] }]);
+    expect(a.later.get(x)).toMatchObject({ by: "unwind" });
   });
 });
