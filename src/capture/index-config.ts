@@ -10,4 +10,4 @@
 export const INDEX_CONFIG = ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all", "-c", "core.ignoreStat=false"];
 
 /** `git status` as snapshots run it on the private index: everything that differs from it, untracked files one by one. */
-export const STATUS_ARGS = [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"];
+export const STATUS_ARGS = [...INDEX_CONFIG, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=dirty"];

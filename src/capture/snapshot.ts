@@ -160,14 +160,23 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     const big: { path: string; st: Stats }[] = [];
     // Every path status listed: the watched scan looks at them all again next time (a big untracked file stays listed).
     const listed: string[] = [];
+    // Nested repositories whose checked-out commit is not the one the index holds (a submodule moved, or
+    // one the index does not have yet): the snapshot records the commit, as git does (SPEC section 1).
+    const links = new Map<string, string>();
     let addBytes = 0;
     for (const rec of splitZ(st.stdout)) {
       const y = rec[1];
       const path = rec.slice(3);
       const untracked = rec.startsWith("??");
       if (!untracked && (y === " " || y === undefined)) continue;
-      if (path.endsWith("/")) continue; // a nested repository: not ours to capture
       if (path.split("/")[0] === ".git" || inStore(ctx.root, ctx.store, path) || path.split("/").includes(".unwind")) continue; // stores, ours or nested
+      if (path.endsWith("/")) {
+        // An untracked directory status does not go into: a nested repository (only those, with every
+        // untracked file listed). One with no commit yet has nothing a tree can hold.
+        const head = await nestedHead(ctx, path.slice(0, -1), left());
+        if (head) links.set(path.slice(0, -1), head);
+        continue;
+      }
       listed.push(path);
       if (y === "D") {
         now.set(path, null);
@@ -178,6 +187,14 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
         ls = lstatSync(fsPath(join(ctx.root, path)));
       } catch {
         ls = null; // vanished since status
+      }
+      if (ls?.isDirectory() && !untracked) {
+        // A tracked path that is a directory now, listed as changed: a submodule checked out at another commit.
+        const head = await nestedHead(ctx, path, left());
+        if (head) {
+          links.set(path, head);
+          continue;
+        }
       }
       if (!ls || !(ls.isFile() || ls.isSymbolicLink())) {
         // Gone, or a fifo, socket or device: nothing git can hold, so the snapshot shows no file here.
@@ -200,11 +217,11 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     let tree: string | null = null;
     let keepRecord: () => void = () => undefined;
     let listedEntries: Map<string, TreeEntry | null> | null = null;
-    if (now.size === 0 && indexTree) {
+    if (now.size === 0 && links.size === 0 && indexTree) {
       tree = indexTree;
       listedEntries = new Map(listed.map((p) => [p, null])); // untracked, not in the tree
       if (!scratchDir) clearPending(ctx);
-    } else if (indexTree && canEditTree(ctx, add, remove)) {
+    } else if (indexTree && links.size === 0 && canEditTree(ctx, add, remove)) {
       const scratch = scratchDir ? { objects: join(scratchDir, "objects"), env: objectEnv } : undefined;
       const inputs = conversionInputs(ctx);
       const edit = await editedTree(ctx, indexTree, inputs, now, { add, remove }, left, scratch);
@@ -244,6 +261,11 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
           timeoutMs: left(),
         });
       }
+      if (links.size > 0) {
+        // The commit each was found at, not what git would find now: one record, read once.
+        const info = [...links].map(([p, oid]) => `160000 ${oid}\t${p}`);
+        await ctx.git([...INDEX_CONFIG, "update-index", "--add", "-z", "--index-info"], { env, input: info.join("\0") + "\0", optionalLocks: true, timeoutMs: left() });
+      }
       tree = (await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() })).stdout.toString("utf8").trim();
       if (!opts.scratch) await recordIndexTree(ctx, tree, left());
     }
@@ -253,6 +275,19 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     dispose();
     throw e;
   }
+}
+
+/**
+ * The commit a nested repository at `path` has checked out, or null where it
+ * has none (no commit yet, or not a repository after all). Run inside it,
+ * as git's own submodule code does; rare (a submodule that moved, a nested
+ * repository new to the record), so one git process each.
+ */
+async function nestedHead(ctx: Context, path: string, timeoutMs: number | undefined): Promise<string | null> {
+  if (!existsSync(fsPath(join(ctx.root, path, ".git")))) return null;
+  const r = await ctx.git(["-C", path, "rev-parse", "--verify", "-q", "HEAD"], { okCodes: [1, 128], timeoutMs }).catch(() => null);
+  const oid = r?.code === 0 ? r.stdout.toString("utf8").trim() : "";
+  return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(oid) ? oid : null;
 }
 
 /**

@@ -1040,3 +1040,75 @@ describe("only a take-back of the scope's own work moves what it left (unwind's 
     expect(read(root, "x.txt")).toBe(six.replace("l1", "A1"));
   });
 });
+
+describe("nested repositories: recorded by the commit they hold, refused by undo, never said to be unchanged", () => {
+  /** A repository with a submodule-like nested repository `sub` (a gitlink in the index) at its first commit. */
+  const withNested = () => {
+    const root = makeRepo({ "x.txt": "x\n" });
+    const sub = join(root, "sub");
+    mkdirSync(sub);
+    git(sub, "init", "-q", "-b", "main");
+    write(root, "sub/f", "1\n");
+    git(sub, "add", "f");
+    git(sub, "commit", "-q", "-m", "one");
+    git(root, "add", "sub");
+    git(root, "commit", "-q", "-m", "add sub");
+    return root;
+  };
+
+  it("a shell call that commits inside a submodule: the gitlink's change is listed, and undo refuses it (not-regular), leaving it alone", async () => {
+    const root = withNested();
+    const before = git(join(root, "sub"), "rev-parse", "HEAD").trim();
+    claudeCall(root, A, "Bash", { command: "cd sub && git commit" }, () => {
+      write(root, "sub/f", "2\n");
+      git(join(root, "sub"), "commit", "-q", "-am", "two");
+    });
+    const after = git(join(root, "sub"), "rev-parse", "HEAD").trim();
+    const u = await lib(root);
+    expect((await u.changes({ session: A })).entries).toMatchObject([{ path: "sub", change: "modified", pre: { kind: "gitlink", oid: before }, post: { kind: "gitlink", oid: after } }]);
+    const r = await u.undo({ session: A });
+    expect(r.items).toMatchObject([{ path: "sub", action: "conflict", reason: "not-regular" }]);
+    expect(r.partial).toBe(true);
+    expect(read(root, "sub/f")).toBe("2\n");
+    expect(git(join(root, "sub"), "rev-parse", "HEAD").trim()).toBe(after);
+  });
+
+  it("a shell call that removes a submodule's directory: a deleted gitlink, refused by undo (its files were never the outer repository's to keep)", async () => {
+    const root = withNested();
+    claudeCall(root, A, "Bash", { command: "rm -rf sub" }, () => rmSync(join(root, "sub"), { recursive: true, force: true }));
+    const u = await lib(root);
+    expect((await u.changes({ session: A })).entries).toMatchObject([{ path: "sub", change: "deleted", pre: { kind: "gitlink" }, post: null }]);
+    expect((await u.undo({ session: A })).items).toMatchObject([{ path: "sub", action: "conflict", reason: "not-regular" }]);
+  });
+
+  it("negative control: a shell call that only changes a file inside the submodule (no commit) changes no gitlink", async () => {
+    const root = withNested();
+    claudeCall(root, A, "Bash", { command: "edit sub/f" }, () => write(root, "sub/f", "dirty\n"));
+    expect((await (await lib(root)).changes({ session: A })).entries).toEqual([]);
+  });
+
+  it("a nested repository a shell call created: listed as an added gitlink, refused by undo, left on disk", async () => {
+    const root = makeRepo({ "x.txt": "x\n" });
+    claudeCall(root, A, "Bash", { command: "git init n2 && commit" }, () => {
+      mkdirSync(join(root, "n2"));
+      git(join(root, "n2"), "init", "-q", "-b", "main");
+      write(root, "n2/f", "1\n");
+      git(join(root, "n2"), "add", "f");
+      git(join(root, "n2"), "commit", "-q", "-m", "one");
+    });
+    const u = await lib(root);
+    expect((await u.changes({ session: A })).entries).toMatchObject([{ path: "n2", change: "added", pre: null, post: { kind: "gitlink" } }]);
+    expect((await u.undo({ session: A })).items).toMatchObject([{ path: "n2", action: "conflict", reason: "not-regular" }]);
+    expect(read(root, "n2/f")).toBe("1\n");
+  });
+
+  it("negative control: the same nested repository with no commit yet holds nothing a tree can record, and its files are not the outer repository's", async () => {
+    const root = makeRepo({ "x.txt": "x\n" });
+    claudeCall(root, A, "Bash", { command: "git init n3" }, () => {
+      mkdirSync(join(root, "n3"));
+      git(join(root, "n3"), "init", "-q", "-b", "main");
+      write(root, "n3/f", "1\n");
+    });
+    expect((await (await lib(root)).changes({ session: A })).entries).toEqual([]);
+  });
+});

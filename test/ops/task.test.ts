@@ -607,6 +607,9 @@ describe("entry kinds and order", () => {
     const sub = rev(root, "main");
     git(wt, "update-index", "--add", "--cacheinfo", `160000,${sub},sub`);
     git(wt, "commit", "-q", "-m", "gitlink");
+    // An unpopulated submodule, as a checkout leaves one: its directory, empty. (One whose directory is gone is
+    // deleted, as git status says, and a snapshot records it so.)
+    mkdirSync(join(wt, "sub"));
     expect(git(wt, "ls-tree", "HEAD", "sub")).toContain("160000 commit");
 
     const check = (es: Entry[]) => {
