@@ -12,6 +12,7 @@ import { keptKey, observeOne, sameObserved, stateOf, type Reuse } from "../captu
 import { sortByPath } from "../domain/paths.js";
 import { acts, countActions } from "../domain/actions.js";
 import type { Action, Observed, Plan, PlanItem, Sha256, State } from "../domain/types.js";
+import { checkoutForms } from "./checkout-form.js";
 import { crashPoint } from "./crash.js";
 import { collectGarbage } from "../sys/heap.js";
 import { clearIntent, writeIntent, type Intent } from "./intent.js";
@@ -175,6 +176,12 @@ export async function applyPlan(
   // Planning's garbage, and below the intent's text, collected before the next phase adds its own (src/sys/heap.ts).
   collectGarbage();
   await reader.prefetch(plan.items.filter((i) => i.action === "restore").map((i) => i.pre));
+  // A snapshot's blob is git's clean form: where git converts the path's bytes, write what its checkout would.
+  const checkout = await checkoutForms(
+    ctx,
+    reader,
+    plan.items.flatMap((i) => (i.action === "restore" && i.pre ? [{ path: i.path, pre: i.pre }] : [])),
+  );
   const toKeep: Kept[] = [];
   for (const it of plan.items) {
     const s = stateOf(it.expect);
@@ -191,7 +198,7 @@ export async function applyPlan(
       item.before = before;
       if (seal && (before?.kind === "file" || before?.kind === "symlink")) toKeep.push({ item, it });
       if (it.action === "restore") {
-        item.after = await restoredState(reader, it.pre!);
+        item.after = checkout.get(it.path) ?? (await restoredState(reader, it.pre!));
       } else if (it.action === "merge") {
         const data = merged.get(it.merged!)!;
         item.after = withHashes(reader, { kind: "file", mode: it.mergedMode ?? (it.expect.kind === "file" ? it.expect.mode : "100644") }, data, true);

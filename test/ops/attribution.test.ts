@@ -1112,3 +1112,50 @@ describe("nested repositories: recorded by the commit they hold, refused by undo
     expect((await (await lib(root)).changes({ session: A })).entries).toEqual([]);
   });
 });
+
+describe("a snapshot's state is written back as git's checkout would write it (eol, autocrlf, filters)", () => {
+  const crlfBat = "@echo off\r\necho hi\r\n";
+  /** `.bat` files checked out with CRLF, `secret.txt` through a filter whose clean and smudge are rot13, `plain.txt` as it is. */
+  function convertingRepo() {
+    const root = makeRepo({ ".gitattributes": "*.bat text eol=crlf\nsecret.txt filter=rot\n", "run.bat": crlfBat, "plain.txt": "plain\r\nbytes\n" });
+    git(root, "config", "filter.rot.clean", "tr a-z n-za-m");
+    git(root, "config", "filter.rot.smudge", "tr a-z n-za-m");
+    write(root, "secret.txt", "hello\n");
+    git(root, "add", "-A");
+    git(root, "commit", "-q", "-m", "converted");
+    return root;
+  }
+
+  it("a shell call deleted a CRLF .bat, rewrote a filtered file and a plain one: undo writes each back byte for byte, and git sees no change", async () => {
+    const root = convertingRepo();
+    // The controls: what git stores is not what the files hold, so writing the stored blob back would be wrong.
+    expect(git(root, "cat-file", "-p", "HEAD:run.bat")).toBe("@echo off\necho hi\n");
+    expect(git(root, "cat-file", "-p", "HEAD:secret.txt")).toBe("uryyb\n");
+    claudeCall(root, A, "Bash", { command: "rm run.bat; edit" }, () => {
+      rmSync(join(root, "run.bat"));
+      write(root, "secret.txt", "bye\n");
+      write(root, "plain.txt", "changed\n");
+    });
+    const u = await lib(root);
+    const r = await u.undo({ session: A });
+    expect(r.counts.restore).toBe(3);
+    expect(readFileSync(join(root, "run.bat"), "latin1")).toBe(crlfBat);
+    expect(read(root, "secret.txt")).toBe("hello\n");
+    expect(readFileSync(join(root, "plain.txt"), "latin1")).toBe("plain\r\nbytes\n");
+    expect(git(root, "status", "--porcelain")).toBe("");
+    // Redo brings the shell call's work back, and undo takes it back again, as exactly.
+    await u.redo(r.receipt!);
+    expect(existsSync(join(root, "run.bat"))).toBe(false);
+    expect(read(root, "secret.txt")).toBe("bye\n");
+    await u.undo({ session: A });
+    expect(readFileSync(join(root, "run.bat"), "latin1")).toBe(crlfBat);
+    expect(read(root, "secret.txt")).toBe("hello\n");
+  });
+
+  it("control: where git converts nothing, a snapshot's blob is written as it is (no git checkout of it)", async () => {
+    const root = makeRepo({ "a.bat": "x\r\ny\r\n" });
+    claudeCall(root, A, "Bash", { command: "rm a.bat" }, () => rmSync(join(root, "a.bat")));
+    await (await lib(root)).undo({ session: A });
+    expect(readFileSync(join(root, "a.bat"), "latin1")).toBe("x\r\ny\r\n");
+  });
+});

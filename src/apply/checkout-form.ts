@@ -1,0 +1,93 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { storedAsIs } from "../capture/conversion.js";
+import { encodePath, fsPath } from "../domain/path-bytes.js";
+import type { Context } from "../repo/context.js";
+import type { ContentReader } from "../store/content.js";
+import type { RepoPath, State } from "../domain/types.js";
+
+/** Paths checked out at once, at most, and the clean bytes they may add up to (a larger one goes alone): what the scratch directory holds. */
+const CHUNK_COUNT = 1000;
+const CHUNK_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What `git checkout` would write for each restored state a snapshot tree
+ * recorded: the blob with its path's smudge applied (`eol=crlf`,
+ * `core.autocrlf`, a filter's smudge, `ident`, `working-tree-encoding`).
+ *
+ * A snapshot holds git's clean form of a file, not the file's bytes. Where
+ * git converts bytes on the way in, writing that form back turned a `.bat`
+ * file's CRLF lines into LF and an LFS file into its pointer (found by an
+ * adversarial review). The checkout form is what git itself would put
+ * there. Where the file held bytes git's own checkout would not give back
+ * (CRLF lines under `text` with no `eol`), the record never had them.
+ *
+ * git checks the blobs out itself, into a scratch directory through a
+ * scratch index (`checkout-index`): `cat-file --batch --filters` would do
+ * it in one stream, but git 2.39 heads each filtered object with its
+ * unfiltered size, so the stream cannot be split.
+ *
+ * Returns, by path, the state to write for each (its bytes kept in the CAS,
+ * unsynced: the apply makes them durable before its intent, so a killed
+ * apply can finish and a redo can read them). Paths git stores as they are
+ * (`storedAsIs`, the usual case) cost nothing: none returned, no git process.
+ */
+export async function checkoutForms(ctx: Context, reader: ContentReader, items: readonly { path: RepoPath; pre: State }[]): Promise<Map<RepoPath, State>> {
+  const out = new Map<RepoPath, State>();
+  // A snapshot's state names a blob only; a file capture's or a receipt's has the file's own bytes (its SHA-256).
+  const wanted = items.filter((i) => i.pre.kind === "file" && i.pre.oid && !i.pre.sha256);
+  if (
+    wanted.length === 0 ||
+    storedAsIs(
+      ctx,
+      wanted.map((i) => i.path),
+    )
+  )
+    return out;
+  const sizes = await cleanSizes(
+    ctx,
+    wanted.map((i) => i.pre.oid!),
+  );
+  for (let start = 0; start < wanted.length; ) {
+    let end = start + 1;
+    let bytes = sizes.get(wanted[start]!.pre.oid!) ?? 0;
+    while (end < wanted.length && end - start < CHUNK_COUNT) {
+      bytes += sizes.get(wanted[end]!.pre.oid!) ?? 0;
+      if (bytes > CHUNK_BYTES) break;
+      end++;
+    }
+    const chunk = wanted.slice(start, end);
+    start = end;
+    const dir = mkdtempSync(join(tmpdir(), "unwind-checkout-"));
+    try {
+      const env = { GIT_INDEX_FILE: join(dir, "index") };
+      const info = Buffer.concat(chunk.flatMap((i) => [Buffer.from(`${i.pre.mode ?? "100644"} ${i.pre.oid}\t`), encodePath(i.path), Buffer.from([0])]));
+      await ctx.git(["update-index", "--add", "-z", "--index-info"], { env, input: info });
+      await ctx.git(["checkout-index", "--all", "--force", `--prefix=${dir}/w/`], { env });
+      for (const i of chunk) {
+        let data: Buffer;
+        try {
+          data = readFileSync(fsPath(join(dir, "w", i.path)));
+        } catch {
+          continue; // not checked out (a blob git could not find): the apply's own read reports it
+        }
+        const sha = reader.cas.put(data, { verify: true, sync: false });
+        out.set(i.path, { kind: "file", mode: i.pre.mode, size: data.length, sha256: sha, oid: reader.oidOf(data) });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return out;
+}
+/** The size of each blob as git stores it (clean), to size the chunks; a blob git cannot find is left to the read that reports it. */
+async function cleanSizes(ctx: Context, oids: readonly string[]): Promise<Map<string, number>> {
+  const r = await ctx.git(["cat-file", "--batch-check", "--buffer"], { input: oids.join("\n") + "\n" });
+  const out = new Map<string, number>();
+  for (const line of r.stdout.toString("utf8").split("\n")) {
+    const m = /^(\S+) blob (\d+)$/.exec(line);
+    if (m) out.set(m[1]!, Number(m[2]));
+  }
+  return out;
+}
