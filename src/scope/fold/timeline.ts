@@ -22,8 +22,9 @@ import type { CallRef, ChangeEntry, Interleaved, LaterWrite, RepoPath, Scope, St
 
 /**
  * The session name of unwind's own writes: each applied receipt is a call
- * of it, pinning what it wrote. Its writes are nobody's work: they are not
- * another writer between or after a scope's changes.
+ * of it, pinning what it wrote. A receipt that took back or redid a
+ * scope's own work moves what that scope left (`takeBacks`); any other is
+ * a later writer to it, named by this name.
  */
 export const UNWIND_SESSION = "unwind";
 const ours = (c: CallWindow) => c.session === UNWIND_SESSION;
