@@ -196,9 +196,14 @@ export async function applyPlan(
         continue;
       }
       item.before = before;
+      const form = it.action === "restore" ? checkout.get(it.path) : undefined;
+      if (form instanceof Error) {
+        demote(item, "io-error", form.message);
+        continue;
+      }
       if (seal && (before?.kind === "file" || before?.kind === "symlink")) toKeep.push({ item, it });
       if (it.action === "restore") {
-        item.after = checkout.get(it.path) ?? (await restoredState(reader, it.pre!));
+        item.after = form ?? (await restoredState(reader, it.pre!));
       } else if (it.action === "merge") {
         const data = merged.get(it.merged!)!;
         item.after = withHashes(reader, { kind: "file", mode: it.mergedMode ?? (it.expect.kind === "file" ? it.expect.mode : "100644") }, data, true);

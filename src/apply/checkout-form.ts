@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storedAsIs } from "../capture/conversion.js";
 import { encodePath, fsPath } from "../domain/path-bytes.js";
+import { GitError } from "../git/git.js";
 import type { Context } from "../repo/context.js";
 import type { ContentReader } from "../store/content.js";
 import type { RepoPath, State } from "../domain/types.js";
@@ -30,15 +31,16 @@ const CHUNK_BYTES = 64 * 1024 * 1024;
  *
  * Returns, by path, the state to write for each (its bytes kept in the CAS,
  * unsynced: the apply makes them durable before its intent, so a killed
- * apply can finish and a redo can read them). Paths git stores as they are
- * (`storedAsIs`, the usual case) cost nothing: none returned, no git process.
+ * apply can finish and a redo can read them), or the error that stops it
+ * from being written. Paths git stores as they are (`storedAsIs`, the
+ * usual case) cost nothing: none returned, no git process.
  */
-export async function checkoutForms(ctx: Context, reader: ContentReader, items: readonly { path: RepoPath; pre: State }[]): Promise<Map<RepoPath, State>> {
-  const out = new Map<RepoPath, State>();
+export async function checkoutForms(ctx: Context, reader: ContentReader, items: readonly { path: RepoPath; pre: State }[]): Promise<Map<RepoPath, State | Error>> {
+  const out = new Map<RepoPath, State | Error>();
   // A snapshot's state names a blob only; a file capture's or a receipt's has the file's own bytes (its SHA-256).
   const wanted = items.filter((i) => i.pre.kind === "file" && i.pre.oid && !i.pre.sha256);
+  if (wanted.length === 0) return out;
   if (
-    wanted.length === 0 ||
     storedAsIs(
       ctx,
       wanted.map((i) => i.path),
@@ -63,8 +65,18 @@ export async function checkoutForms(ctx: Context, reader: ContentReader, items: 
     try {
       const env = { GIT_INDEX_FILE: join(dir, "index") };
       const info = Buffer.concat(chunk.flatMap((i) => [Buffer.from(`${i.pre.mode ?? "100644"} ${i.pre.oid}\t`), encodePath(i.path), Buffer.from([0])]));
-      await ctx.git(["update-index", "--add", "-z", "--index-info"], { env, input: info });
-      await ctx.git(["checkout-index", "--all", "--force", `--prefix=${dir}/w/`], { env });
+      try {
+        await ctx.git(["update-index", "--add", "-z", "--index-info"], { env, input: info });
+        await ctx.git(["checkout-index", "--all", "--force", `--prefix=${dir}/w/`], { env });
+      } catch (e) {
+        if (!(e instanceof GitError)) throw e;
+        // Paths that cannot share one index (a file and a path below it, states of different times) go one by
+        // one; one git cannot check out alone (its filter failed) is that path's conflict: its clean form is
+        // not what the file held.
+        if (chunk.length === 1) out.set(chunk[0]!.path, new Error(`git could not check it out: ${e.message.split("\n")[0]}`));
+        else for (const i of chunk) for (const [p, st] of await checkoutForms(ctx, reader, [i])) out.set(p, st);
+        continue;
+      }
       for (const i of chunk) {
         let data: Buffer;
         try {
@@ -81,6 +93,7 @@ export async function checkoutForms(ctx: Context, reader: ContentReader, items: 
   }
   return out;
 }
+
 /** The size of each blob as git stores it (clean), to size the chunks; a blob git cannot find is left to the read that reports it. */
 async function cleanSizes(ctx: Context, oids: readonly string[]): Promise<Map<string, number>> {
   const r = await ctx.git(["cat-file", "--batch-check", "--buffer"], { input: oids.join("\n") + "\n" });

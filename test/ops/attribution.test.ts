@@ -1152,6 +1152,31 @@ describe("a snapshot's state is written back as git's checkout would write it (e
     expect(read(root, "secret.txt")).toBe("hello\n");
   });
 
+  it("a required filter whose smudge fails: that path is a conflict, left as it is, and the rest is restored; with the filter working, it is restored", async () => {
+    for (const smudge of ["false", "cat"]) {
+      const root = makeRepo({ ".gitattributes": "secret.txt filter=strict\n", "other.txt": "other\n" });
+      git(root, "config", "filter.strict.clean", "cat");
+      git(root, "config", "filter.strict.smudge", smudge);
+      git(root, "config", "filter.strict.required", "true");
+      write(root, "secret.txt", "kept\n");
+      git(root, "add", "-A");
+      git(root, "commit", "-q", "-m", "strict");
+      claudeCall(root, A, "Bash", { command: "edit" }, () => {
+        write(root, "secret.txt", "agent\n");
+        write(root, "other.txt", "agent\n");
+      });
+      const r = await (await lib(root)).undo({ session: A });
+      expect(read(root, "other.txt")).toBe("other\n");
+      if (smudge === "false") {
+        expect(r.items.find((i) => i.path === "secret.txt")).toMatchObject({ action: "conflict", reason: "io-error", detail: expect.stringContaining("check it out") });
+        expect(read(root, "secret.txt")).toBe("agent\n");
+      } else {
+        expect(r.items.find((i) => i.path === "secret.txt")).toMatchObject({ action: "restore", reason: null });
+        expect(read(root, "secret.txt")).toBe("kept\n");
+      }
+    }
+  });
+
   it("control: where git converts nothing, a snapshot's blob is written as it is (no git checkout of it)", async () => {
     const root = makeRepo({ "a.bat": "x\r\ny\r\n" });
     claudeCall(root, A, "Bash", { command: "rm a.bat" }, () => rmSync(join(root, "a.bat")));
