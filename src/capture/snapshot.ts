@@ -160,8 +160,8 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     const big: { path: string; st: Stats }[] = [];
     // Every path status listed: the watched scan looks at them all again next time (a big untracked file stays listed).
     const listed: string[] = [];
-    // Nested repositories whose checked-out commit is not the one the index holds (a submodule moved, or
-    // one the index does not have yet): the snapshot records the commit, as git does (SPEC section 1).
+    // Submodules checked out at another commit than the one the index holds: the snapshot records the
+    // commit, as git does (SPEC section 1).
     const links = new Map<string, string>();
     let addBytes = 0;
     for (const rec of splitZ(st.stdout)) {
@@ -170,13 +170,9 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       const untracked = rec.startsWith("??");
       if (!untracked && (y === " " || y === undefined)) continue;
       if (path.split("/")[0] === ".git" || inStore(ctx.root, ctx.store, path) || path.split("/").includes(".unwind")) continue; // stores, ours or nested
-      if (path.endsWith("/")) {
-        // An untracked directory status does not go into: a nested repository (only those, with every
-        // untracked file listed). One with no commit yet has nothing a tree can hold.
-        const head = await nestedHead(ctx, path.slice(0, -1), left());
-        if (head) links.set(path.slice(0, -1), head);
-        continue;
-      }
+      // An untracked nested repository is left out: put into the private index as a gitlink, it would hide
+      // what is there once it stops being a repository (its .git removed, a plain directory made in its place).
+      if (path.endsWith("/")) continue;
       listed.push(path);
       if (y === "D") {
         now.set(path, null);
@@ -189,7 +185,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
         ls = null; // vanished since status
       }
       if (ls?.isDirectory() && !untracked) {
-        // A tracked path that is a directory now, listed as changed: a submodule checked out at another commit.
+        // A gitlink the index holds, listed as changed, still a repository: a submodule checked out at another commit.
         const head = await nestedHead(ctx, path, left());
         if (head) {
           links.set(path, head);
@@ -280,8 +276,8 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
 /**
  * The commit a nested repository at `path` has checked out, or null where it
  * has none (no commit yet, or not a repository after all). Run inside it,
- * as git's own submodule code does; rare (a submodule that moved, a nested
- * repository new to the record), so one git process each.
+ * as git's own submodule code does; rare (a submodule that moved), so one
+ * git process each.
  */
 async function nestedHead(ctx: Context, path: string, timeoutMs: number | undefined): Promise<string | null> {
   if (!existsSync(fsPath(join(ctx.root, path, ".git")))) return null;

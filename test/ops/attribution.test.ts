@@ -1087,29 +1087,49 @@ describe("nested repositories: recorded by the commit they hold, refused by undo
     expect((await (await lib(root)).changes({ session: A })).entries).toEqual([]);
   });
 
-  it("a nested repository a shell call created: listed as an added gitlink, refused by undo, left on disk", async () => {
+  /** An untracked nested repository `nested` with one commit, never in the outer repository's index. */
+  const withUntrackedNested = () => {
     const root = makeRepo({ "x.txt": "x\n" });
-    claudeCall(root, A, "Bash", { command: "git init n2 && commit" }, () => {
-      mkdirSync(join(root, "n2"));
-      git(join(root, "n2"), "init", "-q", "-b", "main");
-      write(root, "n2/f", "1\n");
-      git(join(root, "n2"), "add", "f");
-      git(join(root, "n2"), "commit", "-q", "-m", "one");
+    mkdirSync(join(root, "nested"));
+    git(join(root, "nested"), "init", "-q", "-b", "main");
+    write(root, "nested/f", "1\n");
+    git(join(root, "nested"), "add", "f");
+    git(join(root, "nested"), "commit", "-q", "-m", "one");
+    return root;
+  };
+
+  it("an untracked nested repository is not the outer repository's: a shell call that commits inside it changes nothing on the record, and undo touches nothing there", async () => {
+    const root = withUntrackedNested();
+    claudeCall(root, A, "Bash", { command: "cd nested && git commit" }, () => {
+      write(root, "nested/f", "2\n");
+      git(join(root, "nested"), "commit", "-q", "-am", "two");
     });
     const u = await lib(root);
-    expect((await u.changes({ session: A })).entries).toMatchObject([{ path: "n2", change: "added", pre: null, post: { kind: "gitlink" } }]);
-    expect((await u.undo({ session: A })).items).toMatchObject([{ path: "n2", action: "conflict", reason: "not-regular" }]);
-    expect(read(root, "n2/f")).toBe("1\n");
+    expect((await u.changes({ session: A })).entries).toEqual([]);
+    await u.undo({ session: A });
+    expect(read(root, "nested/f")).toBe("2\n");
   });
 
-  it("negative control: the same nested repository with no commit yet holds nothing a tree can record, and its files are not the outer repository's", async () => {
-    const root = makeRepo({ "x.txt": "x\n" });
-    claudeCall(root, A, "Bash", { command: "git init n3" }, () => {
-      mkdirSync(join(root, "n3"));
-      git(join(root, "n3"), "init", "-q", "-b", "main");
-      write(root, "n3/f", "1\n");
-    });
-    expect((await (await lib(root)).changes({ session: A })).entries).toEqual([]);
+  it("a nested repository that stops being one (its .git removed) is plain files from then on: moved by another session, undo moves them back, a person's file included", async () => {
+    const root = withUntrackedNested();
+    claudeCall(root, A, "Bash", { command: "rm -rf nested/.git" }, () => rmSync(join(root, "nested", ".git"), { recursive: true, force: true }));
+    write(root, "nested/notes.txt", "my notes\n");
+    claudeCall(root, B, "Bash", { command: "mv nested moved" }, () => renameSync(join(root, "nested"), join(root, "moved")));
+    const r = await (await lib(root)).undo({ session: B });
+    expect(r.partial).toBe(false);
+    expect(read(root, "nested/f")).toBe("1\n");
+    expect(read(root, "nested/notes.txt")).toBe("my notes\n");
+    expect(existsSync(join(root, "moved"))).toBe(false);
+  });
+
+  it("a plain directory made where a nested repository was holds plain files: undo of the call that made it deletes them", async () => {
+    const root = withUntrackedNested();
+    claudeCall(root, A, "Bash", { command: "rm -rf nested" }, () => rmSync(join(root, "nested"), { recursive: true, force: true }));
+    claudeCall(root, B, "Bash", { command: "mkdir nested; echo a > nested/a" }, () => write(root, "nested/a", "a\n"));
+    const u = await lib(root);
+    expect((await u.changes({ session: B })).entries).toMatchObject([{ path: "nested/a", change: "added", post: { kind: "file" } }]);
+    await u.undo({ session: B });
+    expect(existsSync(join(root, "nested", "a"))).toBe(false);
   });
 });
 
