@@ -39,27 +39,51 @@ export async function checkoutForms(ctx: Context, reader: ContentReader, items: 
   const out = new Map<RepoPath, State | Error>();
   // A snapshot's state names a blob only; a file capture's or a receipt's has the file's own bytes (its SHA-256).
   const wanted = items.filter((i) => i.pre.kind === "file" && i.pre.oid && !i.pre.sha256);
-  if (wanted.length === 0) return out;
-  if (
-    storedAsIs(
-      ctx,
-      wanted.map((i) => i.path),
-    )
-  )
-    return out;
+  const paths = wanted.map((i) => i.path);
+  if (wanted.length === 0 || storedAsIs(ctx, paths)) return out;
+  await checkedOut(ctx, wanted, (i, data) => {
+    if (data instanceof Error) out.set(i.path, data);
+    else out.set(i.path, { kind: "file", mode: i.pre.mode, size: data.length, sha256: reader.cas.put(data, { verify: true, sync: false }), oid: reader.oidOf(data) });
+  });
+  return out;
+}
+
+/**
+ * The bytes of a state as `git checkout` would write them at `path`, where
+ * it is a snapshot's blob on a path git converts; null where the state's
+ * own bytes are the file's (the caller reads them as ever). For a
+ * three-way merge, whose sides must be in the file's form, not git's.
+ */
+export async function checkoutBytes(ctx: Context, path: RepoPath, state: State): Promise<Buffer | null> {
+  if (state.kind !== "file" || !state.oid || state.sha256 || storedAsIs(ctx, [path])) return null;
+  let got: Buffer | Error = new Error("not checked out");
+  await checkedOut(ctx, [{ path, pre: state }], (_, data) => {
+    got = data;
+  });
+  if (got instanceof Error) throw got;
+  return got;
+}
+
+/**
+ * Checks each item's blob out as git would at its path, into a scratch
+ * directory through a scratch index, in chunks, and hands each one's bytes
+ * (or the error that stopped it) to `each` before the next chunk is read.
+ * A blob git cannot find is not handed over: the caller's own read reports it.
+ */
+async function checkedOut<T extends { path: RepoPath; pre: State }>(ctx: Context, items: readonly T[], each: (item: T, data: Buffer | Error) => void): Promise<void> {
   const sizes = await cleanSizes(
     ctx,
-    wanted.map((i) => i.pre.oid!),
+    items.map((i) => i.pre.oid!),
   );
-  for (let start = 0; start < wanted.length; ) {
+  for (let start = 0; start < items.length; ) {
     let end = start + 1;
-    let bytes = sizes.get(wanted[start]!.pre.oid!) ?? 0;
-    while (end < wanted.length && end - start < CHUNK_COUNT) {
-      bytes += sizes.get(wanted[end]!.pre.oid!) ?? 0;
+    let bytes = sizes.get(items[start]!.pre.oid!) ?? 0;
+    while (end < items.length && end - start < CHUNK_COUNT) {
+      bytes += sizes.get(items[end]!.pre.oid!) ?? 0;
       if (bytes > CHUNK_BYTES) break;
       end++;
     }
-    const chunk = wanted.slice(start, end);
+    const chunk = items.slice(start, end);
     start = end;
     const dir = mkdtempSync(join(tmpdir(), "unwind-checkout-"));
     try {
@@ -73,8 +97,8 @@ export async function checkoutForms(ctx: Context, reader: ContentReader, items: 
         // Paths that cannot share one index (a file and a path below it, states of different times) go one by
         // one; one git cannot check out alone (its filter failed) is that path's conflict: its clean form is
         // not what the file held.
-        if (chunk.length === 1) out.set(chunk[0]!.path, new Error(`git could not check it out: ${e.message.split("\n")[0]}`));
-        else for (const i of chunk) for (const [p, st] of await checkoutForms(ctx, reader, [i])) out.set(p, st);
+        if (chunk.length === 1) each(chunk[0]!, new Error(`git could not check it out: ${e.message.split("\n")[0]}`));
+        else for (const i of chunk) await checkedOut(ctx, [i], each);
         continue;
       }
       for (const i of chunk) {
@@ -82,16 +106,14 @@ export async function checkoutForms(ctx: Context, reader: ContentReader, items: 
         try {
           data = readFileSync(fsPath(join(dir, "w", i.path)));
         } catch {
-          continue; // not checked out (a blob git could not find): the apply's own read reports it
+          continue; // not checked out (a blob git could not find): the caller's own read reports it
         }
-        const sha = reader.cas.put(data, { verify: true, sync: false });
-        out.set(i.path, { kind: "file", mode: i.pre.mode, size: data.length, sha256: sha, oid: reader.oidOf(data) });
+        each(i, data);
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  return out;
 }
 
 /** The size of each blob as git stores it (clean), to size the chunks; a blob git cannot find is left to the read that reports it. */

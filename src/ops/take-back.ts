@@ -12,6 +12,7 @@ import { loadConfig } from "../store/config.js";
 import { fsClock } from "../sys/files.js";
 import type { ReceiptItem, ReceiptKind } from "../store/receipts.js";
 import { applyPlan, type Progress } from "../apply/apply.js";
+import { checkoutBytes } from "../apply/checkout-form.js";
 import { ContentReader } from "../store/content.js";
 import { matches } from "../domain/states.js";
 import { countActions, isPartial } from "../domain/actions.js";
@@ -239,8 +240,9 @@ async function threeWay(ctx: Context, reader: ContentReader, pre: State | null, 
   let preData: Buffer;
   let postData: Buffer;
   try {
-    preData = await reader.read(pre);
-    postData = await reader.read(post);
+    // Both sides in the file's form, as the current bytes are: a snapshot's blob is git's (a CRLF file's lines as LF).
+    preData = (await checkoutBytes(ctx, path, pre)) ?? (await reader.read(pre));
+    postData = (await checkoutBytes(ctx, path, post)) ?? (await reader.read(post));
   } catch {
     return null;
   }

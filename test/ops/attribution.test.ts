@@ -1197,6 +1197,18 @@ describe("a snapshot's state is written back as git's checkout would write it (e
     }
   });
 
+  it("--merge on a path git converts merges in the file's own form: the shell call's line goes, a person's later line stays, CRLF kept", async () => {
+    const six = "l1\r\nl2\r\nl3\r\nl4\r\nl5\r\nl6\r\n";
+    const root = makeRepo({ ".gitattributes": "*.bat text eol=crlf\n", "x.bat": six });
+    claudeCall(root, A, "Bash", { command: "sed -i s/l2/A2/ x.bat" }, () => write(root, "x.bat", six.replace("l2", "A2")));
+    write(root, "x.bat", six.replace("l2", "A2").replace("l6", "H6"));
+    const u = await lib(root);
+    // Dry first: it writes nothing, to the work tree or the store.
+    expect((await u.undo({ session: A }, { merge: true, dryRun: true })).items).toMatchObject([{ path: "x.bat", action: "merge" }]);
+    expect((await u.undo({ session: A }, { merge: true })).items).toMatchObject([{ path: "x.bat", action: "merge", reason: null }]);
+    expect(readFileSync(join(root, "x.bat"), "latin1")).toBe(six.replace("l6", "H6"));
+  });
+
   it("control: where git converts nothing, a snapshot's blob is written as it is (no git checkout of it)", async () => {
     const root = makeRepo({ "a.bat": "x\r\ny\r\n" });
     claudeCall(root, A, "Bash", { command: "rm a.bat" }, () => rmSync(join(root, "a.bat")));
