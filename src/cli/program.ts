@@ -79,7 +79,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .option("--prefix <dir>", "with --baseline: only under this prefix, one the baseline covers (repeatable)", collect)
       .option("--since <when>", "only calls that started at or after this ISO time, or this long ago (2h, 3d)")
       .option("--path <glob>", "only paths matching, relative to the current directory (repeatable)", collect)
-      .option("--any-worktree", "with --snapshot: allow a snapshot taken in another worktree") as C;
+      .option("--any-worktree", "with --snapshot or --baseline: allow one taken in another worktree") as C;
   const reportOptions = <C extends AnyCommand>(c: C): C =>
     c
       .option("--dry-run", "plan only, change nothing; prints the plan's digest")

@@ -81,7 +81,7 @@ export async function baselineCapture(ctx: Context, key: string, opts: { prefixe
       }
       cas.syncWritten(); // the bytes are durable before the baseline names them
       for (const p of prefixes) if (!b.prefixes.includes(p)) b.prefixes.push(p);
-      b.captures.push({ at, prefixes, added });
+      b.captures.push({ at, prefixes, added, root: ctx.root });
       writeBaseline(ctx.store, b);
       return {
         key,

@@ -14,8 +14,8 @@ export interface Baseline {
   key: string;
   /** Root-relative prefixes governed ("" is the whole tree), in the order first captured. */
   prefixes: string[];
-  /** Every capture, first to last: when, with which prefixes, and how many paths it added. */
-  captures: { at: string; prefixes: string[]; added: number }[];
+  /** Every capture, first to last: when, with which prefixes, how many paths it added, and in which work tree (none before 2026-12-02). */
+  captures: { at: string; prefixes: string[]; added: number; root?: string }[];
   /** Path -> the state first seen there. A path under the prefixes that is not here was absent. */
   entries: Record<string, State>;
 }

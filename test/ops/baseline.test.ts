@@ -399,3 +399,33 @@ describe("undo --baseline: the one engine", () => {
 function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
+
+describe("a baseline belongs to the work tree it was captured in", () => {
+  it("undo --baseline from another worktree is refused (exit 3), its files untouched; --any-worktree writes it there; the same undo where it was captured applies", async () => {
+    const root = tempDir();
+    git(root, "init", "-q", "-b", "main");
+    write(root, "tests/t.sh", "v1\n");
+    git(root, "add", "-A");
+    git(root, "commit", "-q", "-m", "init");
+    const wt = join(tempDir(), "wt");
+    git(root, "worktree", "add", "-q", wt, "-b", "feat");
+    write(wt, "tests/t.sh", "wt-version\n");
+    await (await open({ root: wt })).baselineCapture("K", { prefixes: ["tests"] });
+    write(root, "tests/t.sh", "main-human-edit\n");
+    write(root, "tests/m.sh", "mainnew\n");
+    const main = await open({ root });
+    const e = await rejection(main.undo({ baseline: "K" }));
+    expect([e.code, e.exit]).toEqual(["E_SCOPE_OTHER_WORKTREE", 3]);
+    expect(read(root, "tests/t.sh")).toBe("main-human-edit\n");
+    expect(read(root, "tests/m.sh")).toBe("mainnew\n");
+    // Reading it here is harmless.
+    expect((await main.changes({ baseline: "K" })).entries.length).toBeGreaterThan(0);
+    // Where it was captured, the same undo applies.
+    write(wt, "tests/t.sh", "agent\n");
+    expect((await (await open({ root: wt })).undo({ baseline: "K" })).partial).toBe(false);
+    expect(read(wt, "tests/t.sh")).toBe("wt-version\n");
+    // Asked for, it writes here.
+    await main.undo({ baseline: "K" }, { anyWorktree: true });
+    expect(read(root, "tests/t.sh")).toBe("wt-version\n");
+  });
+});
