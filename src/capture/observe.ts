@@ -61,7 +61,8 @@ export interface Reuse {
 
 /**
  * What is on disk at one path, without following symlinks anywhere: a
- * symlinked parent makes the path `blocked`; a missing or non-directory
+ * symlinked parent makes the path `blocked`, a parent that is a file makes
+ * it `blocked` by a file (nothing there, nothing writable), a missing
  * parent makes it absent. Content is hashed so the pure planner can compare
  * against records. `dirCache` spares re-reading shared parents; `keep`
  * keeps a file's bytes (by path and hash) for the apply; `reuse` spares
@@ -81,7 +82,7 @@ export function observeOne(
     let problem = dirCache.get(acc);
     if (problem === undefined) {
       const st = lstatOrNull(join(root, acc));
-      problem = st?.isSymbolicLink() ? { kind: "blocked", at: acc } : st?.isDirectory() ? null : { kind: "absent" };
+      problem = !st ? { kind: "absent" } : st.isSymbolicLink() ? { kind: "blocked", at: acc } : st.isDirectory() ? null : { kind: "blocked", at: acc, file: true };
       dirCache.set(acc, problem);
     }
     if (problem) return problem;
@@ -160,7 +161,7 @@ export function sameObserved(a: Observed, b: Observed): boolean {
   if (a.kind !== b.kind) return false;
   if (a.kind === "file" && b.kind === "file") return a.sha256 === b.sha256 && a.mode === b.mode && a.nlink === b.nlink;
   if (a.kind === "symlink" && b.kind === "symlink") return a.target.equals(b.target);
-  if (a.kind === "blocked" && b.kind === "blocked") return a.at === b.at;
+  if (a.kind === "blocked" && b.kind === "blocked") return a.at === b.at && a.file === b.file;
   return true;
 }
 

@@ -82,8 +82,12 @@ export type Observed =
   | { kind: "symlink"; target: Buffer; sha256: Sha256; oid?: GitOid }
   | { kind: "dir" }
   | { kind: "other" }
-  /** A parent of the path is a symlink: the path cannot be reached safely. */
-  | { kind: "blocked"; at: string };
+  /**
+   * A parent of the path is a symlink (the path cannot be reached safely),
+   * or, with `file`, a file or other non-directory (nothing is at the path,
+   * and nothing can be written there while it stands).
+   */
+  | { kind: "blocked"; at: string; file?: true };
 
 export type Action = "restore" | "delete" | "merge" | "skip" | "conflict";
 

@@ -44,7 +44,7 @@ export type NowState =
   | { kind: "other" }
   | { kind: "file"; mode: string; size: number; sha256: Sha256; oid: GitOid | null }
   | { kind: "symlink"; sha256: Sha256; oid: GitOid | null }
-  | { kind: "blocked"; at: string };
+  | { kind: "blocked"; at: string; file?: true };
 
 export interface ReportItem {
   /** The path, with bytes that are not UTF-8 as U+FFFD (then `pathBytes` holds them). */
@@ -130,7 +130,7 @@ const stateTuple = (s: State | null) => (s ? [s.kind, s.mode ?? null, s.size ?? 
 function nowTuple(n: NowState): unknown[] {
   if (n.kind === "file") return [n.kind, n.mode, n.size, n.sha256, n.oid];
   if (n.kind === "symlink") return [n.kind, null, null, n.sha256, n.oid];
-  if (n.kind === "blocked") return [n.kind, n.at];
+  if (n.kind === "blocked") return n.file ? [n.kind, n.at, "file"] : [n.kind, n.at];
   return [n.kind];
 }
 

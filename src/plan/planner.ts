@@ -1,5 +1,5 @@
 import { checkRepoPath, sortByPath } from "../domain/paths.js";
-import type { Action, LaterWrite, Plan, PlanInput, PlanItem, PlanOptions, Reason, Scope } from "../domain/types.js";
+import type { Action, LaterWrite, Observed, Plan, PlanInput, PlanItem, PlanOptions, Reason, Scope } from "../domain/types.js";
 import { matches, recordsKind } from "../domain/states.js";
 
 /**
@@ -13,14 +13,17 @@ export function plan(scope: Scope, inputs: readonly PlanInput[], opts: PlanOptio
 }
 
 export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
-  const { entry, current } = input;
+  const { entry } = input;
+  // Under a file nothing is at the path: judged as absent, but nothing can be written there while the file stands.
+  const underFile = input.current.kind === "blocked" && input.current.file ? input.current.at : null;
+  const current: Observed = underFile === null ? input.current : { kind: "absent" };
   // One literal for every item, never `{ ...base, action }`: V8 gives each object built by a leading spread a
   // hidden class of its own (10,000 items, 10,000 classes: megabytes of heap, measured in docs/design.md).
   const item = (action: Action, reason: Reason | null, more?: Pick<PlanItem, "detail" | "merged" | "mergedMode">): PlanItem => ({
     path: entry.path,
     pre: entry.pre,
     post: entry.post,
-    expect: current,
+    expect: input.current,
     action,
     reason,
     ...more,
@@ -74,6 +77,7 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
     if (entry.pre === null) return item("delete", null);
     const readable = canWrite(input);
     if (readable !== null) return refuse(readable);
+    if (underFile !== null) return refuse("not-regular", `${underFile} is a file`);
     return item("restore", null);
   }
 

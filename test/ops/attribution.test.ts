@@ -1216,3 +1216,45 @@ describe("a snapshot's state is written back as git's checkout would write it (e
     expect(readFileSync(join(root, "a.bat"), "latin1")).toBe("x\r\ny\r\n");
   });
 });
+
+describe("a path whose parent is a file now", () => {
+  const replaced = () => {
+    const root = makeRepo({ "d/one": "1\n", "d/two": "2\n" });
+    claudeCall(root, A, "Bash", { command: "rm -r d; echo nowfile > d" }, () => {
+      rmSync(join(root, "d"), { recursive: true, force: true });
+      write(root, "d", "nowfile\n");
+    });
+    return root;
+  };
+
+  it("restoring below it without deleting it: the dry run says what the apply does (not-regular), and nothing is written", async () => {
+    const root = replaced();
+    const u = await lib(root);
+    const dry = await u.undo({ session: A }, { dryRun: true, paths: ["d/*"] });
+    expect(dry.items.map((i) => [i.path, i.action, i.reason])).toEqual([
+      ["d/one", "conflict", "not-regular"],
+      ["d/two", "conflict", "not-regular"],
+    ]);
+    const real = await u.undo({ session: A }, { paths: ["d/*"], expect: dry.plan });
+    expect(real.items.map((i) => [i.path, i.action, i.reason])).toEqual(dry.items.map((i) => [i.path, i.action, i.reason]));
+    expect(read(root, "d")).toBe("nowfile\n");
+  });
+
+  it("control: the whole scope's undo deletes the file first, so the paths below it are restored", async () => {
+    const root = replaced();
+    const r = await (await lib(root)).undo({ session: A });
+    expect(r.partial).toBe(false);
+    expect(read(root, "d/one")).toBe("1\n");
+    expect(read(root, "d/two")).toBe("2\n");
+  });
+
+  it("a path the scope added, below a directory someone has since replaced by a file, is nothing to undo: skipped", async () => {
+    const root = makeRepo({ "x.txt": "x\n" });
+    claudeCall(root, A, "Bash", { command: "mkdir e; echo n > e/new" }, () => write(root, "e/new", "n\n"));
+    rmSync(join(root, "e"), { recursive: true, force: true });
+    write(root, "e", "a person's file\n");
+    const r = await (await lib(root)).undo({ session: A });
+    expect(r.items).toMatchObject([{ path: "e/new", action: "skip", reason: "unchanged" }]);
+    expect(read(root, "e")).toBe("a person's file\n");
+  });
+});

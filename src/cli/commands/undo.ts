@@ -124,7 +124,7 @@ function nowOf(i: ReportItem): string {
   if (n.kind === "absent") return "-";
   if (n.kind === "dir") return "(a directory)";
   if (n.kind === "other") return "(not a file)";
-  if (n.kind === "blocked") return `(beyond the symlink ${n.at})`;
+  if (n.kind === "blocked") return n.file ? `(under the file ${n.at})` : `(beyond the symlink ${n.at})`;
   if (holds(n, i.post)) return short(hashOf(i.post));
   if (holds(n, i.pre)) return short(hashOf(i.pre));
   return `${short(n.sha256)}*`;
