@@ -138,12 +138,50 @@ export function startStatus(ctx: Context, timeoutMs?: number): { indexTree: stri
   // index.lock is from a git we killed (timeout).
   rmSync(`${ctx.indexFile}.lock`, { force: true });
   const indexTree = readIndexTree(ctx);
+  const stale = nestedGone(ctx);
   // With a watcher running for this root, it says what to look at (src/capture/watched.ts).
-  const watched = watchedStatus(ctx, indexTree, timeoutMs);
+  const watched = stale ? null : watchedStatus(ctx, indexTree, timeoutMs);
   if (watched) return { indexTree, ...watched };
-  const status = ctx.git(STATUS_ARGS, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs });
+  const args = stale ? [...INDEX_CONFIG, "-c", "core.untrackedCache=false", ...STATUS_ARGS.slice(INDEX_CONFIG.length)] : STATUS_ARGS;
+  const status = ctx.git(args, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs });
   status.catch(() => undefined); // awaited by whoever finishes the snapshot; one given up must not leave an unhandled rejection
   return { indexTree, status };
+}
+
+/**
+ * The untracked nested repositories the last full `git status` listed
+ * (`?? dir/`), kept beside the private index. git's untracked cache lists
+ * such a directory in its parent's entry and never looks inside it, so
+ * when its `.git` goes away (a person or an agent turning it into a plain
+ * directory) the parent's cache still holds "a repository here" until the
+ * parent itself changes: a snapshot then misses every file in it, and an
+ * undo of a later move of them deleted them (found by a review, reproduced
+ * 2 runs in 8 under load). So a snapshot that finds one of them gone asks
+ * status without the untracked cache.
+ */
+const nestedFile = (ctx: Context) => `${ctx.indexFile}.nested`;
+
+function nestedGone(ctx: Context): boolean {
+  let text: string;
+  try {
+    text = readFileSync(nestedFile(ctx), "utf8");
+  } catch {
+    return false; // none listed yet: the first full status sees them as they are
+  }
+  return splitZ(text).some((dir) => !existsSync(join(ctx.root, dir, ".git")));
+}
+
+/** Keeps the nested repositories a full status listed, for the next snapshot's check (written only when they change). */
+export function keepNested(ctx: Context, dirs: readonly string[]): void {
+  const text = dirs.length === 0 ? "" : dirs.join("\0") + "\0";
+  let was: string | null = null;
+  try {
+    was = readFileSync(nestedFile(ctx), "utf8");
+  } catch {
+    /* none yet */
+  }
+  if (was === text || (was === null && text === "")) return;
+  writeFileSync(nestedFile(ctx), text);
 }
 
 export function readIndexTree(ctx: Context): string | null {

@@ -12,7 +12,7 @@ import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
 import { CannotEditTree, foldIntoIndex, incrementalTree, type TreeEntry } from "./tree-edit.js";
 import { conversionInputs } from "./conversion.js";
 import { clearPending, overPending, readPending, statKey, writePending, type PendingEntry, type StatKey } from "./unfolded.js";
-import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, readIndexTree, recordIndexTree, seedIndex, startStatus } from "./private-index.js";
+import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, keepNested, readIndexTree, recordIndexTree, seedIndex, startStatus } from "./private-index.js";
 import { keepWatchState, type WatchScan } from "./watched.js";
 import { ensureStore, storeReady, type Context } from "../repo/context.js";
 import { inStore } from "../domain/paths.js";
@@ -163,6 +163,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     // Submodules checked out at another commit than the one the index holds: the snapshot records the
     // commit, as git does (SPEC section 1).
     const links = new Map<string, string>();
+    const nested: string[] = [];
     let addBytes = 0;
     for (const rec of splitZ(st.stdout)) {
       const y = rec[1];
@@ -172,7 +173,10 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       if (path.split("/")[0] === ".git" || inStore(ctx.root, ctx.store, path) || path.split("/").includes(".unwind")) continue; // stores, ours or nested
       // An untracked nested repository is left out: put into the private index as a gitlink, it would hide
       // what is there once it stops being a repository (its .git removed, a plain directory made in its place).
-      if (path.endsWith("/")) continue;
+      if (path.endsWith("/")) {
+        nested.push(path);
+        continue;
+      }
       listed.push(path);
       if (y === "D") {
         now.set(path, null);
@@ -265,6 +269,8 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       tree = (await ctx.git([...INDEX_CONFIG, "write-tree"], { env, optionalLocks: true, timeoutMs: left() })).stdout.toString("utf8").trim();
       if (!opts.scratch) await recordIndexTree(ctx, tree, left());
     }
+    // A full status's list of nested repositories: the next snapshot checks each is still one (private-index.ts).
+    if (!scan && !opts.scratch) keepNested(ctx, nested);
     const toolargeFiles = tooLargeStates(ctx, big, Boolean(scratchDir));
     return { tree, toolarge: Object.keys(toolargeFiles).sort(), toolargeFiles, env: objectEnv, dispose, keepRecord, listed, listedEntries, ...(scan ? { watch: scan } : {}) };
   } catch (e) {
