@@ -429,6 +429,17 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
     });
   }
   const mine = records.filter((r) => keep(r));
+  if (scope.kind === "task") {
+    // SPEC section 6: a task several worktrees claim is refused, naming the sessions; undone here, it would take back one part only.
+    const byRoot = new Map<string, Set<string>>();
+    for (const r of mine) if (r.root !== undefined) (byRoot.get(r.root) ?? byRoot.set(r.root, new Set()).get(r.root)!).add(r.session);
+    if (byRoot.size > 1) {
+      const claims = [...byRoot].map(([root, ss]) => `${root} (${[...ss].sort().join(", ")})`).join("; ");
+      throw new UnwindError("E_SCOPE_AMBIGUOUS", `task ${id} is claimed by several worktrees: ${claims}`, {
+        hint: "take its sessions back one by one, each from its own worktree: unwind undo --session S",
+      });
+    }
+  }
   if (mine.length > 0 && mine.every((r) => r.root !== undefined && r.root !== ctx.root)) {
     const roots = [...new Set(mine.map((r) => r.root))].join(", ");
     throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `${scope.kind} ${id} ran in another work tree (${roots}), not in ${ctx.root}`, {

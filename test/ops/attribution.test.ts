@@ -13,7 +13,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { RepoPath } from "../../src/domain/types.js";
 import { open, type Unwind } from "../../src/index.js";
 import { makeRepo, read, unwind, write } from "../helpers.js";
-import { claudeCall, claudePayload, hook, ev } from "../journal-helpers.js";
+import { claudeCall, claudeCallEnv, claudePayload, hook, ev } from "../journal-helpers.js";
 
 const A = "sess-aaaa-1111";
 const B = "sess-bbbb-2222";
@@ -1256,5 +1256,36 @@ describe("a path whose parent is a file now", () => {
     const r = await (await lib(root)).undo({ session: A });
     expect(r.items).toMatchObject([{ path: "e/new", action: "skip", reason: "unchanged" }]);
     expect(read(root, "e")).toBe("a person's file\n");
+  });
+});
+
+describe("a task several worktrees claim (SPEC section 6)", () => {
+  it("is refused (exit 3) naming the sessions of each, and nothing is written; each session is still undone from its own worktree", async () => {
+    const root = makeRepo({ "a.txt": "base\n", "b.txt": "base\n" });
+    const wt = join(tempDir(), "wt");
+    git(root, "worktree", "add", "-q", wt, "-b", "feat");
+    claudeCallEnv(root, A, "Bash", { command: "echo M > a.txt" }, () => write(root, "a.txt", "M\n"), { UNWIND_TASK: "TT" });
+    claudeCallEnv(wt, B, "Bash", { command: "echo B > b.txt" }, () => write(wt, "b.txt", "B\n"), { UNWIND_TASK: "TT" });
+    const u = await lib(root);
+    for (const dryRun of [true, false]) {
+      const e = await u.undo({ task: "TT" }, { dryRun }).then(
+        () => null,
+        (x: { code: string; exit: number; message: string }) => x,
+      );
+      expect([e?.code, e?.exit]).toEqual(["E_SCOPE_AMBIGUOUS", 3]);
+      expect(e?.message).toContain(`claude:${A}`);
+      expect(e?.message).toContain(`claude:${B}`);
+    }
+    expect(read(root, "a.txt")).toBe("M\n");
+    expect((await u.undo({ session: A })).partial).toBe(false);
+    expect(read(root, "a.txt")).toBe("base\n");
+  });
+
+  it("control: the same task in one worktree is undone whole", async () => {
+    const root = makeRepo({ "a.txt": "base\n", "b.txt": "base\n" });
+    claudeCallEnv(root, A, "Bash", { command: "echo M > a.txt" }, () => write(root, "a.txt", "M\n"), { UNWIND_TASK: "TT" });
+    claudeCallEnv(root, B, "Bash", { command: "echo B > b.txt" }, () => write(root, "b.txt", "B\n"), { UNWIND_TASK: "TT" });
+    expect((await (await lib(root)).undo({ task: "TT" })).partial).toBe(false);
+    expect([read(root, "a.txt"), read(root, "b.txt")]).toEqual(["base\n", "base\n"]);
   });
 });
