@@ -1,5 +1,5 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, isAbsolute, join } from "node:path";
 import { insideRoot } from "../domain/paths.js";
 import { splitZ, type GitResult } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
@@ -168,7 +168,26 @@ function nestedGone(ctx: Context): boolean {
   } catch {
     return false; // none listed yet: the first full status sees them as they are
   }
-  return splitZ(text).some((dir) => !existsSync(join(ctx.root, dir, ".git")));
+  return splitZ(text).some((dir) => !isRepository(join(ctx.root, dir)));
+}
+
+/**
+ * Whether `dir` is still a repository as git tells one: a `.git` directory
+ * with a HEAD, or a `.git` file whose `gitdir:` leads to one. A `.git` left
+ * behind that leads nowhere (its git directory removed or moved) makes a
+ * plain directory, whose files git then lists one by one.
+ */
+function isRepository(dir: string): boolean {
+  const dotGit = join(dir, ".git");
+  try {
+    if (statSync(dotGit).isDirectory()) return existsSync(join(dotGit, "HEAD"));
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"));
+    if (!m) return false;
+    const target = m[1]!.trim();
+    return existsSync(join(isAbsolute(target) ? target : join(dir, target), "HEAD"));
+  } catch {
+    return false;
+  }
 }
 
 /** Keeps the nested repositories a full status listed, for the next snapshot's check (written only when they change). */

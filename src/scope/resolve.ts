@@ -188,11 +188,15 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
   if (scope.kind === "baseline") {
     const b = loadBaseline(ctx, scope.id);
     // Its states are another work tree's: undone here, they would overwrite this one's files with that one's.
-    const roots = [...new Set(b.captures.flatMap((c) => (c.root === undefined ? [] : [c.root])))];
-    if (roots.some((r) => r !== ctx.root) && reading !== "read" && !opts.anyWorktree) {
-      throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `baseline ${b.key} was captured in another work tree (${roots.join(", ")}), not in ${ctx.root}`, {
-        hint: "undo it from that work tree, or pass --any-worktree to write it here",
-      });
+    const others = [...new Set(b.captures.flatMap((c) => (c.root === undefined || c.root === ctx.root ? [] : [c.root])))];
+    if (others.length > 0 && reading !== "read" && !opts.anyWorktree) {
+      throw new UnwindError(
+        "E_SCOPE_OTHER_WORKTREE",
+        `baseline ${b.key} was captured in another work tree (${others.join(", ")})${b.captures.some((c) => c.root === ctx.root) ? ", not only" : ", not"} in ${ctx.root}`,
+        {
+          hint: "undo it from that work tree, or pass --any-worktree to write it here",
+        },
+      );
     }
     const prefixes = governedPrefixes(b, opts.prefixes && checkPrefixes(opts.prefixes));
     // The work tree as one tree: a real undo holds the lock and refreshes the private index; the others write nothing.

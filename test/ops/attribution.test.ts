@@ -1122,6 +1122,29 @@ describe("nested repositories: recorded by the commit they hold, refused by undo
     expect(existsSync(join(root, "moved"))).toBe(false);
   });
 
+  it("a nested repository whose .git file leads nowhere any more is a plain directory: a later move of its file is undone, the file restored", async () => {
+    const root = withUntrackedNested();
+    const gitDir = join(tempDir(), "moved-git-dir");
+    renameSync(join(root, "nested", ".git"), gitDir);
+    write(root, "nested/.git", `gitdir: ${gitDir}\n`);
+    // Seconds apart, as a person's day is: git's untracked cache then trusts its entry for the root directory,
+    // which still says "a repository here" (this is what made the snapshot miss the file, every time).
+    const pause = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1100);
+    pause();
+    claudeCall(root, A, "Bash", { command: "true" }, () => undefined);
+    pause();
+    rmSync(gitDir, { recursive: true, force: true });
+    claudeCall(root, B, "Bash", { command: "mv nested/f nf" }, () => renameSync(join(root, "nested", "f"), join(root, "nf")));
+    const u = await lib(root);
+    expect((await u.changes({ session: B })).entries.map((e) => [e.path, e.change])).toEqual([
+      ["nested/f", "deleted"],
+      ["nf", "added"],
+    ]);
+    await u.undo({ session: B });
+    expect(read(root, "nested/f")).toBe("1\n");
+    expect(existsSync(join(root, "nf"))).toBe(false);
+  });
+
   it("a plain directory made where a nested repository was holds plain files: undo of the call that made it deletes them", async () => {
     const root = withUntrackedNested();
     claudeCall(root, A, "Bash", { command: "rm -rf nested" }, () => rmSync(join(root, "nested"), { recursive: true, force: true }));
