@@ -11,6 +11,7 @@ import { branchEntries, type BranchStep } from "./fold/branch.js";
 import { withTooLarge } from "./snapshot-diff.js";
 import { checkName } from "../domain/paths.js";
 import { mkdirSync } from "node:fs";
+import { readJournal } from "../store/journal.js";
 
 /** A task bound to a branch: by `unwind task start`, or by an orchestrator's session record. */
 export interface TaskBinding {
@@ -251,7 +252,10 @@ export type TaskEvidence = { kind: "branch"; binding: TaskBinding } | { kind: "j
 export async function taskEvidence(ctx: Context, task: string): Promise<TaskEvidence> {
   if (ctx.mode !== "git") return { kind: "journal" };
   const own = readBinding(ctx, task);
-  if (own) return { kind: "branch", binding: own };
+  if (own) {
+    splitClaim(ctx, task, own);
+    return { kind: "branch", binding: own };
+  }
   const sdd = await sddBindings(ctx, task);
   if (sdd.length > 1) {
     throw new UnwindError(
@@ -267,6 +271,30 @@ export async function taskEvidence(ctx: Context, task: string): Promise<TaskEvid
   }
   if (sdd.length === 1) return { kind: "branch", binding: sdd[0]! };
   return { kind: "journal" };
+}
+
+/**
+ * A branch task whose worktree is known, and sessions labelled with the task
+ * that ran in another worktree: two worktrees claim it (SPEC section 6).
+ * Taken from the branch alone, the task's undo skipped those sessions'
+ * changes and named none of them (found by a review).
+ */
+function splitClaim(ctx: Context, task: string, b: TaskBinding): void {
+  if (!b.worktree) return;
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const home = real(b.worktree);
+  const elsewhere = readJournal(ctx.store).records.filter((r) => r.task === task && r.root !== undefined && real(r.root) !== home);
+  if (elsewhere.length === 0) return;
+  const sessions = [...new Set(elsewhere.map((r) => `${r.session} (${r.root})`))].sort();
+  throw new UnwindError("E_SCOPE_AMBIGUOUS", `several worktrees claim task ${task}: its branch ${b.branch} in ${b.worktree}, and sessions ${sessions.join(", ")}`, {
+    hint: "take those sessions back one by one: unwind undo --session S",
+  });
 }
 
 /**

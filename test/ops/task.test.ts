@@ -843,3 +843,25 @@ describe("a branch task's worktree file over the size cap (review finding 9)", (
     expect(read(wt, "big.bin")).toHaveLength(2000);
   });
 });
+
+describe("a branch task and sessions of it in another worktree (SPEC section 6: several worktrees claim it)", () => {
+  it("is refused (exit 3) naming the sessions, nothing written; control: a session of it in the task's own worktree is part of the branch's work", async () => {
+    const root = repo();
+    const wt = join(tempDir(), "t-wt");
+    await start(root, "T-split", "task/split", wt);
+    write(wt, "b.txt", "on the branch\n");
+    commitAll(wt, "branch work");
+    // Control first: the task's own worktree holds its session; the branch answers for it.
+    claudeCallEnv(wt, "sess-in-wt", "Bash", { command: "edit c" }, () => write(wt, "c.txt", "in the worktree\n"), { UNWIND_TASK: "T-split" });
+    expect((await changes(root, "T-split")).map((e) => e.path)).toEqual(["b.txt", "c.txt"]);
+    // A session of the task in the main worktree: its change is in no branch.
+    claudeCallEnv(root, "sess-in-main", "Bash", { command: "edit a" }, () => write(root, "a.txt", "agent in main\n"), { UNWIND_TASK: "T-split" });
+    const u = await open({ root });
+    for (const p of [u.changes({ task: "T-split" }), u.undo({ task: "T-split" })]) {
+      const e = await rejection(p);
+      expect([e.code, e.exit]).toEqual(["E_SCOPE_AMBIGUOUS", 3]);
+      expect(e.message).toContain("claude:sess-in-main");
+    }
+    expect(read(root, "a.txt")).toBe("agent in main\n");
+  });
+});
