@@ -12,6 +12,7 @@ import { keptKey, observeOne, sameObserved, stateOf, type Reuse } from "../captu
 import { sortByPath } from "../domain/paths.js";
 import { acts, countActions } from "../domain/actions.js";
 import type { Action, Observed, Plan, PlanItem, Sha256, State } from "../domain/types.js";
+import { batchEnd } from "../domain/batch.js";
 import { checkoutForms } from "./checkout-form.js";
 import { crashPoint } from "./crash.js";
 import { collectGarbage } from "../sys/heap.js";
@@ -116,7 +117,7 @@ export async function performAll(
   );
 
   for (let start = 0; start < writes.length; ) {
-    const end = batchEnd(writes, start);
+    const end = batchEnd(writes.length, start, (i) => writes[i]![1].after?.size ?? 0, { count: BATCH_PATHS, bytes: BATCH_BYTES });
     const batch: { item: ReceiptItem; staged: Staged }[] = [];
     for (const [i, item] of writes.slice(start, end)) {
       try {
@@ -132,18 +133,6 @@ export async function performAll(
     for (const { item, staged } of batch) settle(item, (recheck) => commitWrite(ctx.root, item.path, staged, recheck));
   }
   progress?.(total, total);
-}
-
-/** Where the batch of writes from `start` ends: `BATCH_PATHS` paths or `BATCH_BYTES` of content, and at least one path. */
-function batchEnd(writes: readonly (readonly [number, ReceiptItem])[], start: number): number {
-  let end = start + 1;
-  let bytes = writes[start]![1].after?.size ?? 0;
-  while (end < writes.length && end - start < BATCH_PATHS) {
-    bytes += writes[end]![1].after?.size ?? 0;
-    if (bytes > BATCH_BYTES) break;
-    end++;
-  }
-  return end;
 }
 
 /** Told how many of the paths to write are done, before each and once at the end. */

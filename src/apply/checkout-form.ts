@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storedAsIs } from "../capture/conversion.js";
+import { batchEnd } from "../domain/batch.js";
 import { encodePath, fsPath } from "../domain/path-bytes.js";
 import { GitError } from "../git/git.js";
 import type { Context } from "../repo/context.js";
@@ -39,12 +40,19 @@ export async function checkoutForms(ctx: Context, reader: ContentReader, items: 
   const out = new Map<RepoPath, State | Error>();
   // A snapshot's state names a blob only; a file capture's or a receipt's has the file's own bytes (its SHA-256).
   const wanted = items.filter((i) => i.pre.kind === "file" && i.pre.oid && !i.pre.sha256);
-  const paths = wanted.map((i) => i.path);
-  if (wanted.length === 0 || storedAsIs(ctx, paths)) return out;
-  await checkedOut(ctx, wanted, (i, data) => {
+  if (
+    wanted.length === 0 ||
+    storedAsIs(
+      ctx,
+      wanted.map((i) => i.path),
+    )
+  )
+    return out;
+  // Sizes as the apply's prefetch learnt them: chunks are cut by them, with no question to git of their own.
+  for await (const [i, data] of checkedOut(ctx, wanted, (oid) => reader.sizeOf(oid) ?? 0)) {
     if (data instanceof Error) out.set(i.path, data);
     else out.set(i.path, { kind: "file", mode: i.pre.mode, size: data.length, sha256: reader.cas.put(data, { verify: true, sync: false }), oid: reader.oidOf(data) });
-  });
+  }
   return out;
 }
 
@@ -56,33 +64,23 @@ export async function checkoutForms(ctx: Context, reader: ContentReader, items: 
  */
 export async function checkoutBytes(ctx: Context, path: RepoPath, state: State): Promise<Buffer | null> {
   if (state.kind !== "file" || !state.oid || state.sha256 || storedAsIs(ctx, [path])) return null;
-  let got: Buffer | Error = new Error("not checked out");
-  await checkedOut(ctx, [{ path, pre: state }], (_, data) => {
-    got = data;
-  });
-  if (got instanceof Error) throw got;
-  return got;
+  for await (const [, data] of checkedOut(ctx, [{ path, pre: state }], () => 0)) {
+    if (data instanceof Error) throw data;
+    return data;
+  }
+  throw new Error(`${path}: not checked out`);
 }
 
 /**
  * Checks each item's blob out as git would at its path, into a scratch
- * directory through a scratch index, in chunks, and hands each one's bytes
- * (or the error that stopped it) to `each` before the next chunk is read.
- * A blob git cannot find is not handed over: the caller's own read reports it.
+ * directory through a scratch index, in chunks (`sizeOf` gives each blob's
+ * size as git stores it), and yields each one's bytes, or the error that
+ * stopped it, before the next chunk is read. A blob git cannot find is not
+ * yielded: the caller's own read reports it.
  */
-async function checkedOut<T extends { path: RepoPath; pre: State }>(ctx: Context, items: readonly T[], each: (item: T, data: Buffer | Error) => void): Promise<void> {
-  const sizes = await cleanSizes(
-    ctx,
-    items.map((i) => i.pre.oid!),
-  );
+async function* checkedOut<T extends { path: RepoPath; pre: State }>(ctx: Context, items: readonly T[], sizeOf: (oid: string) => number): AsyncGenerator<[T, Buffer | Error]> {
   for (let start = 0; start < items.length; ) {
-    let end = start + 1;
-    let bytes = sizes.get(items[start]!.pre.oid!) ?? 0;
-    while (end < items.length && end - start < CHUNK_COUNT) {
-      bytes += sizes.get(items[end]!.pre.oid!) ?? 0;
-      if (bytes > CHUNK_BYTES) break;
-      end++;
-    }
+    const end = batchEnd(items.length, start, (i) => sizeOf(items[i]!.pre.oid!), { count: CHUNK_COUNT, bytes: CHUNK_BYTES });
     const chunk = items.slice(start, end);
     start = end;
     const dir = mkdtempSync(join(tmpdir(), "unwind-checkout-"));
@@ -97,8 +95,8 @@ async function checkedOut<T extends { path: RepoPath; pre: State }>(ctx: Context
         // Paths that cannot share one index (a file and a path below it, states of different times) go one by
         // one; one git cannot check out alone (its filter failed) is that path's conflict: its clean form is
         // not what the file held.
-        if (chunk.length === 1) each(chunk[0]!, new Error(`git could not check it out: ${e.message.split("\n")[0]}`));
-        else for (const i of chunk) await checkedOut(ctx, [i], each);
+        if (chunk.length === 1) yield [chunk[0]!, new Error(`git could not check it out: ${e.message.split("\n")[0]}`)];
+        else for (const i of chunk) yield* checkedOut(ctx, [i], sizeOf);
         continue;
       }
       for (const i of chunk) {
@@ -108,21 +106,10 @@ async function checkedOut<T extends { path: RepoPath; pre: State }>(ctx: Context
         } catch {
           continue; // not checked out (a blob git could not find): the caller's own read reports it
         }
-        each(i, data);
+        yield [i, data];
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-}
-
-/** The size of each blob as git stores it (clean), to size the chunks; a blob git cannot find is left to the read that reports it. */
-async function cleanSizes(ctx: Context, oids: readonly string[]): Promise<Map<string, number>> {
-  const r = await ctx.git(["cat-file", "--batch-check", "--buffer"], { input: oids.join("\n") + "\n" });
-  const out = new Map<string, number>();
-  for (const line of r.stdout.toString("utf8").split("\n")) {
-    const m = /^(\S+) blob (\d+)$/.exec(line);
-    if (m) out.set(m[1]!, Number(m[2]));
-  }
-  return out;
 }

@@ -1,5 +1,6 @@
 import { copyFileSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, isAbsolute, join } from "node:path";
+import { fsPath } from "../domain/path-bytes.js";
 import { insideRoot } from "../domain/paths.js";
 import { splitZ, type GitResult } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
@@ -133,19 +134,20 @@ export async function dropIndex(ctx: Context, o: OrphanIndex): Promise<void> {
  * src/cli/early-start.ts), with the index tree it is to be read against.
  * The caller holds the store lock.
  */
-export function startStatus(ctx: Context, timeoutMs?: number): { indexTree: string | null; status: Promise<GitResult>; watch?: Promise<WatchScan> } {
+export function startStatus(ctx: Context, timeoutMs?: number): { indexTree: string | null; status: Promise<GitResult>; watch?: Promise<WatchScan>; nested: string[] } {
   // Only unwind uses this index, and only under the store lock: a leftover
   // index.lock is from a git we killed (timeout).
   rmSync(`${ctx.indexFile}.lock`, { force: true });
   const indexTree = readIndexTree(ctx);
-  const stale = nestedGone(ctx);
+  const nested = readNested(ctx);
+  const stale = nested.some((dir) => !isRepository(join(ctx.root, dir)));
   // With a watcher running for this root, it says what to look at (src/capture/watched.ts).
   const watched = stale ? null : watchedStatus(ctx, indexTree, timeoutMs);
-  if (watched) return { indexTree, ...watched };
+  if (watched) return { indexTree, ...watched, nested };
   const args = stale ? [...INDEX_CONFIG, "-c", "core.untrackedCache=false", ...STATUS_ARGS.slice(INDEX_CONFIG.length)] : STATUS_ARGS;
   const status = ctx.git(args, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs });
   status.catch(() => undefined); // awaited by whoever finishes the snapshot; one given up must not leave an unhandled rejection
-  return { indexTree, status };
+  return { indexTree, status, nested };
 }
 
 /**
@@ -161,14 +163,13 @@ export function startStatus(ctx: Context, timeoutMs?: number): { indexTree: stri
  */
 const nestedFile = (ctx: Context) => `${ctx.indexFile}.nested`;
 
-function nestedGone(ctx: Context): boolean {
-  let text: string;
+/** The nested repositories kept by the last full status (none before the first). */
+function readNested(ctx: Context): string[] {
   try {
-    text = readFileSync(nestedFile(ctx), "utf8");
+    return splitZ(readFileSync(nestedFile(ctx), "utf8"));
   } catch {
-    return false; // none listed yet: the first full status sees them as they are
+    return []; // none listed yet: the first full status sees them as they are
   }
-  return splitZ(text).some((dir) => !isRepository(join(ctx.root, dir)));
 }
 
 /**
@@ -177,11 +178,11 @@ function nestedGone(ctx: Context): boolean {
  * behind that leads nowhere (its git directory removed or moved) makes a
  * plain directory, whose files git then lists one by one.
  */
-function isRepository(dir: string): boolean {
+export function isRepository(dir: string): boolean {
   const dotGit = join(dir, ".git");
   try {
-    if (statSync(dotGit).isDirectory()) return existsSync(join(dotGit, "HEAD"));
-    const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, "utf8"));
+    if (statSync(fsPath(dotGit)).isDirectory()) return existsSync(fsPath(join(dotGit, "HEAD")));
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(fsPath(dotGit), "utf8"));
     if (!m) return false;
     const target = m[1]!.trim();
     return existsSync(join(isAbsolute(target) ? target : join(dir, target), "HEAD"));
@@ -190,17 +191,10 @@ function isRepository(dir: string): boolean {
   }
 }
 
-/** Keeps the nested repositories a full status listed, for the next snapshot's check (written only when they change). */
-export function keepNested(ctx: Context, dirs: readonly string[]): void {
-  const text = dirs.length === 0 ? "" : dirs.join("\0") + "\0";
-  let was: string | null = null;
-  try {
-    was = readFileSync(nestedFile(ctx), "utf8");
-  } catch {
-    /* none yet */
-  }
-  if (was === text || (was === null && text === "")) return;
-  writeFileSync(nestedFile(ctx), text);
+/** Keeps the nested repositories a full status listed, for the next snapshot's check; `was`, the list its start read: written only when they differ. */
+export function keepNested(ctx: Context, dirs: readonly string[], was: readonly string[]): void {
+  if (dirs.length === was.length && dirs.every((d, i) => d === was[i])) return;
+  writeFileSync(nestedFile(ctx), dirs.length === 0 ? "" : dirs.join("\0") + "\0");
 }
 
 export function readIndexTree(ctx: Context): string | null {

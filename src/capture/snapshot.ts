@@ -12,7 +12,7 @@ import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
 import { CannotEditTree, foldIntoIndex, incrementalTree, type TreeEntry } from "./tree-edit.js";
 import { conversionInputs } from "./conversion.js";
 import { clearPending, overPending, readPending, statKey, writePending, type PendingEntry, type StatKey } from "./unfolded.js";
-import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, keepNested, readIndexTree, recordIndexTree, seedIndex, startStatus } from "./private-index.js";
+import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, isRepository, keepNested, readIndexTree, recordIndexTree, seedIndex, startStatus } from "./private-index.js";
 import { keepWatchState, type WatchScan } from "./watched.js";
 import { ensureStore, storeReady, type Context } from "../repo/context.js";
 import { inStore } from "../domain/paths.js";
@@ -91,6 +91,8 @@ export interface StartedTree {
   readonly status: Promise<GitResult>;
   /** Set when a watcher runs for this root: how it had the scan done (src/capture/watched.ts). */
   readonly watch?: Promise<WatchScan> | undefined;
+  /** The nested repositories the last full status listed, as the start read them (a scratch run keeps none). */
+  readonly nested: readonly string[];
   /** Removes a scratch run's temp dir; a no-op otherwise. */
   dispose(): void;
 }
@@ -132,12 +134,12 @@ export async function startWorkTree(ctx: Context, opts: { scratch: boolean; dead
   const env = { GIT_INDEX_FILE: idx, ...objectEnv };
   const status = ctx.git(STATUS_ARGS, { env, optionalLocks: true, timeoutMs: left() });
   status.catch(() => undefined); // awaited by writeWorkTree; a start that is given up must not leave an unhandled rejection
-  return { env, scratchDir, objectEnv, indexTree, status, dispose: () => rmSync(scratchDir, { recursive: true, force: true }) };
+  return { env, scratchDir, objectEnv, indexTree, status, nested: [], dispose: () => rmSync(scratchDir, { recursive: true, force: true }) };
 }
 
 /** A snapshot under way on the private index itself, from `startStatus`. */
-export function startedOn(ctx: Context, s: { indexTree: string | null; status: Promise<GitResult>; watch?: Promise<WatchScan> | undefined }): StartedTree {
-  return { env: { GIT_INDEX_FILE: ctx.indexFile }, scratchDir: null, objectEnv: {}, indexTree: s.indexTree, status: s.status, watch: s.watch, dispose: () => undefined };
+export function startedOn(ctx: Context, s: { indexTree: string | null; status: Promise<GitResult>; watch?: Promise<WatchScan> | undefined; nested: readonly string[] }): StartedTree {
+  return { env: { GIT_INDEX_FILE: ctx.indexFile }, scratchDir: null, objectEnv: {}, indexTree: s.indexTree, status: s.status, watch: s.watch, nested: s.nested, dispose: () => undefined };
 }
 
 /**
@@ -148,7 +150,7 @@ export function startedOn(ctx: Context, s: { indexTree: string | null; status: P
  * `started` is a `startWorkTree` of the same options already under way.
  */
 export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; deadline?: number }, started?: StartedTree): Promise<TreeResult> {
-  const { env, scratchDir, objectEnv, indexTree, status, dispose, watch } = started ?? (await startWorkTree(ctx, opts));
+  const { env, scratchDir, objectEnv, indexTree, status, dispose, watch, nested: listedBefore } = started ?? (await startWorkTree(ctx, opts));
   const left = leftOf(opts.deadline);
   try {
     const st = await status;
@@ -270,7 +272,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
       if (!opts.scratch) await recordIndexTree(ctx, tree, left());
     }
     // A full status's list of nested repositories: the next snapshot checks each is still one (private-index.ts).
-    if (!scan && !opts.scratch) keepNested(ctx, nested);
+    if (!scan && !opts.scratch) keepNested(ctx, nested, listedBefore);
     const toolargeFiles = tooLargeStates(ctx, big, Boolean(scratchDir));
     return { tree, toolarge: Object.keys(toolargeFiles).sort(), toolargeFiles, env: objectEnv, dispose, keepRecord, listed, listedEntries, ...(scan ? { watch: scan } : {}) };
   } catch (e) {
@@ -286,7 +288,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
  * git process each.
  */
 async function nestedHead(ctx: Context, path: string, timeoutMs: number | undefined): Promise<string | null> {
-  if (!existsSync(fsPath(join(ctx.root, path, ".git")))) return null;
+  if (!isRepository(join(ctx.root, path))) return null;
   const r = await ctx.git(["-C", path, "rev-parse", "--verify", "-q", "HEAD"], { okCodes: [1, 128], timeoutMs }).catch(() => null);
   const oid = r?.code === 0 ? r.stdout.toString("utf8").trim() : "";
   return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(oid) ? oid : null;
@@ -404,6 +406,7 @@ export interface SnapshotStart {
   readonly indexTree: string | null;
   readonly status: Promise<GitResult>;
   readonly watch?: Promise<WatchScan> | undefined;
+  readonly nested: readonly string[];
   /** Releases the store lock taken for it (once; later calls do nothing). */
   release(): void;
   /** Set by `settleSnapshot`: given up, its lock released; `finishSnapshot` then takes the snapshot anew. */
@@ -425,8 +428,8 @@ export function startSnapshot(ctx: Context): SnapshotStart | null {
     released = true;
   };
   try {
-    const { indexTree, status, watch } = startStatus(ctx);
-    return { store: ctx.store, indexFile: ctx.indexFile, indexTree, status, watch, release };
+    const { indexTree, status, watch, nested } = startStatus(ctx);
+    return { store: ctx.store, indexFile: ctx.indexFile, indexTree, status, watch, nested, release };
   } catch (e) {
     release();
     throw e;
@@ -450,7 +453,7 @@ export async function finishSnapshot(ctx: Context, start: SnapshotStart, labels:
     throw g?.args && g.gitCode !== undefined ? new GitError(g.args, g.gitCode, g.stderr ?? "") : e;
   });
   try {
-    return await takeSnapshot(ctx, labels, {}, startedOn(ctx, { indexTree: start.indexTree, status, watch: start.watch }));
+    return await takeSnapshot(ctx, labels, {}, startedOn(ctx, { indexTree: start.indexTree, status, watch: start.watch, nested: start.nested }));
   } finally {
     start.release();
   }

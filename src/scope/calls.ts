@@ -432,7 +432,12 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
   if (scope.kind === "task") {
     // SPEC section 6: a task several worktrees claim is refused, naming the sessions; undone here, it would take back one part only.
     const byRoot = new Map<string, Set<string>>();
-    for (const r of mine) if (r.root !== undefined) (byRoot.get(r.root) ?? byRoot.set(r.root, new Set()).get(r.root)!).add(r.session);
+    for (const r of mine) {
+      if (r.root === undefined) continue;
+      let sessions = byRoot.get(r.root);
+      if (!sessions) byRoot.set(r.root, (sessions = new Set()));
+      sessions.add(r.session);
+    }
     if (byRoot.size > 1) {
       const claims = [...byRoot].map(([root, ss]) => `${root} (${[...ss].sort().join(", ")})`).join("; ");
       throw new UnwindError("E_SCOPE_AMBIGUOUS", `task ${id} is claimed by several worktrees: ${claims}`, {

@@ -153,6 +153,17 @@ export type Reading = "apply" | "dry" | "read";
  * what the planner needs to know about other writers, handed to `fn`;
  * scratch trees live only as long as `fn`.
  */
+/**
+ * Taking back another work tree's record (a snapshot, a run, a baseline)
+ * would write its files over this one's (SPEC section 4, as for restore);
+ * reading it is harmless. `foreign`: what names the other work tree, or
+ * null when the record is this one's.
+ */
+function refuseForeign(reading: Reading, opts: ScopeOptions, foreign: string | null): void {
+  if (foreign === null || reading === "read" || opts.anyWorktree) return;
+  throw new UnwindError("E_SCOPE_OTHER_WORKTREE", foreign, { hint: "undo it from that work tree, or pass --any-worktree to write it here" });
+}
+
 export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: ScopeOptions, reading: Reading, fn: (r: Resolved) => Promise<T>): Promise<T> {
   checkScopeOptions(scope, opts);
   const globs = rootGlobs(opts.paths);
@@ -187,17 +198,9 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
   }
   if (scope.kind === "baseline") {
     const b = loadBaseline(ctx, scope.id);
-    // Its states are another work tree's: undone here, they would overwrite this one's files with that one's.
     const others = [...new Set(b.captures.flatMap((c) => (c.root === undefined || c.root === ctx.root ? [] : [c.root])))];
-    if (others.length > 0 && reading !== "read" && !opts.anyWorktree) {
-      throw new UnwindError(
-        "E_SCOPE_OTHER_WORKTREE",
-        `baseline ${b.key} was captured in another work tree (${others.join(", ")})${b.captures.some((c) => c.root === ctx.root) ? ", not only" : ", not"} in ${ctx.root}`,
-        {
-          hint: "undo it from that work tree, or pass --any-worktree to write it here",
-        },
-      );
-    }
+    const only = b.captures.some((c) => c.root === ctx.root) ? "not only" : "not";
+    refuseForeign(reading, opts, others.length > 0 ? `baseline ${b.key} was captured in another work tree (${others.join(", ")}), ${only} in ${ctx.root}` : null);
     const prefixes = governedPrefixes(b, opts.prefixes && checkPrefixes(opts.prefixes));
     // The work tree as one tree: a real undo holds the lock and refreshes the private index; the others write nothing.
     const current = await writeWorkTree(ctx, { scratch: reading !== "apply" });
@@ -220,11 +223,7 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
       capsule = f.capsule;
       fetched = true;
     }
-    if (!fetched && capsule.root !== ctx.root && reading !== "read" && !opts.anyWorktree) {
-      throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `run ${capsule.id} ran in another work tree (${capsule.root}), not in ${ctx.root}`, {
-        hint: "undo it from that work tree, or pass --any-worktree to write it here",
-      });
-    }
+    refuseForeign(reading, opts, !fetched && capsule.root !== ctx.root ? `run ${capsule.id} ran in another work tree (${capsule.root}), not in ${ctx.root}` : null);
     const { cs, retained } = runChangeSet(capsule, { taking: reading !== "read", safeOnly: Boolean(opts.safeOnly) });
     const decisions = new Map(capsule.entries.map((e) => [e.path as string, { decision: e.decision, reversible: e.reversible, why: e.why }]));
     return fn({ cs: onlyPaths(cs, globs, named), retained, decisions });
@@ -232,13 +231,8 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
   if (scope.kind !== "snapshot") throw new UnwindError("E_NOT_BUILT", `--${scope.kind} scopes are not built yet`);
   const from = await resolveSnapshot(ctx, scope.id);
   const to = scope.to !== undefined ? await resolveSnapshot(ctx, scope.to) : null;
-  // Taking back another worktree's snapshot would write its files here (SPEC 4, as for restore); reading it is harmless.
   const foreign = [from, to].find((x) => x && x.root !== ctx.root);
-  if (foreign && reading !== "read" && !opts.anyWorktree) {
-    throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `snapshot ${foreign.id} was taken in another work tree (${foreign.root}), not in ${ctx.root}`, {
-      hint: "undo it from that work tree, or pass --any-worktree to write it here",
-    });
-  }
+  refuseForeign(reading, opts, foreign ? `snapshot ${foreign.id} was taken in another work tree (${foreign.root}), not in ${ctx.root}` : null);
   const current = to ? null : await writeWorkTree(ctx, { scratch: reading !== "apply" });
   try {
     const cas = new Cas(join(ctx.store, "cas"));

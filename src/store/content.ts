@@ -27,7 +27,8 @@ const LOOSE_PROBE = 32;
 export class ContentReader {
   /** Git oids wanted soon, in the order they will be read, with their sizes where recorded. */
   private queue: { oid: string; size: number }[] = [];
-  private queued = new Set<string>();
+  /** The same entries by oid: what was queued, and the size learnt for it. */
+  private queued = new Map<string, { oid: string; size: number }>();
   /** Git objects found missing or failing their oid: small, and kept whatever the budget. */
   private gitErrors = new Map<string, BlobError>();
   /** The bytes each fetch read (loose objects, and git's answer for the rest), in order: what the budget bounds. */
@@ -52,8 +53,8 @@ export class ContentReader {
       // Asked before the CAS (a stat each): a second prefetch of the same states costs nothing.
       if (this.queued.has(s.oid) || this.cache.has(gitKey(s.oid))) continue;
       if (s.sha256 && this.cas.has(s.sha256)) continue;
-      this.queued.add(s.oid);
       const q = { oid: s.oid, size: s.size ?? -1 };
+      this.queued.set(s.oid, q);
       this.queue.push(q);
       if (q.size < 0) unsized.push(q);
     }
@@ -90,6 +91,12 @@ export class ContentReader {
       if (lines[k] === `${s.oid} blob ${s.size}`) held.add(s.oid!);
     });
     return held;
+  }
+
+  /** A git blob's size as far as this reader knows it (prefetched, or read), without asking git. */
+  sizeOf(oid: string): number | undefined {
+    const q = this.queued.get(oid)?.size;
+    return q !== undefined && q >= 0 ? q : this.cache.get(gitKey(oid))?.length;
   }
 
   async status(state: State): Promise<BlobStatus> {
