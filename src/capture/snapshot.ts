@@ -33,6 +33,10 @@ export interface SnapshotMeta {
   session?: string;
   call?: string;
   label?: string;
+  /** Taken by `unwind run` around its command: the run's id. */
+  run?: string;
+  /** On a run's after snapshot: when its before was taken, so the run's window is known from this one alone. */
+  runSince?: string;
   /** Files left out of the tree for being over the size cap. */
   toolarge: string[];
   /** Their size and SHA-256 (absent in older snapshots). */
@@ -78,6 +82,8 @@ export interface SnapshotLabels {
   session?: string;
   call?: string;
   label?: string;
+  run?: string;
+  runSince?: string;
 }
 
 /** A work tree snapshot under way: its index and base chosen, `git status` running. */

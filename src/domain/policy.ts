@@ -1,5 +1,6 @@
 import { usage } from "./errors.js";
 import { globToRegExp } from "./glob.js";
+import type { ChangeEntry } from "./types.js";
 
 /** What a run's policy says about a path it changed (SPEC section 9). */
 export type Decision = "allow" | "review" | "deny";
@@ -84,4 +85,14 @@ export function decider(policy: Policy): (path: string) => Decision {
     for (const { d, tests: ts } of tests) if (ts.some((t) => t(path))) found = d; // later in DECISIONS is more protective
     return found ?? policy.default;
   };
+}
+
+/** Why a run's change to a path cannot be taken back, as far as the record can tell; null when it can. */
+export function irreversible(e: Pick<ChangeEntry, "pre" | "post">, rollback: boolean): string | null {
+  if (!rollback) return "rollback off: no earlier bytes were kept";
+  const states = [e.pre, e.post];
+  if (states.some((s) => s?.kind === "toolarge")) return "over the size cap: recorded by size and hash only";
+  if (states.some((s) => s?.kind === "gitlink")) return "a submodule: another repository's state";
+  if (e.pre?.kind === "unknown") return "its earlier state was never recorded";
+  return null;
 }

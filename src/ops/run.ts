@@ -6,12 +6,10 @@ import { takeSnapshot, SNAPSHOT_REFS, type Snapshot } from "../capture/snapshot.
 import { usage } from "../domain/errors.js";
 import { sha256 } from "../domain/hash.js";
 import { checkName } from "../domain/paths.js";
-import { decider, NO_POLICY, parsePolicy, type Decision, type Policy } from "../domain/policy.js";
-import type { ChangeEntry } from "../domain/types.js";
+import { decider, irreversible, NO_POLICY, parsePolicy, type Decision, type Policy } from "../domain/policy.js";
 import type { Context } from "../repo/context.js";
 import { taskName } from "../scope/resolve.js";
-import { snapshotChangeSet, snapshotSide } from "../scope/snapshot-diff.js";
-import { Cas } from "../store/cas.js";
+import { journalChangeSet } from "../scope/calls.js";
 import { Capsules, newRunId, type Capsule, type CapsuleEntry, type ProcessRecord, type SnapshotRef } from "../store/capsules.js";
 import { parseDuration } from "../store/config.js";
 import { logError } from "../store/error-log.js";
@@ -84,16 +82,6 @@ function timeoutMs(text: string | undefined): number | null {
   throw usage(`--timeout ${text}: expected a duration such as 90s, 10m or 2h`);
 }
 
-/** Why a path's change cannot be taken back, as far as the record can tell; null when it can. */
-function irreversible(e: ChangeEntry, rollback: boolean): string | null {
-  if (!rollback) return "rollback off: no earlier bytes were kept";
-  const states = [e.pre, e.post];
-  if (states.some((s) => s?.kind === "toolarge")) return "over the size cap: recorded by size and hash only";
-  if (states.some((s) => s?.kind === "gitlink")) return "a submodule: another repository's state";
-  if (e.pre?.kind === "unknown") return "its earlier state was never recorded";
-  return null;
-}
-
 const refOf = (s: Snapshot): SnapshotRef => ({ snapshot: s.id, commit: s.commit, tree: s.tree });
 
 /**
@@ -128,7 +116,7 @@ export async function run(ctx: Context, argv: readonly string[], opts: RunOption
   const sealsBefore = capsules.fileSeals();
   const chainBefore = receiptProblems(ctx).length === 0;
 
-  const before = await withLock(ctx.store, "run", () => takeSnapshot(ctx, { ...(task ? { task } : {}), label: `run ${id}: before` }));
+  const before = await withLock(ctx.store, "run", () => takeSnapshot(ctx, { ...(task ? { task } : {}), label: `run ${id}: before`, run: id }));
   opts.onStart?.(id);
   // Hooks inside the run label their sessions with its task; without one, with the run itself.
   env.UNWIND_RUN = id;
@@ -178,9 +166,10 @@ export async function run(ctx: Context, argv: readonly string[], opts: RunOption
     } else left = (await endProcesses(others, { graceMs, dryRun: true })).filter((o) => o.outcome === "still-running").length;
 
     return await withLock(ctx.store, "run", async () => {
-      const after = await takeSnapshot(ctx, { ...(task ? { task } : {}), label: `run ${id}: after` });
-      const cas = new Cas(join(ctx.store, "cas"));
-      const cs = await snapshotChangeSet(ctx, { kind: "run", id }, snapshotSide(cas, before), snapshotSide(cas, after));
+      const after = await takeSnapshot(ctx, { ...(task ? { task } : {}), label: `run ${id}: after`, run: id, runSince: before.at });
+      // The run's window among every call and receipt the record holds (SPEC section 9: before -> after under section 2's rules):
+      // another agent's file write, or an undo, made while the command ran is not the run's.
+      const { cs } = await journalChangeSet(ctx, { kind: "run", id }, {});
       const decide = decider(policy.rules);
       const entries: CapsuleEntry[] = cs.entries.map((e) => {
         const why = irreversible(e, rollback);

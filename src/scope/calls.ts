@@ -4,7 +4,7 @@ import { basename, join } from "node:path";
 import { closeStaleCalls } from "../capture/capture.js";
 import { storedAsIs } from "../capture/conversion.js";
 import { excludeTexts, loadExcludes } from "../capture/excludes.js";
-import { keepsExecBits, listSnapshots, writeWorkTree } from "../capture/snapshot.js";
+import { keepsExecBits, listSnapshots, writeWorkTree, type Snapshot } from "../capture/snapshot.js";
 import { tooLargeState } from "../capture/toolarge.js";
 import { UnwindError } from "../domain/errors.js";
 import { Cas } from "../store/cas.js";
@@ -16,13 +16,13 @@ import { pathMatcher } from "../domain/glob.js";
 import { stateNow } from "../capture/observe.js";
 import type { ChangeSet, GitOid, Interleaved, LaterWrite, RepoPath, Scope, State } from "../domain/types.js";
 import { correctDiff, type Side } from "./snapshot-diff.js";
-import { callWindows, filePoints, openCalls } from "./fold/windows.js";
+import { callWindows, filePoints, openCalls, runWindows, type RunWindow } from "./fold/windows.js";
 import { attribute, changeEventsLazily, OPEN, snapshotPoints, takeBacks, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
 import { diffPairs, treeChangeSet, treeStates } from "./tree.js";
 import { ignoredUnder, type DiffEntry } from "./visibility.js";
 
 export interface JournalScope {
-  kind: "session" | "call" | "task";
+  kind: "session" | "call" | "task" | "run";
   id: string;
   /** With a call: the session it belongs to (narrows a call id two sessions share). */
   session?: string;
@@ -89,15 +89,16 @@ export interface Timeline {
  * this one. A tree call still open is closed by the work tree as it is now
  * (a scratch snapshot, nothing written), a file call by its paths as they are.
  */
-export async function journalTimeline(ctx: Context, allRecords: readonly JournalRecord[], wanted: (c: CallWindow) => boolean): Promise<Timeline> {
+export async function journalTimeline(ctx: Context, allRecords: readonly JournalRecord[], wanted: (c: CallWindow) => boolean, allSnaps?: readonly Snapshot[]): Promise<Timeline> {
   // Records of other work trees say nothing about this one (older records carry no root: they count).
   const records = allRecords.filter((r) => r.root === undefined || r.root === ctx.root);
-  const snaps = (await listSnapshots(ctx)).filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  const snaps = (allSnaps ?? (await listSnapshots(ctx))).filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const windows = callWindows(
     records,
     snaps.map((s) => s.at),
   );
-  const calls: CallWindow[] = [...windows];
+  // Runs are windows under the same rules as calls (SPEC section 9): what another call pinned is not theirs, and what changed while both were open is shared.
+  const calls: CallWindow[] = [...windows, ...runWindows(snaps)];
   // Only what happened from the first wanted call's start on can bear on it.
   const from = calls.filter(wanted).reduce((m, c) => (c.start < m ? c.start : m), OPEN);
   const written = receiptCalls(ctx, from);
@@ -382,6 +383,8 @@ function closeStale(ctx: Context, records: readonly JournalRecord[], locked: boo
 
 export interface JournalChangeSet {
   cs: ChangeSet;
+  /** Every path the scope changed, its change since taken back or not (`Attribution.touched`). */
+  touched: Set<RepoPath>;
   laterWrites: Map<RepoPath, LaterWrite>;
   interleaved: Map<RepoPath, Interleaved>;
 }
@@ -398,6 +401,8 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
   const damaged = read.damaged;
   // Calls still open are closed now, for good (a dry run closes them in memory only: it writes nothing).
   const records = opts.close ? [...read.records, ...(await closeStale(ctx, read.records, opts.close === "locked"))] : read.records;
+  const snaps = await listSnapshots(ctx);
+  const runs = runWindows(snaps);
   let keep: (r: { session: string; call: string }) => boolean;
   let sessions: string[];
   let id = scope.id;
@@ -412,14 +417,18 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
     keep = (r) => r.call === c.call && r.session === c.session;
     sessions = [c.session];
   } else {
-    sessions = [...new Set(records.filter((r) => r.task === scope.id).map((r) => r.session))];
-    if (sessions.length === 0) {
-      throw new UnwindError("E_SCOPE_UNKNOWN", `no evidence for task '${scope.id}': no session was recorded with it`, {
-        hint: "label captures with UNWIND_TASK, or bind the task with: unwind task start",
+    const members = scopeMembers(records, runs, { kind: scope.kind, id: scope.id });
+    if (scope.kind === "run" && !members.runs.some((w) => w.call === scope.id)) {
+      // The capsule says the run ended, but its snapshots do not: its window cannot be placed, and an empty change set would be a lie.
+      throw new UnwindError("E_STORE_DAMAGED", `run ${scope.id}: its after snapshot (or its before) is missing, so its window cannot be placed`, { hint: "run unwind verify" });
+    }
+    if (members.sessions.size === 0 && members.runs.length === 0) {
+      throw new UnwindError("E_SCOPE_UNKNOWN", `no evidence for task '${scope.id}': no session or run was recorded with it`, {
+        hint: "label captures with UNWIND_TASK (or unwind run --task), or bind the task with: unwind task start",
       });
     }
-    const inTask = new Set(sessions);
-    keep = (r) => inTask.has(r.session);
+    sessions = [...members.sessions];
+    keep = members.has;
   }
   const files = new Set(sessions.map((s) => basename(sessionFile(ctx.store, s))));
   const bad = damaged.filter((d) => files.has(d.file));
@@ -429,10 +438,11 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
     });
   }
   const mine = records.filter((r) => keep(r));
+  const mineRuns = runs.filter((w) => keep(w));
   if (scope.kind === "task") {
-    // SPEC section 6: a task several worktrees claim is refused, naming the sessions; undone here, it would take back one part only.
+    // SPEC section 6: a task several worktrees claim is refused, naming the sessions and runs; undone here, it would take back one part only.
     const byRoot = new Map<string, Set<string>>();
-    for (const r of mine) {
+    for (const r of [...mine, ...mineRuns]) {
       if (r.root === undefined) continue;
       let sessions = byRoot.get(r.root);
       if (!sessions) byRoot.set(r.root, (sessions = new Set()));
@@ -441,23 +451,45 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
     if (byRoot.size > 1) {
       const claims = [...byRoot].map(([root, ss]) => `${root} (${[...ss].sort().join(", ")})`).join("; ");
       throw new UnwindError("E_SCOPE_AMBIGUOUS", `task ${id} is claimed by several worktrees: ${claims}`, {
-        hint: "take its sessions back one by one, each from its own worktree: unwind undo --session S",
+        hint: "take its sessions and runs back one by one, each from its own worktree: unwind undo --session S, unwind undo --run R",
       });
     }
   }
-  if (mine.length > 0 && mine.every((r) => r.root !== undefined && r.root !== ctx.root)) {
-    const roots = [...new Set(mine.map((r) => r.root))].join(", ");
+  const all = [...mine, ...mineRuns];
+  if (all.length > 0 && all.every((r) => r.root !== undefined && r.root !== ctx.root)) {
+    const roots = [...new Set(all.map((r) => r.root))].join(", ");
     throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `${scope.kind} ${id} ran in another work tree (${roots}), not in ${ctx.root}`, {
       hint: "run unwind from that work tree, where its changes are",
     });
   }
-  const { calls, events } = await journalTimeline(ctx, records, keep);
+  const { calls, events } = await journalTimeline(ctx, records, keep, snaps);
   const since = opts.since;
   const inScope = (c: CallWindow) => keep(c) && (!since || c.start >= since);
-  const takesBack = takeBacks(calls, inScope, (s) => callsOfScope(records, s));
-  const { entries, later, interleaved } = attribute(events, inScope, { path: pathMatcher(opts.paths ?? []), takesBack });
+  const takesBack = takeBacks(calls, inScope, (s) => callsOfScope(records, runs, s));
+  const { entries, later, interleaved, touched } = attribute(events, inScope, { path: pathMatcher(opts.paths ?? []), takesBack });
   const s: Scope = { kind: scope.kind, id };
-  return { cs: { scope: s, entries }, laterWrites: later, interleaved };
+  return { cs: { scope: s, entries }, touched, laterWrites: later, interleaved };
+}
+
+/**
+ * Who belongs to a task or a run: for a task, the sessions labelled with it
+ * and the runs recorded with it (`unwind run --task`); for a run, its own
+ * window and the calls captured inside it (hooks label them with
+ * `UNWIND_RUN`). One rule for resolving a scope and for reading which of
+ * unwind's receipts took it back.
+ */
+function scopeMembers(records: readonly JournalRecord[], runs: readonly RunWindow[], scope: { kind: "task" | "run"; id: string }) {
+  const sessions = new Set<string>();
+  const inner = new Set<string>();
+  const mineRuns = runs.filter((w) => (scope.kind === "task" ? w.task === scope.id : w.call === scope.id));
+  const runIds = new Set(mineRuns.map((w) => w.call));
+  for (const r of records) {
+    if (scope.kind === "task" && r.task === scope.id) sessions.add(r.session);
+    else if (r.run !== undefined && runIds.has(r.run)) inner.add(`${r.session}\0${r.call}`);
+  }
+  const runNames = new Set(mineRuns.map((w) => w.session));
+  const has = (c: { session: string; call: string }) => sessions.has(c.session) || runNames.has(c.session) || inner.has(`${c.session}\0${c.call}`);
+  return { sessions, runs: mineRuns, has };
 }
 
 /**
@@ -467,12 +499,11 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
  * it, since a receipt does not say which. Null for scopes that are no set of
  * calls (a snapshot, a baseline, a run).
  */
-function callsOfScope(records: readonly JournalRecord[], scope: Scope): ((c: { session: string; call: string }) => boolean) | null {
+function callsOfScope(records: readonly JournalRecord[], runs: readonly RunWindow[], scope: Scope): ((c: { session: string; call: string }) => boolean) | null {
   if (scope.kind === "session") return (c) => c.session === scope.id;
   if (scope.kind === "call") return (c) => c.call === scope.id;
-  if (scope.kind !== "task") return null;
-  const sessions = new Set(records.filter((r) => r.task === scope.id).map((r) => r.session));
-  return (c) => sessions.has(c.session);
+  if (scope.kind !== "task" && scope.kind !== "run") return null;
+  return scopeMembers(records, runs, { kind: scope.kind, id: scope.id }).has;
 }
 
 /** The paths each tree-captured call may have changed (shared ones included), for `unwind log`. */

@@ -193,7 +193,7 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
       const f = await fetchedChangeSet(ctx, fetched);
       return fn({ cs: onlyPaths(f.cs, globs, named), laterWrites: f.laterWrites, interleaved: f.interleaved });
     }
-    onlyPaths(r.cs, globs, named);
+    onlyPaths(r.cs, globs, named, r.touched);
     return fn(r);
   }
   if (scope.kind === "baseline") {
@@ -224,9 +224,18 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
       fetched = true;
     }
     refuseForeign(reading, opts, !fetched && capsule.root !== ctx.root ? `run ${capsule.id} ran in another work tree (${capsule.root}), not in ${ctx.root}` : null);
-    const { cs, retained } = runChangeSet(capsule, { taking: reading !== "read", safeOnly: Boolean(opts.safeOnly) });
-    const decisions = new Map(capsule.entries.map((e) => [e.path as string, { decision: e.decision, reversible: e.reversible, why: e.why }]));
-    return fn({ cs: onlyPaths(cs, globs, named), retained, decisions });
+    const taking = reading !== "read";
+    if (fetched || capsule.root !== ctx.root) {
+      // Fetched, or another work tree's (read, or taken back with --any-worktree): its window cannot be placed among this work tree's records.
+      const { cs, retained, decisions } = runChangeSet(capsule, { taking, safeOnly: Boolean(opts.safeOnly) });
+      return fn({ cs: onlyPaths(cs, globs, named), retained, decisions });
+    }
+    // A local run is a window among this work tree's calls and receipts, attributed by the same fold.
+    runChangeSet(capsule, { taking, safeOnly: false }, []); // refuses a run without rollback before anything is read
+    const close = reading === "apply" ? "locked" : reading === "read" ? "lock" : undefined;
+    const r = await journalChangeSet(ctx, { kind: "run", id: capsule.id }, { paths: globs, ...(close ? { close } : {}) });
+    const { cs, retained, decisions } = runChangeSet(capsule, { taking, safeOnly: Boolean(opts.safeOnly) }, r.cs.entries);
+    return fn({ ...r, cs: onlyPaths(cs, globs, named, r.touched), retained, decisions });
   }
   if (scope.kind !== "snapshot") throw new UnwindError("E_NOT_BUILT", `--${scope.kind} scopes are not built yet`);
   const from = await resolveSnapshot(ctx, scope.id);
@@ -245,15 +254,18 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
 
 /**
  * Keeps only the entries `--path` globs select (all without any). A glob
- * that selects nothing is a usage error naming it: a typo must not read as
- * "nothing to do".
+ * that selects no path the scope changed (`touched`: whatever those paths
+ * hold now, a change already taken back included) is a usage error naming
+ * it: a typo must not read as "nothing to do", and a narrowed undo run
+ * twice must not read as a typo.
  */
-function onlyPaths(cs: ChangeSet, globs: readonly string[], named: readonly string[]): ChangeSet {
+function onlyPaths(cs: ChangeSet, globs: readonly string[], named: readonly string[], touched?: ReadonlySet<string>): ChangeSet {
   const keep = pathMatcher(globs);
   if (!keep) return cs;
+  const changed = touched ? [...touched] : cs.entries.map((e) => e.path);
   globs.forEach((g, i) => {
     const one = pathMatcher([g])!;
-    if (!cs.entries.some((e) => one(e.path))) {
+    if (!changed.some((p) => one(p))) {
       throw usage(`--path ${named[i] ?? g} matches nothing in the ${cs.scope.kind} ${cs.scope.id}`, "globs are relative to the current directory; list the paths with: unwind changes");
     }
   });

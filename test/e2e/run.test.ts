@@ -146,6 +146,8 @@ describe("undo --run through the one engine", () => {
     write(root, "src/keep.ts", "a person's edit\n");
     // Negative control: without --safe-only the allowed path would be taken back too.
     expect(unwind(root, ["undo", "--run", "safe", "--dry-run", "--json"]).json.items.find((i: { path: string }) => i.path === "src/a.ts")).toMatchObject({ action: "restore" });
+    // --path narrows it further; a glob that matches nothing in the run is a usage error.
+    expect(unwind(root, ["undo", "--run", "safe", "--path", "docs", "--dry-run", "--json"]).json.items.map((i: { path: string }) => i.path)).toEqual(["docs/new.md"]);
     const u = unwind(root, ["undo", "--run", "safe", "--safe-only", "--json"]);
     expect(u.code).toBe(0);
     expect(u.json.items.map((i: { path: string; action: string; reason: string | null }) => [i.path, i.action, i.reason])).toEqual([
@@ -160,8 +162,9 @@ describe("undo --run through the one engine", () => {
     expect(existsSync(join(root, ".env"))).toBe(false);
     expect(read(root, "docs/notes.md")).toBe("a person's notes\n");
     expect(read(root, "src/keep.ts")).toBe("a person's edit\n");
-    // --path narrows it further; a glob that matches nothing in the run is a usage error.
-    expect(unwind(root, ["undo", "--run", "safe", "--path", "docs", "--dry-run", "--json"]).json.items.map((i: { path: string }) => i.path)).toEqual(["docs/new.md"]);
+    // Taken back, docs/new.md is no longer in the change set, but the run did change it: the same --path is nothing to do, not a typo.
+    const again = unwind(root, ["undo", "--run", "safe", "--path", "docs", "--dry-run", "--json"]);
+    expect([again.code, again.json.items]).toEqual([0, []]);
     expect(unwind(root, ["undo", "--run", "safe", "--path", "nope/**", "--dry-run"]).code).toBe(2);
     const human = unwind(root, ["undo", "--run", "safe", "--safe-only"]);
     expect(human.stdout).toMatch(/^skip +src\/a\.ts .*retained$/m);

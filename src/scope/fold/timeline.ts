@@ -322,6 +322,12 @@ export interface Attribution {
    * two of this scope's own changes, or may have made one of them (`note`).
    */
   interleaved: Map<RepoPath, Interleaved>;
+  /**
+   * Every path the scope changed, whether or not it is in `entries` now (one
+   * whose change unwind has since taken back is not): what a `--path` glob
+   * is matched against, so a narrowed undo run twice is not a usage error.
+   */
+  touched: Set<RepoPath>;
 }
 
 const second = (at: string) => at.replace(/\.\d+Z$/, "Z");
@@ -342,11 +348,13 @@ export function attribute(
   const entries: ChangeEntry[] = [];
   const later = new Map<RepoPath, LaterWrite>();
   const interleaved = new Map<RepoPath, Interleaved>();
+  const touched = new Set<RepoPath>();
   const kind = (e: ChangeEvent) => (e.candidates.some(inScope) ? "scope" : e.candidates.length === 0 || !e.candidates.every(ours) ? "other" : e.candidates.every(takesBack) ? "takeback" : "receipt");
   for (const [p, list] of events) {
     if (path && !path(p)) continue;
     const first = list.findIndex((e) => kind(e) === "scope");
     if (first < 0) continue;
+    touched.add(p);
     const pre = list[first]!.from.state;
     let post: State | null = pre;
     // Others' writes since the scope's last change, with the state before the first of them: a
@@ -398,5 +406,5 @@ export function attribute(
     if (unclosed) entry.unclosed = true;
     entries.push(entry);
   }
-  return { entries: sortByPath(entries), later, interleaved };
+  return { entries: sortByPath(entries), later, interleaved, touched };
 }

@@ -87,3 +87,53 @@ export function openCalls(records: readonly JournalRecord[]): StaleCall[] {
     };
   });
 }
+
+/** What a run's window is read from: its snapshots' metadata (src/capture/snapshot.ts). */
+export interface RunSnapshot {
+  at: string;
+  root?: string;
+  task?: string;
+  label?: string;
+  run?: string;
+  runSince?: string;
+}
+
+/** A run's window: the session name it is listed under beside agents' calls, `run:<id>`. */
+export const runSession = (id: string) => `run:${id}`;
+
+/** The run a window stands for, or null for a call's. */
+export const runOf = (w: { session: string; call: string }): string | null => (w.session === runSession(w.call) ? w.call : null);
+
+/**
+ * Each ended run as a tree call's window (SPEC section 9: its change set
+ * is before -> after under section 2's rules): from its before snapshot to
+ * its after snapshot, both its own, so the record vouches for all of it.
+ * Read from the after snapshot, which names the run and when its before
+ * was taken; runs recorded before snapshots named them are found by their
+ * labels. A run still in flight (no after yet) is no window: a run whose
+ * `unwind` process died would otherwise hold one open for ever.
+ */
+export type RunWindow = CallWindow & { task?: string; root?: string };
+
+export function runWindows(snaps: readonly RunSnapshot[]): RunWindow[] {
+  const befores = new Map<string, string>();
+  const afters: { id: string; at: string; since?: string; task?: string; root?: string }[] = [];
+  for (const s of snaps) {
+    const old = s.run === undefined ? /^run (\S+): (before|after)$/.exec(s.label ?? "") : null;
+    const id = s.run ?? old?.[1];
+    if (id === undefined) continue;
+    const after = s.runSince !== undefined || old?.[2] === "after";
+    if (after) afters.push({ id, at: s.at, ...(s.runSince !== undefined ? { since: s.runSince } : {}), ...(s.task !== undefined ? { task: s.task } : {}), ...(s.root !== undefined ? { root: s.root } : {}) });
+    else befores.set(id, s.at);
+  }
+  const out: RunWindow[] = [];
+  for (const a of afters) {
+    const start = a.since ?? befores.get(a.id);
+    if (start === undefined) continue;
+    const w: RunWindow = { session: runSession(a.id), call: a.id, seq: 0, kind: "tree", start, end: a.at, unclosed: false, sure: { start, end: a.at } };
+    if (a.task !== undefined) w.task = a.task;
+    if (a.root !== undefined) w.root = a.root;
+    out.push(w);
+  }
+  return out;
+}
