@@ -21,6 +21,7 @@ import { status } from "./status.js";
 import { taskList, taskStart } from "./task.js";
 import { plan, redo, restore, undo, type RestoreOptions, type UndoOptions } from "./undo.js";
 import { verify } from "./verify.js";
+import { checkChangesOptions, checkPlanOptions, checkRedoOptions, checkRestoreOptions, checkScopeInput, checkUndoOptions } from "./inputs.js";
 import { run, type RunOptions } from "./run.js";
 import { cleanup, runShow, runs } from "./runs.js";
 import { fetch, push, type PushOptions } from "./share.js";
@@ -64,11 +65,12 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     /** The repository context, for code of unwind's own that goes below the operations. */
     context: ctx,
 
-    changes: (scope: ScopeInput | ScopeFields, o?: ScopeOptions) => changes(ctx, scope, o),
-    plan: (scope: ScopeInput | ScopeFields, o?: Omit<UndoOptions, "dryRun" | "expect">) => plan(ctx, scope, o),
-    undo: (scope: ScopeInput | ScopeFields, o?: UndoOptions) => undo(ctx, scope, o),
-    restore: (id: IdRef, o?: RestoreOptions) => restore(ctx, id, o),
-    redo: (id: IdRef, o?: Parameters<typeof redo>[2]) => redo(ctx, id, o),
+    // Checked key by key before anything is read (src/ops/inputs.ts): a misplaced option is an error, not ignored.
+    changes: async (scope: ScopeInput | ScopeFields, o?: ScopeOptions) => (checkScopeInput(scope), checkChangesOptions(o), changes(ctx, scope, o)),
+    plan: async (scope: ScopeInput | ScopeFields, o?: Omit<UndoOptions, "dryRun" | "expect">) => (checkScopeInput(scope), checkPlanOptions(o), plan(ctx, scope, o)),
+    undo: async (scope: ScopeInput | ScopeFields, o?: UndoOptions) => (checkScopeInput(scope), checkUndoOptions(o), undo(ctx, scope, o)),
+    restore: async (id: IdRef, o?: RestoreOptions) => (checkRestoreOptions(o), restore(ctx, id, o)),
+    redo: async (id: IdRef, o?: Parameters<typeof redo>[2]) => (checkRedoOptions(o), redo(ctx, id, o)),
 
     snapshot: (labels?: SnapshotLabels, o?: { start?: SnapshotStart | null }) => snapshot(ctx, labels, o),
     snapshots: (o?: SnapshotsOptions) => snapshots(ctx, o),

@@ -15,7 +15,7 @@ import { applyPlan, type Progress } from "../apply/apply.js";
 import { checkoutBytes } from "../apply/checkout-form.js";
 import { ContentReader } from "../store/content.js";
 import { matches } from "../domain/states.js";
-import { countActions, isPartial } from "../domain/actions.js";
+import { acts, countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
 import type { Action, ChangeSet, Counts, GitOid, Interleaved, LaterWrite, Observed, Plan, PlanInput, PlanItem, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
@@ -88,6 +88,8 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
     });
   }
   if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
+  // Nothing to write: no receipt, so the chain, `receipts` and redo hold only what changed something.
+  if (!plan.items.some((i) => acts(i.action))) return report(null, cs.scope, false, digest, planned);
   const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow });
   const byPath = new Map<string, PlanItem>(plan.items.map((i) => [i.path, i]));
   const items = receipt.items.map((r) => reportItem(byPath.get(r.path)!, r));

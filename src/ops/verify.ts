@@ -80,8 +80,14 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
   if (refs > snaps.length) problems.push({ kind: "snapshot", id: null, message: `${refs - snaps.length} snapshot ref(s) carry unreadable metadata` });
   const journal = readJournal(ctx.store);
   for (const d of journal.damaged) problems.push({ kind: "journal", id: `${d.file}:${d.line}`, message: `journal ${d.file}:${d.line} is damaged: ${d.why}` });
+  const snapIds = new Set(snaps.map((s) => s.id));
   for (const r of journal.records) {
-    if (r.kind !== "file") continue;
+    if (r.kind === "tree") {
+      // gc keeps every snapshot a live record names: one gone is damage, and without it the call's changes would read as none.
+      if (!snapIds.has(r.snapshot))
+        problems.push({ kind: "journal", id: `${r.session} ${r.call}`, message: `journal: snapshot ${r.snapshot} of ${r.session} ${r.phase} ${r.call} is missing (its ref was removed)` });
+      continue;
+    }
     const st = r.state;
     if (st?.sha256 && (st.kind === "file" || st.kind === "symlink") && !cas.has(st.sha256)) {
       problems.push({ kind: "journal", id: `${r.session} ${r.call}`, message: `journal: content of ${r.path} (${r.session} ${r.phase} ${r.call}) is missing` });

@@ -1,3 +1,4 @@
+import { callName } from "../domain/call-ref.js";
 import { checkRepoPath, sortByPath } from "../domain/paths.js";
 import type { Action, LaterWrite, Observed, Plan, PlanInput, PlanItem, PlanOptions, Reason, Scope } from "../domain/types.js";
 import { matches, recordsKind } from "../domain/states.js";
@@ -59,7 +60,7 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   // Bytes over the cap were hashed, never kept: a change to or from them cannot be taken back (nor deleted).
   if (entry.pre?.kind === "toolarge" || entry.post?.kind === "toolarge") return refuse("toolarge", "over the size cap: recorded by size and hash only");
   if (entry.shared?.length && !opts.force) {
-    const names = entry.shared.map((c) => `${c.session} ${c.call}`);
+    const names = entry.shared.map(callName);
     return refuse("concurrent-call", `also open: ${names.slice(0, 3).join(", ")}${names.length > 3 ? ` and ${names.length - 3} more` : ""}`);
   }
   if (entry.post?.kind === "unknown" && !opts.force) return refuse("not-captured", "what the scope left was never recorded");

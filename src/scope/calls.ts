@@ -438,6 +438,18 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
     });
   }
   const mine = records.filter((r) => keep(r));
+  // A tree capture whose snapshot is gone: the call's changes cannot be placed, and "no changes" would be a lie (gc keeps what live records name).
+  const have = new Set(snaps.map((x) => x.id));
+  const lost = mine.find((r) => r.kind === "tree" && !have.has(r.snapshot) && (r.root === undefined || r.root === ctx.root));
+  if (lost?.kind === "tree") {
+    throw new UnwindError(
+      "E_STORE_DAMAGED",
+      `snapshot ${lost.snapshot}, taken at the ${lost.phase} of ${lost.session} ${lost.call}, is missing (its ref was removed): refusing to guess what the scope changed`,
+      {
+        hint: "run unwind verify; a snapshot ref restored from a backup (refs/unwind/snapshots/) brings it back",
+      },
+    );
+  }
   const mineRuns = runs.filter((w) => keep(w));
   if (scope.kind === "task") {
     // SPEC section 6: a task several worktrees claim is refused, naming the sessions and runs; undone here, it would take back one part only.

@@ -1,3 +1,4 @@
+import { callName } from "../../domain/call-ref.js";
 import { Exit, usage } from "../../domain/errors.js";
 import type { State } from "../../domain/types.js";
 import type { ChangeSetReport } from "../../ops/changes.js";
@@ -96,9 +97,7 @@ function renderChanges(cs: ChangeSetReport): string {
     showJsonPath(e),
     `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`,
     e.by.join(","),
-    [e.shared ? `shared with ${e.shared.map((c) => `${c.session} ${c.call}`).join(", ")}` : "", e.unclosed ? "unclosed" : "", e.reversible === false ? `cannot be taken back: ${e.why}` : ""]
-      .filter(Boolean)
-      .join("; "),
+    [e.shared ? `shared with ${e.shared.map(callName).join(", ")}` : "", e.unclosed ? "unclosed" : "", e.reversible === false ? `cannot be taken back: ${e.why}` : ""].filter(Boolean).join("; "),
   ]);
   return rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
 }
@@ -172,7 +171,11 @@ export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boole
   const c = r.counts;
   const summary =
     `${r.dryRun ? "dry run: " : ""}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped${retainedNote(r)}, ${c.conflict} conflicts` +
-    (r.receipt ? `; receipt ${r.receipt}` : r.dryRun ? `; nothing was changed; plan ${r.plan.slice(0, 12)} (apply exactly it with --expect ${r.plan.slice(0, 12)})` : "");
+    (r.receipt
+      ? `; receipt ${r.receipt}`
+      : r.dryRun
+        ? `; nothing was changed; plan ${r.plan.slice(0, 12)} (apply exactly it with --expect ${r.plan.slice(0, 12)})`
+        : "; nothing was changed, so no receipt");
   let shown = opts.quiet ? [] : r.items;
   if (!opts.all && !opts.quiet && shown.length > SHOWN) {
     let others = SHOWN;

@@ -231,7 +231,9 @@ export function* changeEventsLazily(points: readonly Point[], calls: readonly Ca
         if (!known) pinned.set(own, (known = []));
         let pins = known.find((k) => k.from === from.at && k.to === to.at)?.pins;
         if (!pins) {
-          pins = candidates.filter((c) => c.call === own.call && c.session === own.session && c.start <= from.at && c.end >= to.at);
+          // From every call, not the candidates: a window that began and ended in one millisecond (an apply of a few
+          // small files) meets no interval by the open test above, yet its own captures prove the change is its.
+          pins = calls.filter((c) => c.call === own.call && c.session === own.session && c.start <= from.at && c.end >= to.at && (c.kind === "tree" || c.paths?.has(path)));
           known.push({ from: from.at, to: to.at, pins });
         }
         if (pins.length > 0) candidates = pins;

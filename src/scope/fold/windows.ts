@@ -1,3 +1,4 @@
+import { runSession } from "../../domain/call-ref.js";
 import type { JournalRecord } from "../../store/journal.js";
 import type { StaleCall } from "../../capture/capture.js";
 import { OPEN, type CallWindow, type Point } from "./timeline.js";
@@ -98,12 +99,6 @@ export interface RunSnapshot {
   runSince?: string;
 }
 
-/** A run's window: the session name it is listed under beside agents' calls, `run:<id>`. */
-export const runSession = (id: string) => `run:${id}`;
-
-/** The run a window stands for, or null for a call's. */
-export const runOf = (w: { session: string; call: string }): string | null => (w.session === runSession(w.call) ? w.call : null);
-
 /**
  * Each ended run as a tree call's window (SPEC section 9: its change set
  * is before -> after under section 2's rules): from its before snapshot to
@@ -123,7 +118,8 @@ export function runWindows(snaps: readonly RunSnapshot[]): RunWindow[] {
     const id = s.run ?? old?.[1];
     if (id === undefined) continue;
     const after = s.runSince !== undefined || old?.[2] === "after";
-    if (after) afters.push({ id, at: s.at, ...(s.runSince !== undefined ? { since: s.runSince } : {}), ...(s.task !== undefined ? { task: s.task } : {}), ...(s.root !== undefined ? { root: s.root } : {}) });
+    if (after)
+      afters.push({ id, at: s.at, ...(s.runSince !== undefined ? { since: s.runSince } : {}), ...(s.task !== undefined ? { task: s.task } : {}), ...(s.root !== undefined ? { root: s.root } : {}) });
     else befores.set(id, s.at);
   }
   const out: RunWindow[] = [];

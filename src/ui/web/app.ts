@@ -348,7 +348,7 @@ async function renderChanges(t: Target, box: HTMLElement): Promise<void> {
         h("span", { class: "path" }, e.path),
         h("span", { class: "states" }, `${stateShort(e.pre)} → ${stateShort(e.post)}`),
         h("span", { class: "by" }, e.by.join(", ")),
-        e.shared?.length ? h("span", { class: "shared" }, `shared with ${e.shared.map((c) => `${c.session} ${c.call}`).join(", ")}`) : null,
+        e.shared?.length ? h("span", { class: "shared" }, `shared with ${e.shared.map((c) => (c.session === `run:${c.call}` ? `run ${c.call}` : `${c.session} ${c.call}`)).join(", ")}`) : null,
         e.unclosed ? h("span", { class: "shared" }, "unclosed call") : null,
       ),
       body,

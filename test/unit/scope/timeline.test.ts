@@ -295,3 +295,27 @@ describe("which receipts take back the scope's own work (takeBacks)", () => {
     expect(a.later.get(x)).toMatchObject({ by: "unwind" });
   });
 });
+
+describe("windows that open and close in one millisecond", () => {
+  // An apply of one small file can take its pre and post captures in the same millisecond; the
+  // attribution tests that undo twice in a row failed now and then on exactly this.
+  const pin = (call: string, phase: "pre" | "post") => ({ session: "unwind", call, phase });
+  const events = (end: number) =>
+    changeEvents(
+      [snap(1, st("x")), snap(2, st("y")), { at: t(3), path: P, state: st("y"), call: pin("r1", "pre") }, { at: t(end), path: P, state: st("x"), call: pin("r1", "post") }],
+      [tree("A", "a1", 1, 2), { ...fileCall("unwind", "r1", 3, end, [P]), took: { kind: "undo", scope: { kind: "call", id: "b1" } } }],
+    );
+
+  it("a receipt's own captures pin its change even when its window has no length", () => {
+    const [e] = events(3).get(P)!.slice(-1);
+    expect(e!.candidates.map((c) => c.call)).toEqual(["r1"]);
+    // So the receipt is a later write to A's change, named unwind, not a change by nobody recorded.
+    expect(attribute(events(3), inSession("A")).later.get(P)).toMatchObject({ by: "unwind" });
+  });
+
+  it("control: the same receipt a millisecond longer was already pinned", () => {
+    const [e] = events(4).get(P)!.slice(-1);
+    expect(e!.candidates.map((c) => c.call)).toEqual(["r1"]);
+    expect(attribute(events(4), inSession("A")).later.get(P)).toMatchObject({ by: "unwind" });
+  });
+});

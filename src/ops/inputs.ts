@@ -1,0 +1,42 @@
+import { usage } from "../domain/errors.js";
+import type { ScopeFields, ScopeOptions } from "../scope/resolve.js";
+import type { RestoreOptions, UndoOptions } from "./undo.js";
+
+/**
+ * What a JavaScript caller may hand the library, key by key (SPEC section
+ * 11). A field the library does not know is a usage error, never ignored:
+ * `undo({ session, expect })`, the digest inside the scope instead of the
+ * options, applied the undo unchecked before. The command line, the UI and
+ * the MCP server check their own inputs as strictly (src/ui/api.ts, zod's
+ * strict objects); this is the same rule for code.
+ */
+
+/** Every key of `T`, listed: a key added to the type and not here fails to compile. */
+const keysOf =
+  <T>() =>
+  <const K extends readonly (keyof T)[]>(keys: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, K[number]> })) =>
+    keys as readonly string[];
+
+export const SCOPE_KEYS = keysOf<ScopeFields>()(["session", "call", "task", "snapshot", "to", "run", "baseline"]);
+const SCOPE_OPTION_KEYS = keysOf<ScopeOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly"]);
+const UNDO_KEYS = keysOf<UndoOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "dryRun", "force", "merge", "expect", "progress"]);
+const RESTORE_KEYS = keysOf<RestoreOptions>()(["paths", "dryRun", "force", "expect", "anyWorktree", "progress"]);
+const REDO_KEYS = ["dryRun", "expect", "anyWorktree", "progress"] as const;
+
+const SCOPE_HINT = "a scope is one of { session }, { call, session? }, { task }, { snapshot, to? }, { run }, { baseline }; options (expect, force, merge, paths, since, ...) go in the second argument";
+
+function only(o: unknown, allowed: readonly string[], what: string, hint: string): void {
+  if (o === undefined) return;
+  if (typeof o !== "object" || o === null || Array.isArray(o)) throw usage(`${what}: expected an object`, hint);
+  for (const k of Object.keys(o)) if (!allowed.includes(k)) throw usage(`${what}: unknown field '${k}'`, hint);
+}
+
+export const checkScopeInput = (s: unknown) => only(s, SCOPE_KEYS, "scope", SCOPE_HINT);
+export const checkChangesOptions = (o: unknown) => only(o, SCOPE_OPTION_KEYS, "changes options", `known: ${SCOPE_OPTION_KEYS.join(", ")}`);
+export const checkUndoOptions = (o: unknown, what = "undo options") => only(o, UNDO_KEYS, what, `known: ${UNDO_KEYS.join(", ")}`);
+export const checkPlanOptions = (o: unknown) => {
+  const keys = UNDO_KEYS.filter((k) => k !== "dryRun" && k !== "expect");
+  only(o, keys, "plan options", `known: ${keys.join(", ")} (apply a plan with undo(scope, { expect: plan }))`);
+};
+export const checkRestoreOptions = (o: unknown) => only(o, RESTORE_KEYS, "restore options", `known: ${RESTORE_KEYS.join(", ")}`);
+export const checkRedoOptions = (o: unknown) => only(o, REDO_KEYS, "redo options", `known: ${REDO_KEYS.join(", ")}`);
