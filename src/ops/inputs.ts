@@ -25,18 +25,19 @@ const REDO_KEYS = ["dryRun", "expect", "anyWorktree", "progress"] as const;
 
 const SCOPE_HINT = "a scope is one of { session }, { call, session? }, { task }, { snapshot, to? }, { run }, { baseline }; options (expect, force, merge, paths, since, ...) go in the second argument";
 
-function only(o: unknown, allowed: readonly string[], what: string, hint: string): void {
-  if (o === undefined) return;
+function only<T>(o: T, allowed: readonly string[], what: string, hint: string): T {
+  if (o === undefined) return o;
   if (typeof o !== "object" || o === null || Array.isArray(o)) throw usage(`${what}: expected an object`, hint);
   for (const k of Object.keys(o)) if (!allowed.includes(k)) throw usage(`${what}: unknown field '${k}'`, hint);
+  return o;
 }
 
-export const checkScopeInput = (s: unknown) => only(s, SCOPE_KEYS, "scope", SCOPE_HINT);
-export const checkChangesOptions = (o: unknown) => only(o, SCOPE_OPTION_KEYS, "changes options", `known: ${SCOPE_OPTION_KEYS.join(", ")}`);
-export const checkUndoOptions = (o: unknown, what = "undo options") => only(o, UNDO_KEYS, what, `known: ${UNDO_KEYS.join(", ")}`);
-export const checkPlanOptions = (o: unknown) => {
+export const checkScopeInput = <T>(s: T) => only(s, SCOPE_KEYS, "scope", SCOPE_HINT);
+export const checkChangesOptions = <T>(o: T) => only(o, SCOPE_OPTION_KEYS, "changes options", `known: ${SCOPE_OPTION_KEYS.join(", ")}`);
+export const checkUndoOptions = <T>(o: T, what = "undo options") => only(o, UNDO_KEYS, what, `known: ${UNDO_KEYS.join(", ")}`);
+export const checkPlanOptions = <T>(o: T) => {
   const keys = UNDO_KEYS.filter((k) => k !== "dryRun" && k !== "expect");
-  only(o, keys, "plan options", `known: ${keys.join(", ")} (apply a plan with undo(scope, { expect: plan }))`);
+  return only(o, keys, "plan options", `known: ${keys.join(", ")} (apply a plan with undo(scope, { expect: plan }))`);
 };
-export const checkRestoreOptions = (o: unknown) => only(o, RESTORE_KEYS, "restore options", `known: ${RESTORE_KEYS.join(", ")}`);
-export const checkRedoOptions = (o: unknown) => only(o, REDO_KEYS, "redo options", `known: ${REDO_KEYS.join(", ")}`);
+export const checkRestoreOptions = <T>(o: T) => only(o, RESTORE_KEYS, "restore options", `known: ${RESTORE_KEYS.join(", ")}`);
+export const checkRedoOptions = <T>(o: T) => only(o, REDO_KEYS, "redo options", `known: ${REDO_KEYS.join(", ")}`);

@@ -66,11 +66,11 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     context: ctx,
 
     // Checked key by key before anything is read (src/ops/inputs.ts): a misplaced option is an error, not ignored.
-    changes: async (scope: ScopeInput | ScopeFields, o?: ScopeOptions) => (checkScopeInput(scope), checkChangesOptions(o), changes(ctx, scope, o)),
-    plan: async (scope: ScopeInput | ScopeFields, o?: Omit<UndoOptions, "dryRun" | "expect">) => (checkScopeInput(scope), checkPlanOptions(o), plan(ctx, scope, o)),
-    undo: async (scope: ScopeInput | ScopeFields, o?: UndoOptions) => (checkScopeInput(scope), checkUndoOptions(o), undo(ctx, scope, o)),
-    restore: async (id: IdRef, o?: RestoreOptions) => (checkRestoreOptions(o), restore(ctx, id, o)),
-    redo: async (id: IdRef, o?: Parameters<typeof redo>[2]) => (checkRedoOptions(o), redo(ctx, id, o)),
+    changes: async (scope: ScopeInput | ScopeFields, o?: ScopeOptions) => changes(ctx, checkScopeInput(scope), checkChangesOptions(o)),
+    plan: async (scope: ScopeInput | ScopeFields, o?: Omit<UndoOptions, "dryRun" | "expect">) => plan(ctx, checkScopeInput(scope), checkPlanOptions(o)),
+    undo: async (scope: ScopeInput | ScopeFields, o?: UndoOptions) => undo(ctx, checkScopeInput(scope), checkUndoOptions(o)),
+    restore: async (id: IdRef, o?: RestoreOptions) => restore(ctx, id, checkRestoreOptions(o)),
+    redo: async (id: IdRef, o?: Parameters<typeof redo>[2]) => redo(ctx, id, checkRedoOptions(o)),
 
     snapshot: (labels?: SnapshotLabels, o?: { start?: SnapshotStart | null }) => snapshot(ctx, labels, o),
     snapshots: (o?: SnapshotsOptions) => snapshots(ctx, o),

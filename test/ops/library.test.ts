@@ -513,13 +513,10 @@ describe("library: every input checked key by key", () => {
     const p = await u.plan({ session: A });
     write(root, "src/a.ts", "a person's edit\n"); // the previewed plan no longer holds: an honoured expect must refuse
     const before = disk(root);
-    // biome-ignore lint/suspicious/noExplicitAny: a JavaScript caller's mistake, as it reaches the library
     const misplaced = await rejection(u.undo({ session: A, expect: p.plan } as any));
     expect(misplaced).toMatchObject({ code: "E_USAGE", exit: 2, message: "scope: unknown field 'expect'" });
     expect(disk(root)).toEqual(before);
-    // biome-ignore lint/suspicious/noExplicitAny: as above
     expect(await rejection(u.undo({ session: A }, { expect: p.plan, forse: true } as any))).toMatchObject({ code: "E_USAGE", message: "undo options: unknown field 'forse'" });
-    // biome-ignore lint/suspicious/noExplicitAny: as above
     expect(await rejection(u.changes({ session: A }, { path: ["src/**"] } as any))).toMatchObject({ code: "E_USAGE", message: "changes options: unknown field 'path'" });
     expect(disk(root)).toEqual(before);
     // The control: the same digest where it belongs is honoured, so the changed plan is refused (exit 3).
