@@ -242,8 +242,8 @@ async function unchangedStates(ctx: Context, first: Step | undefined, diffs: rea
 /**
  * unwind's receipts as points, kept compact: for each path, one flat list
  * of (receipt, state before, state after), each receipt's two points made
- * only when that path's events are (`MorePoints`). In the order the
- * receipts were read, as the points they stand for would have been listed.
+ * only when that path's events are (`MorePoints`), in the order the
+ * receipts were applied.
  */
 class ReceiptPoints implements MorePoints {
   readonly receipts: { at: string; end: string; pre: Point["call"]; post: Point["call"] }[] = [];
@@ -257,7 +257,9 @@ class ReceiptPoints implements MorePoints {
     const flat = this.byPath.get(path);
     const out: Point[] = [];
     if (!flat) return out;
-    for (let i = 0; i < flat.length; i += 3) {
+    // Oldest first: the chain is read newest first, and receipts stamped with the same millisecond keep the chain's order
+    // through the stable sort by time (an undo and its redo in one millisecond must not read as the redo first).
+    for (let i = flat.length - 3; i >= 0; i -= 3) {
       const r = this.receipts[flat[i] as number]!;
       out.push({ at: r.at, path, state: flat[i + 1] as State | null, call: r.pre });
       out.push({ at: r.end, path, state: flat[i + 2] as State | null, call: r.post });
