@@ -138,6 +138,8 @@ export interface Resolved {
   decisions?: ReadonlyMap<string, Pick<CapsuleEntry, "decision" | "reversible" | "why">>;
   laterWrites?: Map<RepoPath, LaterWrite>;
   interleaved?: Map<RepoPath, Interleaved>;
+  /** Another machine's record (`unwind fetch`): trusted as the branch is, so its undo never writes where git ignores (SPEC section 14). */
+  fetched?: true;
 }
 
 /**
@@ -191,7 +193,7 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
       if (!fetched) throw e;
       if (since !== undefined) throw usage(`--since: session ${fetched.doc!.session} was fetched from ${fetched.origin}; it is taken back whole`, "narrow it with --path instead");
       const f = await fetchedChangeSet(ctx, fetched);
-      return fn({ cs: onlyPaths(f.cs, globs, named), laterWrites: f.laterWrites, interleaved: f.interleaved });
+      return fn({ cs: onlyPaths(f.cs, globs, named), laterWrites: f.laterWrites, interleaved: f.interleaved, fetched: true });
     }
     onlyPaths(r.cs, globs, named);
     return fn(r);
@@ -226,7 +228,7 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
     refuseForeign(reading, opts, !fetched && capsule.root !== ctx.root ? `run ${capsule.id} ran in another work tree (${capsule.root}), not in ${ctx.root}` : null);
     const { cs, retained } = runChangeSet(capsule, { taking: reading !== "read", safeOnly: Boolean(opts.safeOnly) });
     const decisions = new Map(capsule.entries.map((e) => [e.path as string, { decision: e.decision, reversible: e.reversible, why: e.why }]));
-    return fn({ cs: onlyPaths(cs, globs, named), retained, decisions });
+    return fn({ cs: onlyPaths(cs, globs, named), retained, decisions, ...(fetched ? { fetched: true as const } : {}) });
   }
   if (scope.kind !== "snapshot") throw new UnwindError("E_NOT_BUILT", `--${scope.kind} scopes are not built yet`);
   const from = await resolveSnapshot(ctx, scope.id);
