@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { UnwindError, usage } from "../domain/errors.js";
 import { rootGlob } from "../domain/glob.js";
 import { sha256 } from "../domain/hash.js";
@@ -9,6 +9,7 @@ import type { State } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
 import { journalChangeSet, journalTimeline, resolveSession } from "../scope/calls.js";
 import { Cas } from "../store/cas.js";
+import type { Capsule } from "../store/capsules.js";
 import { loadConfig, secretPatterns } from "../store/config.js";
 import { ContentReader } from "../store/content.js";
 import { encode, readJournal, type JournalRecord } from "../store/journal.js";
@@ -188,7 +189,7 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
     noteSecrets(plan.doc.excluded);
     const { content, missing } = read.pick(plan.content);
     const entries = plan.doc.entries.map((e) => ({ ...e, pre: read.named(e.pre), post: read.named(e.post) }));
-    const redacted = mine.map((r) => (r.kind === "file" && r.state !== null && plan.redact.has(r.path) ? { ...r, state: NOT_SENT } : r));
+    const redacted = mine.map((r) => homeless(ctx, r.kind === "file" && r.state !== null && plan.redact.has(r.path) ? { ...r, state: NOT_SENT } : r));
     const recordBytes = Buffer.from(encode(redacted));
     const doc: SharedSessionDoc = { ...plan.doc, entries, records: sha256(recordBytes) };
     const ref = sessionRef(ctx, origin ?? "<origin>", name);
@@ -217,7 +218,7 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
     noteSecrets(red.excluded);
     const { content, missing } = read.pick(red.content);
     const entries = red.entries.map((e) => ({ ...e, pre: read.named(e.pre), post: read.named(e.post) }));
-    const doc: SharedRunDoc = { v: 1, origin: origin ?? "<origin>", run: { ...c, entries }, seal: run.seal, excluded: red.excluded };
+    const doc: SharedRunDoc = { v: 1, origin: origin ?? "<origin>", run: { ...capsuleHomeless(c), entries }, seal: run.seal, excluded: red.excluded };
     const ref = runRef(origin ?? "<origin>", c.id);
     const parent = pushed.get(ref) ?? null;
     let objs = runObjects(ctx, doc, content, parent, { write: false, at });
@@ -285,6 +286,40 @@ async function contentOf(ctx: Context, reader: ContentReader, states: readonly S
     return oid ? ({ ...st!, oid } as State) : st;
   };
   return { tokens, pick, named };
+}
+
+/** What a pushed journal record of another work tree than the pushing one says for its root. */
+const OTHER_ROOT = "(another work tree)";
+
+/**
+ * A journal record as pushed: the recording machine's absolute root is
+ * not sent (it names a person's directories, and means nothing elsewhere).
+ * A record of this work tree drops it; one of another work tree says only
+ * that. Nothing on the other side reads it: the change set was resolved here.
+ */
+function homeless(ctx: Context, r: JournalRecord): JournalRecord {
+  const { root, ...rest } = r;
+  return root === undefined || root === ctx.root ? rest : { ...rest, root: OTHER_ROOT };
+}
+
+/**
+ * A capsule as pushed: its root as `.`, its directory and policy file
+ * relative to it (a file outside it by name alone). The capsule's own seal
+ * (kept beside it, for reference) covers the original; the record's seal
+ * on the wire covers what is sent. The command line goes as it was typed.
+ */
+function capsuleHomeless(c: Capsule): Capsule {
+  const rel = (p: string) => {
+    const r = relative(c.root, p);
+    return r === "" ? "." : r === ".." || r.startsWith("../") || r.startsWith("/") ? basename(p) : r;
+  };
+  return {
+    ...c,
+    root: ".",
+    cwd: rel(c.cwd),
+    policy: { ...c.policy, source: c.policy.source === null ? null : rel(c.policy.source) },
+    tamper: c.tamper.map((t) => t.split(c.root).join(".")),
+  };
 }
 
 /** The tree of each commit (one git process). */
