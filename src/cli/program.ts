@@ -489,10 +489,12 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .command("fetch")
       .description("fetch refs/unwind/shared/* from a git remote; the records become readable (never writable) here")
       .argument("[remote]", "a configured remote, a URL or a path (default: origin)")
-      .action(function (remote) {
-        run(g(this), async () => (await import("./commands/share.js")).fetch(g(this), remote));
+      .option("--origin <name>", "only this origin's records (repeatable); default: every origin's", collect)
+      .action(function (remote, opts) {
+        run(g(this), async () => (await import("./commands/share.js")).fetch(g(this), remote, opts));
       }),
     "unwind fetch && unwind sessions",
+    "unwind fetch origin --origin ci-runner-7",
   );
   example(
     task

@@ -4,7 +4,7 @@ import { UnwindError, usage } from "../domain/errors.js";
 import { rootGlob } from "../domain/glob.js";
 import { sha256 } from "../domain/hash.js";
 import { sortByPath } from "../domain/paths.js";
-import { leftOutBy, NOT_SENT, planShare, redactEntries, tokenIn, withTokens, type Excluded, type SharedCall, type SharedSessionDoc } from "../domain/share.js";
+import { checkOrigin, leftOutBy, NOT_SENT, planShare, redactEntries, tokenIn, withTokens, type Excluded, type SharedCall, type SharedSessionDoc } from "../domain/share.js";
 import type { State } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
 import { journalChangeSet, journalTimeline, resolveSession } from "../scope/calls.js";
@@ -348,15 +348,27 @@ export interface FetchReport {
   damaged: { ref: string; problem: string }[];
 }
 
-/** Fetches `refs/unwind/shared/*` from `remote` with an explicit refspec; fetching twice changes nothing. */
-export async function fetch(ctx: Context, remoteArg: string | undefined): Promise<FetchReport> {
+export interface FetchOptions {
+  /** Only these origins' records (each `refs/unwind/shared/<origin>/*`); default: every origin's. */
+  origins?: readonly string[] | undefined;
+}
+
+/** Fetches `refs/unwind/shared/*` (or only the named origins') from `remote` with explicit refspecs; fetching twice changes nothing. */
+export async function fetch(ctx: Context, remoteArg: string | undefined, o: FetchOptions = {}): Promise<FetchReport> {
+  const own = await originOf(ctx, { create: false });
+  const origins = [...new Set(o.origins ?? [])];
+  for (const name of origins) {
+    const bad = checkOrigin(name);
+    if (bad) throw usage(`--origin ${name}: ${bad}`, "list the origins a remote holds with: git ls-remote REMOTE 'refs/unwind/shared/*'");
+    if (name === own) throw usage(`--origin ${name}: that is this store's own origin; its records move only by its own pushes`, "name another machine's origin");
+  }
   const remote = await checkRemote(ctx, remoteArg ?? "origin");
   const before = await sharedRefs(ctx);
   // This store's own records are written by its pushes alone: a negative refspec keeps a remote from moving them.
-  const own = await originOf(ctx, { create: false });
-  const mine = own ? [`^${SHARED_PREFIX}${own}/*`] : [];
+  const mine = own && origins.length === 0 ? [`^${SHARED_PREFIX}${own}/*`] : [];
+  const specs = origins.length === 0 ? [FETCH_REFSPEC] : origins.map((n) => `${SHARED_PREFIX}${n}/*:${SHARED_PREFIX}${n}/*`);
   // No FETCH_HEAD: a second fetch must leave the repository exactly as it was.
-  const r = await ctx.git(["fetch", "--no-write-fetch-head", "--no-progress", remote, FETCH_REFSPEC, ...mine], { okCodes: [1] });
+  const r = await ctx.git(["fetch", "--no-write-fetch-head", "--no-progress", remote, ...specs, ...mine], { okCodes: [1] });
   const after = await sharedRefs(ctx);
   if (r.code !== 0) {
     const line = r.stderr.split("\n").find((l) => l.includes("rejected")) ?? r.stderr.trim().split("\n")[0] ?? "";

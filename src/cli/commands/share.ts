@@ -62,10 +62,10 @@ function whyText(e: Excluded): string {
   return `secret-looking name: ${e.rule}`;
 }
 
-/** `unwind fetch [REMOTE]` (SPEC section 14). */
-export async function fetch(globals: Globals, remote: string | undefined): Promise<Output> {
+/** `unwind fetch [REMOTE] [--origin NAME]...` (SPEC section 14). */
+export async function fetch(globals: Globals, remote: string | undefined, opts: { origin?: string[] } = {}): Promise<Output> {
   const u = await openFor(globals);
-  const r = await u.fetch(remote !== undefined ? { remote } : {});
+  const r = await u.fetch({ ...(remote !== undefined ? { remote } : {}), origins: opts.origin });
   const changed = r.refs.filter((x) => x.status !== "unchanged");
   for (const d of r.damaged) process.stderr.write(`unwind: warning: ${d.ref}: ${d.problem} (unwind verify names it; undo refuses it)\n`);
   const human = [
