@@ -476,8 +476,8 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .option("--run <id>", `a run capsule: ${ID}`)
       .option("--all", "every session recorded in this work tree")
       .option("--exclude <glob>", "leave out the content of matching paths, root-relative (repeatable); they are not-captured on the other side", collect)
-      .option("--include-secrets", "also send secret-looking paths (.env*, *.pem, *.key, id_*)")
-      .option("--dry-run", "say what would go, and how many bytes; write and push nothing")
+      .option("--include-secrets", "also send secret-looking paths (.env*, *.pem, *.key, id_*, .npmrc, .netrc, *.p12, ... and share.secretPatterns) and content holding a token")
+      .option("--dry-run", "say what would go, how many bytes and what is left out and why; write and push nothing")
       .action(function (remote, opts) {
         run(g(this), async () => (await import("./commands/share.js")).push(g(this), remote, opts));
       }),
@@ -489,10 +489,12 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .command("fetch")
       .description("fetch refs/unwind/shared/* from a git remote; the records become readable (never writable) here")
       .argument("[remote]", "a configured remote, a URL or a path (default: origin)")
-      .action(function (remote) {
-        run(g(this), async () => (await import("./commands/share.js")).fetch(g(this), remote));
+      .option("--origin <name>", "only this origin's records (repeatable); default: every origin's", collect)
+      .action(function (remote, opts) {
+        run(g(this), async () => (await import("./commands/share.js")).fetch(g(this), remote, opts));
       }),
     "unwind fetch && unwind sessions",
+    "unwind fetch origin --origin ci-runner-7",
   );
   example(
     task

@@ -106,6 +106,8 @@ export type Reason =
   | "concurrent-call"
   /** The state to go back to was never recorded. */
   | "not-captured"
+  /** Git ignores the path here, and the record is another machine's (fetched): it is never written. */
+  | "ignored-path"
   /** Not a refusal: writing failed (permissions, a full disk); the path was left as it was. */
   | "io-error"
   /** A run's `allow` path under `--safe-only`: intended work, kept as it is (a skip, not a conflict). */
@@ -144,6 +146,8 @@ export interface PlanInput {
   merge?: { clean: boolean; sha256?: Sha256 };
   /** Kept as intended work (a run's `allow` path under `--safe-only`): never touched, reported as a skip. */
   retained?: true;
+  /** Git ignores the path in this work tree, and the change set is a fetched record: never written (`ignored-path`). */
+  ignored?: true;
 }
 
 export interface PlanOptions {

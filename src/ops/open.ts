@@ -24,7 +24,7 @@ import { verify } from "./verify.js";
 import { checkChangesOptions, checkPlanOptions, checkRedoOptions, checkRestoreOptions, checkScopeInput, checkUndoOptions } from "./inputs.js";
 import { run, type RunOptions } from "./run.js";
 import { cleanup, runShow, runs } from "./runs.js";
-import { fetch, push, type PushOptions } from "./share.js";
+import { fetch, push, type FetchOptions, type PushOptions } from "./share.js";
 
 export interface OpenOptions {
   /** The work tree to guard (default: the repository of `cwd`). */
@@ -111,7 +111,7 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     /** Sends the chosen sessions' records to a git remote under refs/unwind/shared/<origin>/ (SPEC section 14); remote default `origin`. */
     push: (o: PushOptions & { remote?: string | undefined }) => push(ctx, o.remote, o),
     /** Fetches refs/unwind/shared/* from a git remote; the records become readable, never writable. */
-    fetch: (o: { remote?: string | undefined } = {}) => fetch(ctx, o.remote),
+    fetch: (o: FetchOptions & { remote?: string | undefined } = {}) => fetch(ctx, o.remote, o),
   };
 }
 

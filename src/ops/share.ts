@@ -1,14 +1,16 @@
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { UnwindError, usage } from "../domain/errors.js";
 import { rootGlob } from "../domain/glob.js";
 import { sha256 } from "../domain/hash.js";
 import { sortByPath } from "../domain/paths.js";
-import { leftOutBy, NOT_SENT, planShare, redactEntries, type LeftOutWhy, type SharedCall, type SharedSessionDoc } from "../domain/share.js";
+import { checkOrigin, leftOutBy, NOT_SENT, planShare, redactEntries, tokenIn, withTokens, type Excluded, type SharedCall, type SharedSessionDoc } from "../domain/share.js";
 import type { State } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
 import { journalChangeSet, journalTimeline, resolveSession } from "../scope/calls.js";
 import { Cas } from "../store/cas.js";
+import type { Capsule } from "../store/capsules.js";
+import { loadConfig, secretPatterns } from "../store/config.js";
 import { ContentReader } from "../store/content.js";
 import { encode, readJournal, type JournalRecord } from "../store/journal.js";
 import { FETCH_REFSPEC, fetchedRuns, fetchedSessions, originOf, runObjects, runRef, SHARED_PREFIX, sessionObjects, sessionRef, sharedRefs, writeBlob, type SharedRunDoc } from "../store/shared.js";
@@ -33,7 +35,7 @@ export interface PushOptions {
   all?: boolean | undefined;
   /** Root-relative globs whose paths' content is left out (not-captured on the other side). */
   excludes?: readonly string[] | undefined;
-  /** Send secret-looking paths (`.env*`, `*.pem`, `*.key`, `id_*`) like any other. */
+  /** Send secret-looking paths (SECRET_GLOBS, `share.secretPatterns`) and content holding a token like any other. */
   includeSecrets?: boolean | undefined;
   /** Say what would go, and how many bytes; write nothing, push nothing. */
   dryRun?: boolean | undefined;
@@ -52,7 +54,8 @@ export interface PushedSession {
   bytes: number;
   /** States whose bytes are gone from this store (the other side then says missing-blob for them). */
   missing: number;
-  excluded: { path: string; why: LeftOutWhy }[];
+  /** What was left out, why (`exclude`, `secret`, `token`) and the rule that caught it (the glob, the kind of token). */
+  excluded: Excluded[];
 }
 
 /** A run capsule as pushed: as a session, by its id. */
@@ -66,7 +69,7 @@ export interface PushReport {
   sessions: PushedSession[];
   /** With `--run`: the capsule. */
   runs: PushedRun[];
-  /** Secret-looking paths whose content was left out (SPEC: named in a warning). */
+  /** Secret-looking paths, and paths whose content holds a token, left out (SPEC: named in a warning). */
   secrets: string[];
   /** Sessions `--all` passed over, and why. */
   skipped: { session: string; why: string }[];
@@ -153,36 +156,40 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
   const dryRun = Boolean(o.dryRun);
   // Nothing to push (--all in a store without sessions) is an answer, and writes nothing: not even the origin's name.
   const origin = await originOf(ctx, { create: !dryRun && (names.length > 0 || run !== null) });
-  const leftOut = leftOutBy(excludes, Boolean(o.includeSecrets));
+  const includeSecrets = Boolean(o.includeSecrets);
+  const leftOut = leftOutBy(excludes, includeSecrets, secretPatterns(loadConfig(ctx.store)));
   const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
   const pushed = origin ? await sharedRefs(ctx, `${SHARED_PREFIX}${origin}/`) : new Map<string, string>();
   const parentTrees = await treesOf(ctx, [...pushed.values()]);
   const at = new Date();
   const out: PushedSession[] = [];
   const secrets = new Set<string>();
+  const noteSecrets = (excluded: readonly Excluded[]) => {
+    for (const e of excluded) if (e.why !== "exclude") secrets.add(e.path);
+  };
   for (const name of names) {
     // The one resolver, reading only: open calls are closed in memory, nothing is written to the journal.
     const { cs, laterWrites, interleaved } = await journalChangeSet(ctx, { kind: "session", id: name }, {});
     const { summary, calls } = await callsOf(ctx, records, name);
     const mine = records.filter((r) => r.session === name);
-    const plan = planShare(
-      {
-        session: name,
-        harness: summary.harness,
-        summary: { agents: summary.agents, tasks: summary.tasks, first: summary.first, last: summary.last, calls: summary.calls, paths: summary.paths },
-        calls,
-        entries: cs.entries,
-        laterWrites,
-        interleaved,
-        recordPaths: mine.flatMap((r) => (r.kind === "file" ? [r.path] : [])),
-      },
-      origin ?? "<origin>",
-      leftOut,
-    );
-    for (const e of plan.doc.excluded) if (e.why === "secret") secrets.add(e.path);
-    const { content, missing, named } = await contentOf(ctx, reader, plan.content, !dryRun);
-    const entries = plan.doc.entries.map((e) => ({ ...e, pre: named(e.pre), post: named(e.post) }));
-    const redacted = mine.map((r) => (r.kind === "file" && r.state !== null && plan.redact.has(r.path) ? { ...r, state: NOT_SENT } : r));
+    const toShare = {
+      session: name,
+      harness: summary.harness,
+      summary: { agents: summary.agents, tasks: summary.tasks, first: summary.first, last: summary.last, calls: summary.calls, paths: summary.paths },
+      calls,
+      entries: cs.entries,
+      laterWrites,
+      interleaved,
+      recordPaths: mine.flatMap((r) => (r.kind === "file" ? [r.path] : [])),
+    };
+    let plan = planShare(toShare, origin ?? "<origin>", leftOut);
+    const read = await contentOf(ctx, reader, plan.content, { write: !dryRun, scan: !includeSecrets });
+    // A path whose bytes hold a token is left out like a secret-looking name: planned again, its other states unsent too.
+    if (read.tokens.size > 0) plan = planShare(toShare, origin ?? "<origin>", withTokens(leftOut, cs.entries, read.tokens));
+    noteSecrets(plan.doc.excluded);
+    const { content, missing } = read.pick(plan.content);
+    const entries = plan.doc.entries.map((e) => ({ ...e, pre: read.named(e.pre), post: read.named(e.post) }));
+    const redacted = mine.map((r) => homeless(ctx, r.kind === "file" && r.state !== null && plan.redact.has(r.path) ? { ...r, state: NOT_SENT } : r));
     const recordBytes = Buffer.from(encode(redacted));
     const doc: SharedSessionDoc = { ...plan.doc, entries, records: sha256(recordBytes) };
     const ref = sessionRef(ctx, origin ?? "<origin>", name);
@@ -205,11 +212,13 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
   const runsOut: PushedRun[] = [];
   if (run) {
     const c = run.capsule;
-    const red = redactEntries(c.entries, leftOut);
-    for (const e of red.excluded) if (e.why === "secret") secrets.add(e.path);
-    const { content, missing, named } = await contentOf(ctx, reader, red.content, !dryRun);
-    const entries = red.entries.map((e) => ({ ...e, pre: named(e.pre), post: named(e.post) }));
-    const doc: SharedRunDoc = { v: 1, origin: origin ?? "<origin>", run: { ...c, entries }, seal: run.seal, excluded: red.excluded };
+    let red = redactEntries(c.entries, leftOut);
+    const read = await contentOf(ctx, reader, red.content, { write: !dryRun, scan: !includeSecrets });
+    if (read.tokens.size > 0) red = redactEntries(c.entries, withTokens(leftOut, c.entries, read.tokens));
+    noteSecrets(red.excluded);
+    const { content, missing } = read.pick(red.content);
+    const entries = red.entries.map((e) => ({ ...e, pre: read.named(e.pre), post: read.named(e.post) }));
+    const doc: SharedRunDoc = { v: 1, origin: origin ?? "<origin>", run: { ...capsuleHomeless(c), entries }, seal: run.seal, excluded: red.excluded };
     const ref = runRef(origin ?? "<origin>", c.id);
     const parent = pushed.get(ref) ?? null;
     let objs = runObjects(ctx, doc, content, parent, { write: false, at });
@@ -243,34 +252,74 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
 const keyOf = (st: State) => st.sha256 ?? st.oid;
 
 /**
- * Each state's bytes, verified as they are read and written as a blob at
- * once (ids only on a dry run); `named` gives a state the blob id of its raw
- * bytes, the name of its `content/` entry. A state whose bytes are gone
- * here keeps its record and counts as missing.
+ * Each state's bytes, verified as they are read and, with `scan`, searched
+ * for a well-known token; written as a blob at once unless they hold one
+ * (ids only on a dry run). `tokens`: the states whose bytes hold a token
+ * (never written: a path holding one is planned again, left out). `pick`
+ * gives the blobs of the states a plan keeps and how many of them are gone
+ * here; `named` gives a state the blob id of its raw bytes, the name of its
+ * `content/` entry. A state whose bytes are gone keeps its record and
+ * counts as missing.
  */
-async function contentOf(ctx: Context, reader: ContentReader, states: readonly State[], write: boolean) {
+async function contentOf(ctx: Context, reader: ContentReader, states: readonly State[], o: { write: boolean; scan: boolean }) {
   await reader.prefetch(states);
-  const oidOf = new Map<string, string>();
-  const content: { oid: string; size: number }[] = [];
-  let missing = 0;
+  const blobOf = new Map<string, { oid: string; size: number }>();
+  const tokens = new Map<string, string>();
   for (const st of states) {
     let bytes: Buffer;
     try {
       bytes = await reader.read(st);
     } catch {
-      missing++;
       continue;
     }
-    const oid = writeBlob(ctx, bytes, write);
-    oidOf.set(keyOf(st)!, oid);
-    content.push({ oid, size: bytes.length });
+    const token = o.scan ? tokenIn(bytes) : null;
+    if (token !== null) tokens.set(keyOf(st)!, token);
+    else blobOf.set(keyOf(st)!, { oid: writeBlob(ctx, bytes, o.write), size: bytes.length });
   }
+  const pick = (kept: readonly State[]) => {
+    const content = kept.flatMap((st) => blobOf.get(keyOf(st)!) ?? []);
+    return { content, missing: kept.length - content.length };
+  };
   const named = (st: State | null): State | null => {
     const k = st && (st.kind === "file" || st.kind === "symlink") ? keyOf(st) : undefined;
-    const oid = k ? oidOf.get(k) : undefined;
+    const oid = k ? blobOf.get(k)?.oid : undefined;
     return oid ? ({ ...st!, oid } as State) : st;
   };
-  return { content, missing, named };
+  return { tokens, pick, named };
+}
+
+/** What a pushed journal record of another work tree than the pushing one says for its root. */
+const OTHER_ROOT = "(another work tree)";
+
+/**
+ * A journal record as pushed: the recording machine's absolute root is
+ * not sent (it names a person's directories, and means nothing elsewhere).
+ * A record of this work tree drops it; one of another work tree says only
+ * that. Nothing on the other side reads it: the change set was resolved here.
+ */
+function homeless(ctx: Context, r: JournalRecord): JournalRecord {
+  const { root, ...rest } = r;
+  return root === undefined || root === ctx.root ? rest : { ...rest, root: OTHER_ROOT };
+}
+
+/**
+ * A capsule as pushed: its root as `.`, its directory and policy file
+ * relative to it (a file outside it by name alone). The capsule's own seal
+ * (kept beside it, for reference) covers the original; the record's seal
+ * on the wire covers what is sent. The command line goes as it was typed.
+ */
+function capsuleHomeless(c: Capsule): Capsule {
+  const rel = (p: string) => {
+    const r = relative(c.root, p);
+    return r === "" ? "." : r === ".." || r.startsWith("../") || r.startsWith("/") ? basename(p) : r;
+  };
+  return {
+    ...c,
+    root: ".",
+    cwd: rel(c.cwd),
+    policy: { ...c.policy, source: c.policy.source === null ? null : rel(c.policy.source) },
+    tamper: c.tamper.map((t) => t.split(c.root).join(".")),
+  };
 }
 
 /** The tree of each commit (one git process). */
@@ -299,15 +348,27 @@ export interface FetchReport {
   damaged: { ref: string; problem: string }[];
 }
 
-/** Fetches `refs/unwind/shared/*` from `remote` with an explicit refspec; fetching twice changes nothing. */
-export async function fetch(ctx: Context, remoteArg: string | undefined): Promise<FetchReport> {
+export interface FetchOptions {
+  /** Only these origins' records (each `refs/unwind/shared/<origin>/*`); default: every origin's. */
+  origins?: readonly string[] | undefined;
+}
+
+/** Fetches `refs/unwind/shared/*` (or only the named origins') from `remote` with explicit refspecs; fetching twice changes nothing. */
+export async function fetch(ctx: Context, remoteArg: string | undefined, o: FetchOptions = {}): Promise<FetchReport> {
+  const own = await originOf(ctx, { create: false });
+  const origins = [...new Set(o.origins ?? [])];
+  for (const name of origins) {
+    const bad = checkOrigin(name);
+    if (bad) throw usage(`--origin ${name}: ${bad}`, "list the origins a remote holds with: git ls-remote REMOTE 'refs/unwind/shared/*'");
+    if (name === own) throw usage(`--origin ${name}: that is this store's own origin; its records move only by its own pushes`, "name another machine's origin");
+  }
   const remote = await checkRemote(ctx, remoteArg ?? "origin");
   const before = await sharedRefs(ctx);
   // This store's own records are written by its pushes alone: a negative refspec keeps a remote from moving them.
-  const own = await originOf(ctx, { create: false });
-  const mine = own ? [`^${SHARED_PREFIX}${own}/*`] : [];
+  const mine = own && origins.length === 0 ? [`^${SHARED_PREFIX}${own}/*`] : [];
+  const specs = origins.length === 0 ? [FETCH_REFSPEC] : origins.map((n) => `${SHARED_PREFIX}${n}/*:${SHARED_PREFIX}${n}/*`);
   // No FETCH_HEAD: a second fetch must leave the repository exactly as it was.
-  const r = await ctx.git(["fetch", "--no-write-fetch-head", "--no-progress", remote, FETCH_REFSPEC, ...mine], { okCodes: [1] });
+  const r = await ctx.git(["fetch", "--no-write-fetch-head", "--no-progress", remote, ...specs, ...mine], { okCodes: [1] });
   const after = await sharedRefs(ctx);
   if (r.code !== 0) {
     const line = r.stderr.split("\n").find((l) => l.includes("rejected")) ?? r.stderr.trim().split("\n")[0] ?? "";

@@ -1,5 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { decodePath, fsPath } from "../domain/path-bytes.js";
+import { decodePath, encodePath, fsPath } from "../domain/path-bytes.js";
+import { splitZ } from "../git/git.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Context } from "../repo/context.js";
@@ -35,6 +36,8 @@ export interface UndoOptions {
   interleaved?: ReadonlyMap<RepoPath, Interleaved> | undefined;
   /** Paths kept as they are, reported as `skip` / `retained` (a run's `allow` paths under `--safe-only`). */
   retained?: ReadonlySet<string> | undefined;
+  /** The change set is another machine's record: a path git ignores here is never written (`ignored-path`). */
+  fetched?: boolean | undefined;
 }
 
 /** What a path held when it was planned, as plain data (a symlink's target as its hash). */
@@ -147,6 +150,7 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   const fsNow = opts.dryRun || opts.seal === false ? undefined : fsClock(join(ctx.store, "clock"));
   const current = await observe(ctx, paths, { oids: needOids, keep: opts.dryRun ? undefined : reader.cache });
   await reader.prefetch(cs.entries.map((e) => e.pre));
+  const ignored = opts.fetched ? await ignoredHere(ctx, paths) : null;
 
   const merged = new Map<Sha256, Buffer>();
   const inputs: PlanInput[] = [];
@@ -157,6 +161,7 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
       inputs.push({ ...input, retained: true });
       continue;
     }
+    if (ignored?.has(entry.path)) input.ignored = true;
     if (entry.pre && (entry.pre.kind === "file" || entry.pre.kind === "symlink")) input.preBlob = await reader.status(entry.pre);
     const later = opts.laterWrites?.get(entry.path);
     if (later) input.laterWrite = later;
@@ -175,6 +180,19 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   const reserved = storeRel ? [storeRel] : [];
   const planOpts = { force: opts.force, merge: opts.merge, sizeCap: cfg.sizeCap, reserved };
   return { plan: makePlan(cs.scope, giveWay(ctx.root, inputs, makePlan(cs.scope, inputs, planOpts)), planOpts), reader, merged, fsNow };
+}
+
+/**
+ * Which of `paths` git ignores in this work tree, as `git status` would
+ * (a tracked file is not ignored): one `git check-ignore` for them all. A
+ * fetched record's write there would be a file no `git status` shows, an
+ * executable under `node_modules/.bin` the next test run picks up.
+ */
+async function ignoredHere(ctx: Context, paths: readonly string[]): Promise<Set<string>> {
+  if (paths.length === 0) return new Set();
+  // Exit 1: none of them is ignored.
+  const r = await ctx.git(["check-ignore", "-z", "--stdin"], { input: Buffer.concat(paths.map((p) => Buffer.concat([encodePath(p), Buffer.from([0])]))), okCodes: [1] });
+  return new Set(splitZ(r.stdout));
 }
 
 /**

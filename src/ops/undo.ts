@@ -52,7 +52,7 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
   // A refused plan writes nothing: checked first by a dry run, then planned again under the lock.
   if (opts.expect !== undefined && !dryRun) await undo(ctx, scopeFields, { ...opts, dryRun: true, progress: undefined });
   return guarded(ctx, dryRun, "undo", () =>
-    withScope(ctx, scope, opts, dryRun ? "dry" : "apply", async ({ cs, laterWrites, interleaved, retained }) => {
+    withScope(ctx, scope, opts, dryRun ? "dry" : "apply", async ({ cs, laterWrites, interleaved, retained, fetched }) => {
       const r = await runUndo(ctx, cs, {
         dryRun,
         force: Boolean(opts.force),
@@ -63,6 +63,7 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
         laterWrites,
         interleaved,
         retained,
+        fetched,
       });
       // After sealing only results are added to a capsule (SPEC section 9): this undo's receipt.
       // A fetched run's capsule is not this store's: its receipt is the record here (SPEC section 14: fetched records are read-only).

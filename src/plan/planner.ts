@@ -42,6 +42,9 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   if (entry.pre?.kind === "gitlink" || entry.post?.kind === "gitlink") return refuse("not-regular", "a submodule (gitlink)");
 
   if (matches(current, entry.pre)) return item("skip", "unchanged");
+  // Another machine's record is trusted as the branch is, and a branch never writes where git ignores: such a
+  // write (an executable under node_modules/.bin) is a file no `git status` shows. Force does not override it.
+  if (input.ignored) return refuse("ignored-path", "git ignores it here, and the record was fetched from another machine");
 
   // What is on disk must be something we can safely replace.
   if (current.kind === "other") return refuse("not-regular", "not a regular file, symlink or directory");

@@ -138,6 +138,8 @@ export interface Resolved {
   decisions?: ReadonlyMap<string, Pick<CapsuleEntry, "decision" | "reversible" | "why">>;
   laterWrites?: Map<RepoPath, LaterWrite>;
   interleaved?: Map<RepoPath, Interleaved>;
+  /** Another machine's record (`unwind fetch`): trusted as the branch is, so its undo never writes where git ignores (SPEC section 14). */
+  fetched?: true;
 }
 
 /**
@@ -191,7 +193,7 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
       if (!fetched) throw e;
       if (since !== undefined) throw usage(`--since: session ${fetched.doc!.session} was fetched from ${fetched.origin}; it is taken back whole`, "narrow it with --path instead");
       const f = await fetchedChangeSet(ctx, fetched);
-      return fn({ cs: onlyPaths(f.cs, globs, named), laterWrites: f.laterWrites, interleaved: f.interleaved });
+      return fn({ cs: onlyPaths(f.cs, globs, named), laterWrites: f.laterWrites, interleaved: f.interleaved, fetched: true });
     }
     onlyPaths(r.cs, globs, named, r.touched);
     return fn(r);
@@ -228,7 +230,7 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
     if (fetched || capsule.root !== ctx.root) {
       // Fetched, or another work tree's (read, or taken back with --any-worktree): its window cannot be placed among this work tree's records.
       const { cs, retained, decisions } = runChangeSet(capsule, { taking, safeOnly: Boolean(opts.safeOnly) });
-      return fn({ cs: onlyPaths(cs, globs, named), retained, decisions });
+      return fn({ cs: onlyPaths(cs, globs, named), retained, decisions, ...(fetched ? { fetched: true as const } : {}) });
     }
     // A local run is a window among this work tree's calls and receipts, attributed by the same fold.
     runChangeSet(capsule, { taking, safeOnly: false }, []); // refuses a run without rollback before anything is read

@@ -1,12 +1,15 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { usage } from "../domain/errors.js";
+import { rootGlob } from "../domain/glob.js";
 
 export interface Config {
   /** Files larger than this are recorded as `toolarge`: hash, not bytes. */
   sizeCap: number;
   /** Default retention for gc. */
   ttl: string;
+  /** `unwind push`: more root-relative globs whose paths' content is left out as secrets (read by `secretPatterns`). */
+  share?: { secretPatterns?: unknown };
 }
 
 export const DEFAULTS: Config = { sizeCap: 8 * 1024 * 1024, ttl: "30d" };
@@ -35,4 +38,21 @@ export function parseDuration(s: string): number {
   if (!m) throw usage(`--ttl ${s}: expected a duration such as 30d, 12h or 90m`);
   const unit = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 7 * 86400e3 }[m[2] as "s" | "m" | "h" | "d" | "w"];
   return Number(m[1]) * unit;
+}
+
+/**
+ * `share.secretPatterns` of config.json, checked here, where a push reads
+ * them, and not by `loadConfig`: a bad setting must never stop a hook.
+ */
+export function secretPatterns(cfg: Config): string[] {
+  const list = cfg.share?.secretPatterns;
+  if (list === undefined) return [];
+  const bad = Array.isArray(list) ? list.find((g) => typeof g !== "string" || g === "" || rootGlob(g, "") === null) : list;
+  if (bad !== undefined || !Array.isArray(list)) {
+    throw usage(
+      `config.json share.secretPatterns: ${JSON.stringify(bad)} is not a path glob inside the work tree`,
+      'give a list of root-relative globs, e.g. {"share": {"secretPatterns": ["*.secret", "config/prod/**"]}}',
+    );
+  }
+  return list.map((g) => rootGlob(g as string, "")!);
 }

@@ -333,7 +333,7 @@ describe("unwind push and fetch through a bare repository", () => {
     git(a2, "push", "-q", "origin", "main");
     const dry = unwind(a2, ["push", "--session", S, "--exclude", "gen/**", "--dry-run", "--json"]);
     expect(dry.json.origin).toBe("ci-runner-7");
-    expect(dry.json.sessions[0].excluded).toEqual([{ path: "gen/out.txt", why: "exclude" }]);
+    expect(dry.json.sessions[0].excluded).toEqual([{ path: "gen/out.txt", why: "exclude", rule: "gen/**" }]);
     expect(dry.json.sessions[0].bytes).toBeGreaterThan(0);
     expect(unwind(a2, ["push", "--session", S, "--exclude", "gen/**"]).code).toBe(0);
     expect(sharedRefs(bare)[0]).toMatch(/^refs\/unwind\/shared\/ci-runner-7\/sessions\/claude-[0-9a-f]{16}$/);
@@ -417,7 +417,11 @@ describe("unwind push and fetch through a bare repository", () => {
     expect(dirFingerprint(join(a3, ".git/unwind"))).toEqual(store);
     const p = unwind(a3, ["push", "--run", "fmt-1", "--json"]);
     expect(p.code, p.stderr).toBe(0);
-    expect([p.json.runs[0].ref, p.json.runs[0].excluded, p.json.secrets]).toEqual(["refs/unwind/shared/ci-run-host/runs/fmt-1", [{ path: "deploy.key", why: "secret" }], ["deploy.key"]]);
+    expect([p.json.runs[0].ref, p.json.runs[0].excluded, p.json.secrets]).toEqual([
+      "refs/unwind/shared/ci-run-host/runs/fmt-1",
+      [{ path: "deploy.key", why: "secret", rule: "*.key" }],
+      ["deploy.key"],
+    ]);
     expect(unwind(a3, ["push", "--run", "fmt-1", "--json"]).json.runs[0].status).toBe("unchanged");
 
     const b3 = join(tempDir("unwind-share-run-"), "b");

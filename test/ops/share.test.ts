@@ -36,8 +36,11 @@ describe("library: push and fetch", () => {
     const b = join(tempDir("unwind-lib-share-"), "b");
     git(tempDir(), "clone", "-q", remote, b);
     const ub = await open({ root: b });
+    // Named origins: a bad name is a usage error; an origin the remote does not hold brings nothing.
+    expect((await rejection(ub.fetch({ origins: ["a/b"] }))).exit).toBe(2);
+    expect((await ub.fetch({ origins: ["lib-other"] })).refs).toEqual([]);
     const before = (await ub.stamp()).stamp;
-    const f = await ub.fetch();
+    const f = await ub.fetch({ origins: ["lib-a"] });
     // A live view (unwind ui) polls the stamp: a fetch that brought records changes it, a fetch of nothing does not.
     const fetched = (await ub.stamp()).stamp;
     expect(fetched).not.toBe(before);

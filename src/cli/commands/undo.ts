@@ -150,6 +150,7 @@ const NEXT: Partial<Record<NonNullable<ReportItem["reason"]>, string>> = {
   "missing-blob": "the stored bytes are gone: run `unwind verify`",
   "hash-mismatch": "the stored bytes are damaged: run `unwind verify`",
   "unsafe-path": "outside the root, in .git or in the store: never written",
+  "ignored-path": "git ignores it here and the record was fetched: a fetched record never writes where git status cannot show it; write it by hand if you want it",
   "io-error": "writing failed (see the detail); nothing was changed at that path",
 };
 

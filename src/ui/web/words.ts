@@ -58,6 +58,10 @@ export const REASONS: Record<Reason, { why: string; todo: string }> = {
     why: "What the path held before this work was never recorded, so there is nothing to go back to.",
     todo: "Restore it by hand, or from a snapshot taken before (restore preview).",
   },
+  "ignored-path": {
+    why: "Git ignores this path here, and the record came from another machine: a file written there would be one no git status shows (an executable under node_modules/.bin, say).",
+    todo: "Check the path and its content by hand; write it yourself if you want it. Force does not override this.",
+  },
   "io-error": {
     why: "Writing failed (permissions, a full disk); the path was left as it was.",
     todo: "Fix the cause, then preview and apply again.",

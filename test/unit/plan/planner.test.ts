@@ -627,3 +627,26 @@ describe("a run's allow path under --safe-only → skip / retained (SPEC section
     expect(isPartial([{ action: "skip", reason: "changed-since" }])).toBe(true);
   });
 });
+
+describe("a fetched record's path git ignores here → conflict / ignored-path (SPEC section 14)", () => {
+  it("is never written: not restored, created, deleted or merged, even with --force or --merge", () => {
+    const m = { clean: true, sha256: sha("merged") };
+    const cases: [ChangeEntry, Observed][] = [
+      [deleted("node_modules/.bin/jest"), obs.absent()],
+      [modified("node_modules/x/index.js"), obs.file("B")],
+      [added("build/out.js"), obs.file("B")],
+      [modified("node_modules/x/index.js"), obs.file("C")],
+    ];
+    for (const [e, cur] of cases) {
+      for (const o of [opts(), opts({ force: true }), opts({ merge: true })]) {
+        const item = plan(SCOPE, [{ ...input(e, cur, { ignored: true }), merge: m }], o).items[0]!;
+        expect([e.path, item.action, item.reason]).toEqual([e.path, "conflict", "ignored-path"]);
+      }
+    }
+  });
+  it("negative control: the same paths not ignored are written; one already at pre is a plain skip", () => {
+    expect(outcome(input(deleted("node_modules/.bin/jest"), obs.absent()))).toEqual(RESTORE);
+    expect(outcome(input(added("build/out.js"), obs.file("B")))).toEqual(DELETE);
+    expect(outcome(input(modified(), obs.file("A"), { ignored: true }))).toEqual(UNCHANGED);
+  });
+});
