@@ -18,7 +18,7 @@ import { matches } from "../domain/states.js";
 import { countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
-import type { Action, ChangeSet, Counts, GitOid, Interleaved, LaterWrite, Observed, Plan, PlanInput, PlanItem, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
+import type { Action, ChangeSet, Counts, GitOid, Interleaved, LaterWrite, Observed, StartedBy, Plan, PlanInput, PlanItem, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
 
 export interface UndoOptions {
   dryRun: boolean;
@@ -35,6 +35,8 @@ export interface UndoOptions {
   interleaved?: ReadonlyMap<RepoPath, Interleaved> | undefined;
   /** Paths kept as they are, reported as `skip` / `retained` (a run's `allow` paths under `--safe-only`). */
   retained?: ReadonlySet<string> | undefined;
+  /** Who started it, for the receipt (SPEC section 13). */
+  by?: StartedBy | undefined;
 }
 
 /** What a path held when it was planned, as plain data (a symlink's target as its hash). */
@@ -88,7 +90,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
     });
   }
   if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
-  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow });
+  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow, by: opts.by });
   const byPath = new Map<string, PlanItem>(plan.items.map((i) => [i.path, i]));
   const items = receipt.items.map((r) => reportItem(byPath.get(r.path)!, r));
   return report(opts.seal === false ? null : receipt.id, cs.scope, false, digest, items);
