@@ -25,13 +25,14 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
 import { UNWIND_MCP_TOOLS } from "../capture/harness/rules.js";
+import { mcpCallMarks } from "../store/mcp-calls.js";
 import { UnwindError, usage } from "../domain/errors.js";
 import { idOrLast } from "../domain/ids.js";
 import { VERSION } from "../domain/version.js";
 import { open, type Unwind } from "../ops/open.js";
 import type { ScopeFields } from "../scope/resolve.js";
 import { mayRestore, ownReceipt, ownScope, startedBy } from "./allow.js";
-import { callerOf, serverRoot, type Caller } from "./caller.js";
+import { callerOf, callerOfCall, serverRoot, type Caller } from "./caller.js";
 import * as line from "./summary.js";
 
 /** Every tool's name, in the order tools/list gives them. */
@@ -130,13 +131,21 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     },
   );
 
-  /** Runs one operation on a freshly opened record (a crashed apply is finished first), told who is calling; errors become tool errors. */
+  /**
+   * Runs one operation on a freshly opened record (a crashed apply is
+   * finished first), told who is calling; errors become tool errors. For a
+   * tool that takes work back (`taking`), who is calling is this call's own
+   * caller: the client's hook event for it may name the session (caller.ts).
+   */
   const run =
-    <A>(fn: (u: Unwind, args: A, who: Caller) => Promise<Result>) =>
-    (args: A): Promise<Result> => {
+    <A>(fn: (u: Unwind, args: A, who: Caller) => Promise<Result>, taking?: string) =>
+    (args: A, extra: { _meta?: Record<string, unknown> | undefined }): Promise<Result> => {
       const call = (async () => {
         try {
-          return await fn(await open({ root }), args, caller);
+          const u = await open({ root });
+          const toolUseId = extra._meta?.["claudecode/toolUseId"];
+          const who = taking ? callerOfCall(caller, mcpCallMarks(u.store), { tool: taking, root: u.root, toolUseId: typeof toolUseId === "string" ? toolUseId : undefined, now: Date.now() }) : caller;
+          return await fn(u, args, who);
         } catch (e) {
           return toolError(e);
         }
@@ -254,7 +263,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
       const { scope, defaulted } = scopeOf(a, who);
       const r = await explain(defaulted, who, u.undo(ownScope(u, who, scope), { since: a.since, paths: a.paths, force: a.force, merge: a.merge, expect: a.plan, by: startedBy(who) }));
       return ok(r, line.appliedLine(r, "undone"));
-    }),
+    }, "undo"),
   );
 
   server.registerTool(
@@ -273,7 +282,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     run(async (u, a, who) => {
       const r = await u.redo(ownReceipt(u, who, idOrLast(a.receipt, a.last, "receipt")), { by: startedBy(who) });
       return ok(r, line.appliedLine(r, "redone"));
-    }),
+    }, "redo"),
   );
 
   server.registerTool(
@@ -355,7 +364,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
       mayRestore(u, who);
       const r = await u.restore(which, { paths: a.paths ?? [], force: a.force, expect: a.plan, by: startedBy(who) });
       return ok(r, line.appliedLine(r, "restored"));
-    }),
+    }, "restore"),
   );
 
   server.registerTool(

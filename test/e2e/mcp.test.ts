@@ -7,7 +7,7 @@
  * same call, allowed, does change things.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -382,6 +382,49 @@ describe("unwind mcp: an agent takes back only its own work unless the person al
     const u = await doc(c, "undo", { session: A, plan: p.plan });
     expect(read(root, "src/a.ts")).toBe(A_TS);
     expect(receiptsBy(root)[u.receipt]).toEqual({ client: "mcp" });
+  });
+
+  it("the caller is the session the client's own hook event for this call names (its tool-use id, else the one open mark)", async () => {
+    const root = twoSessions();
+    const c = await connect(root); // the environment names no session: Codex and Gemini CLI name none
+    const marks = () => readdirSync(join(unwind(root, ["status", "--json"]).json.store, "mcp-calls")).filter((f) => f.endsWith(".json"));
+    const pre = (session: string, tool: string, id: string) => expect(hook(root, "claude", claudePayload(root, session, "PreToolUse", `mcp__unwind__${tool}`, {}, id)).code).toBe(0);
+    const post = (session: string, tool: string, id: string) => expect(hook(root, "claude", claudePayload(root, session, "PostToolUse", `mcp__unwind__${tool}`, {}, id)).code).toBe(0);
+    const withId = async (name: string, args: Record<string, unknown>, id: string) => (await c.callTool({ name, arguments: args, _meta: { "claudecode/toolUseId": id } })) as unknown as ToolResult;
+    const pA = await doc(c, "undo_preview", { session: A });
+    const pB = await doc(c, "undo_preview", { session: B });
+
+    // A's call, by its tool-use id, asks for B's work: A is calling, so it is refused and B's file stays.
+    pre(A, "undo", "toolu_a1");
+    const before = disk(root);
+    const refused = await withId("undo", { session: B, plan: pB.plan }, "toolu_a1");
+    expect(refused.structuredContent.error).toMatchObject({ code: "E_NOT_ALLOWED", message: expect.stringContaining(`session ${B} is not the calling session (claude:${A})`) });
+    expect(disk(root)).toEqual(before);
+    post(A, "undo", "toolu_a1");
+    expect(marks()).toEqual([]); // the post event takes the mark away
+
+    // The control: A's own work, by that call's id; the receipt names A.
+    pre(A, "undo", "toolu_a2");
+    pre(B, "undo", "toolu_b1"); // another session's call under way at the same time does not confuse an id
+    const u = (await withId("undo", { session: A, plan: pA.plan }, "toolu_a2")).structuredContent;
+    expect(u.receipt).toMatch(/^r-/);
+    expect(read(root, "src/a.ts")).toBe(A_TS);
+    expect(receiptsBy(root)[u.receipt]).toEqual({ client: "mcp", session: `claude:${A}` });
+    post(A, "undo", "toolu_a2");
+
+    // No tool-use id: B's is the one open mark of undo here, so B is calling, and may take back B.
+    const uB = await doc(c, "undo", { session: B, plan: pB.plan });
+    expect(read(root, "src/b.ts")).toBe(B_TS);
+    expect(receiptsBy(root)[uB.receipt]).toEqual({ client: "mcp", session: `claude:${B}` });
+    // Two sessions with an open mark: unknown, nothing taken back.
+    pre(A, "redo", "toolu_a3");
+    pre(B, "redo", "toolu_b2");
+    const twoBefore = disk(root);
+    expect((await failure(c, "redo", { receipt: uB.receipt })).message).toMatch(/^redo: the calling session is unknown/);
+    expect(disk(root)).toEqual(twoBefore);
+    post(A, "redo", "toolu_a3");
+    expect((await doc(c, "redo", { receipt: uB.receipt })).scope).toEqual({ kind: "receipt", id: uB.receipt }); // B alone again
+    expect(read(root, "src/b.ts")).toBe(B_TS2);
   });
 
   it("restore is refused by default, even to the caller (it takes back everyone's later work); allowed, it applies", async () => {
