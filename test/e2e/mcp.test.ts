@@ -7,7 +7,7 @@
  * same call, allowed, does change things.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -377,6 +377,12 @@ describe("unwind mcp: an agent takes back only its own work unless the person al
     expect(e.hint).toContain("unwind init --mcp-allow any");
     expect((await failure(c, "redo", { last: true })).code).toBe("E_NOT_ALLOWED");
     expect(disk(root)).toEqual(before);
+    // A value the person mistyped is not "any": refused, naming the key.
+    const config = join(unwind(root, ["status", "--json"]).json.store, "config.json");
+    writeFileSync(config, '{"mcp": {"allow": "all"}}\n');
+    const typo = await failure(c, "undo", { session: A, plan: p.plan });
+    expect(typo).toMatchObject({ code: "E_USAGE", message: expect.stringContaining('mcp.allow is "all", not "own" or "any"') });
+    expect(read(root, "src/a.ts")).toBe(A_TS2);
     // The control: allowed, the same call applies, and its receipt names no session.
     unwind(root, ["init", "--mcp-allow", "any"]);
     const u = await doc(c, "undo", { session: A, plan: p.plan });
