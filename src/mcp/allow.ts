@@ -31,7 +31,7 @@ export function startedBy(caller: Caller): StartedBy {
 /** Refused: `message` says what and why, in the tools' own terms; the hint says what the agent and the person can do. */
 function refuse(u: Unwind, tool: string, message: string, own: string): never {
   throw new UnwindError("E_NOT_ALLOWED", `${tool}: ${message}; over MCP an agent takes back only its own session's work`, {
-    hint: `${own}; or the person does it (unwind ${tool === "restore" ? "restore" : tool === "redo" ? "redo" : "undo"} on the command line or in unwind ui), or allows it: unwind init --mcp-allow any (sets mcp.allow to "any" in ${u.store}/config.json)`,
+    hint: `${own}; or the person does it (unwind ${tool} on the command line or in unwind ui), or allows it: unwind init --mcp-allow any (sets mcp.allow to "any" in ${u.store}/config.json)`,
   });
 }
 
