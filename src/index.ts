@@ -6,11 +6,11 @@
  */
 export { open, type OpenOptions, type Unwind } from "./ops/open.js";
 export { UnwindError, Exit, type ErrorCode, type ExitCode } from "./domain/errors.js";
-export type { ChangeEntry, ChangeKind, Counts, Reason, Action, Scope, State, StateKind } from "./domain/types.js";
+export type { ChangeEntry, ChangeKind, Counts, StartedBy, Reason, Action, Scope, State, StateKind } from "./domain/types.js";
 export type { IdRef } from "./domain/ids.js";
 export type { ScopeInput, ScopeOptions } from "./scope/resolve.js";
 export type { UndoReport, ReportItem, NowState } from "./ops/take-back.js";
-export type { UndoOptions, RestoreOptions } from "./ops/undo.js";
+export type { UndoOptions, RestoreOptions, RedoOptions } from "./ops/undo.js";
 export type { ChangeSetReport } from "./ops/changes.js";
 export type { ContentRef, ContentReport, CurrentReport } from "./ops/content.js";
 export type { DiffReport, DiffFile, SnapshotInfo, SnapshotsOptions } from "./ops/snapshot.js";

@@ -11,7 +11,7 @@ import { keepInGit } from "../store/kept.js";
 import { keptKey, observeOne, sameObserved, stateOf, type Reuse } from "../capture/observe.js";
 import { sortByPath } from "../domain/paths.js";
 import { acts, countActions } from "../domain/actions.js";
-import type { Action, Observed, Plan, PlanItem, Sha256, State } from "../domain/types.js";
+import type { Action, Observed, StartedBy, Plan, PlanItem, Sha256, State } from "../domain/types.js";
 import { batchEnd } from "../domain/batch.js";
 import { checkoutForms } from "./checkout-form.js";
 import { crashPoint } from "./crash.js";
@@ -155,7 +155,7 @@ export async function applyPlan(
   plan: Plan,
   kind: ReceiptKind,
   merged: ReadonlyMap<Sha256, Buffer>,
-  opts: { seal?: boolean; progress?: Progress | undefined; fsNow?: number | undefined } = {},
+  opts: { seal?: boolean; progress?: Progress | undefined; fsNow?: number | undefined; by?: StartedBy | undefined } = {},
 ): Promise<Receipt> {
   const seal = opts.seal !== false;
   const id = newReceiptId();
@@ -215,6 +215,7 @@ export async function applyPlan(
     scope: plan.scope,
     items: [...ordered, ...items.filter((i) => !acts(i.action))],
     keepDirs: [...ancestorsOf(items.filter((i) => i.after !== null).map((i) => i.path))],
+    ...(opts.by ? { by: opts.by } : {}),
   };
   if (seal && ordered.length > 0) {
     writeIntent(ctx.store, intent);
@@ -247,6 +248,7 @@ function receiptOf(ctx: Context, intent: Intent, recovered: boolean): Omit<Recei
     ...(recovered ? { recovered: true } : {}),
     doneAt: new Date().toISOString(),
     root: ctx.root,
+    ...(intent.by ? { by: intent.by } : {}),
   };
 }
 

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "no
 import { join } from "node:path";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { itemLines, type ReceiptItem, type ReceiptKind } from "../store/receipts.js";
-import type { Scope } from "../domain/types.js";
+import type { StartedBy, Scope } from "../domain/types.js";
 
 /**
  * Written (and fsynced) before the first change to the work tree: the whole
@@ -19,6 +19,8 @@ export interface Intent {
   items: ReceiptItem[];
   /** Directories the apply must not remove (they hold restored or kept paths). */
   keepDirs: string[];
+  /** Who started it, for the receipt a recovery seals. Absent in intents written before it was recorded. */
+  by?: StartedBy;
 }
 
 export function pendingDir(store: string): string {

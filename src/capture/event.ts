@@ -39,6 +39,8 @@ export interface CaptureEvent {
   target: Target;
   /** A shell command started in the background: its window stays open until the session's next call. */
   background?: true;
+  /** A call of unwind's own MCP server that takes work back (`undo`, `restore`, `redo`): the tool as the server names it. */
+  unwindTool?: string;
 }
 
 export type ParseResult = { ok: true; event: CaptureEvent } | { ok: false; error: string };

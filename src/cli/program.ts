@@ -286,11 +286,13 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .option("--codex", "Codex: .codex/hooks.json")
       .option("--gemini", "Gemini CLI: .gemini/settings.json")
       .option("--mcp", "also register `unwind mcp` as an MCP server: Claude Code .mcp.json, Codex .codex/config.toml, Gemini CLI .gemini/settings.json")
+      .option("--mcp-allow <own|any>", "what an agent may take back over MCP: own (its own session's work; the default) or any; kept in the store's config.json")
       .action(function (opts) {
         run(g(this), async () => (await import("./commands/record.js")).init(g(this), opts));
       }),
     "unwind init --claude --codex",
     "unwind init --claude --mcp",
+    "unwind init --mcp-allow any",
   );
 
   example(

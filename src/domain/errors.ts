@@ -23,7 +23,8 @@ export type ErrorCode =
   | "E_PLAN_CHANGED"
   | "E_NOT_BUILT"
   | "E_WATCH"
-  | "E_NOT_REVERSIBLE";
+  | "E_NOT_REVERSIBLE"
+  | "E_NOT_ALLOWED";
 
 const exitFor: Record<ErrorCode, ExitCode> = {
   E_USAGE: Exit.usage,
@@ -41,6 +42,8 @@ const exitFor: Record<ErrorCode, ExitCode> = {
   E_WATCH: Exit.scope,
   // SPEC section 9: a run recorded without rollback cannot be taken back; nothing was done.
   E_NOT_REVERSIBLE: Exit.scope,
+  // SPEC section 13: over MCP, work that is not the calling session's, unless the person allowed it; nothing was done.
+  E_NOT_ALLOWED: Exit.scope,
 };
 
 /**

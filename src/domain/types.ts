@@ -54,6 +54,17 @@ export interface Scope {
   id: string;
 }
 
+/**
+ * Who started an undo, restore or redo (SPEC section 13), as its receipt
+ * records it: the command line, the web UI, an agent over MCP (with the
+ * calling session where the client says), or a program through the library.
+ */
+export interface StartedBy {
+  client: "cli" | "ui" | "mcp" | "library";
+  /** The calling agent's session (`claude:<id>`), over MCP when known. */
+  session?: string;
+}
+
 export interface ChangeSet {
   scope: Scope;
   entries: ChangeEntry[];

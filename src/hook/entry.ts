@@ -15,6 +15,7 @@ import { logError } from "../store/error-log.js";
 import { checkName } from "../domain/paths.js";
 import { hasOpenCalls } from "../store/open-calls.js";
 import { stampFired } from "../store/fired.js";
+import { clearMcpCall, markMcpCall } from "../store/mcp-calls.js";
 
 /** Hook input larger than this is refused (recorded, not read on). */
 export const MAX_INPUT = 64 * 1024 * 1024;
@@ -110,6 +111,11 @@ export async function runHook(args: string[]): Promise<number> {
     const project = projectDir(harness);
     if (loc.mode === "private" && project && project !== loc.root) loc = await locate(project);
     stampFired(loc.store, harness);
+    // unwind's own undo, restore or redo: the server learns from this mark which session is calling (src/mcp/caller.ts).
+    if (ev.unwindTool !== undefined) {
+      if (ev.phase === "pre") markMcpCall(loc.store, { session: ev.session, tool: ev.unwindTool, call: ev.call, root: loc.root, at: new Date().toISOString() });
+      else clearMcpCall(loc.store, ev.session, ev.call);
+    }
     // A read-only call captures nothing, but it is the session's next call: it closes what is still
     // open (a background command's window). Only a stat when nothing is open.
     if (ev.target.kind === "ignore" && !hasOpenCalls(loc.store, ev.session)) return 0;

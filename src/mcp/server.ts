@@ -9,6 +9,10 @@
  * and hint; arguments that do not fit a tool's schema are refused by the SDK
  * as a tool error naming the argument, before the tool runs.
  *
+ * Over MCP an agent takes back only its own session's work unless the
+ * person allowed more (src/mcp/allow.ts); every receipt records that an
+ * MCP call started it, and the calling session where known.
+ *
  * Undo and restore apply only a previewed plan: `plan`, the digest from
  * `undo_preview` / `restore_preview`, is required and passed as `expect`,
  * so a plan that changed since the preview is refused (E_PLAN_CHANGED) and
@@ -21,18 +25,23 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import * as z from "zod";
 import { UNWIND_MCP_TOOLS } from "../capture/harness/rules.js";
+import { mcpCallMarks } from "../store/mcp-calls.js";
 import { UnwindError, usage } from "../domain/errors.js";
 import { idOrLast } from "../domain/ids.js";
 import { VERSION } from "../domain/version.js";
 import { open, type Unwind } from "../ops/open.js";
 import type { ScopeFields } from "../scope/resolve.js";
-import { callerOf, serverRoot, type Caller } from "./caller.js";
+import { mayRestore, ownReceipt, ownScope, startedBy } from "./allow.js";
+import { callerOf, callerOfCall, serverRoot, type Caller } from "./caller.js";
 import * as line from "./summary.js";
 
 /** Every tool's name, in the order tools/list gives them. */
 export const TOOLS = UNWIND_MCP_TOOLS;
 
 const SESSIONS_HINT = "the sessions tool lists them, most recently active first";
+
+const OWN_ONLY =
+  "Unless the person allowed more (mcp.allow in unwind's config): only the calling session's own work (the session, or one of its calls); another session, a task or a snapshot is refused (E_NOT_ALLOWED), and so is any undo when the calling session is unknown.";
 
 const name = (what: string) => z.string().min(1, `${what} must not be empty`);
 const limit = z.number().int().min(1).optional().describe("At most this many, newest first.");
@@ -122,13 +131,21 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     },
   );
 
-  /** Runs one operation on a freshly opened record (a crashed apply is finished first); errors become tool errors. */
+  /**
+   * Runs one operation on a freshly opened record (a crashed apply is
+   * finished first), told who is calling; errors become tool errors. For a
+   * tool that takes work back (`taking`), who is calling is this call's own
+   * caller: the client's hook event for it may name the session (caller.ts).
+   */
   const run =
-    <A>(fn: (u: Unwind, args: A) => Promise<Result>) =>
-    (args: A): Promise<Result> => {
+    <A>(fn: (u: Unwind, args: A, who: Caller) => Promise<Result>, taking?: string) =>
+    (args: A, extra: { _meta?: Record<string, unknown> | undefined }): Promise<Result> => {
       const call = (async () => {
         try {
-          return await fn(await open({ root }), args);
+          const u = await open({ root });
+          const toolUseId = extra._meta?.["claudecode/toolUseId"];
+          const who = taking ? callerOfCall(caller, mcpCallMarks(u.store), { tool: taking, root: u.root, toolUseId: typeof toolUseId === "string" ? toolUseId : undefined, now: Date.now() }) : caller;
+          return await fn(u, args, who);
         } catch (e) {
           return toolError(e);
         }
@@ -139,22 +156,22 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     };
 
   /** The scope a call names; with none, the caller's own session when the client says which it is. */
-  const scopeOf = (a: ScopeFields): { scope: ScopeFields; defaulted: boolean } => {
+  const scopeOf = (a: ScopeFields, who: Caller): { scope: ScopeFields; defaulted: boolean } => {
     const { session, call, task, snapshot, to } = a;
     if (session === undefined && call === undefined && task === undefined && snapshot === undefined) {
       if (to !== undefined) throw usage("to goes with snapshot");
-      if (!caller.session) throw usage("no scope given: name a session (or a call, task or snapshot)", `this client does not say which session is calling; ${SESSIONS_HINT}`);
-      return { scope: { session: caller.session }, defaulted: true };
+      if (!who.session) throw usage("no scope given: name a session (or a call, task or snapshot)", `this client does not say which session is calling; ${SESSIONS_HINT}`);
+      return { scope: { session: who.session }, defaulted: true };
     }
     return { scope: { session, call, task, snapshot, to }, defaulted: false };
   };
   /** A defaulted session that has no record here says where the default came from. */
-  const explain = async <T>(defaulted: boolean, p: Promise<T>): Promise<T> => {
+  const explain = async <T>(defaulted: boolean, who: Caller, p: Promise<T>): Promise<T> => {
     try {
       return await p;
     } catch (e) {
       if (defaulted && e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN") {
-        throw new UnwindError("E_SCOPE_UNKNOWN", `your session ${caller.session} (from ${caller.source}) has no recorded calls in this work tree`, {
+        throw new UnwindError("E_SCOPE_UNKNOWN", `your session ${who.session} (from ${who.source}) has no recorded calls in this work tree`, {
           hint: `are unwind's hooks installed (unwind init --claude)? Or name the session: ${SESSIONS_HINT}`,
         });
       }
@@ -207,9 +224,9 @@ export function createServer(opts: ServeOptions = {}): McpServer {
       inputSchema: z.strictObject(scopeShape(caller.session !== null)),
       annotations: { title: "What a scope changed", ...RO },
     },
-    run(async (u, a) => {
-      const { scope, defaulted } = scopeOf(a);
-      const r = await explain(defaulted, u.changes(scope, { since: a.since, paths: a.paths }));
+    run(async (u, a, who) => {
+      const { scope, defaulted } = scopeOf(a, who);
+      const r = await explain(defaulted, who, u.changes(scope, { since: a.since, paths: a.paths }));
       return ok(r, line.changesLine(r));
     }),
   );
@@ -224,9 +241,9 @@ export function createServer(opts: ServeOptions = {}): McpServer {
       inputSchema: z.strictObject({ ...scopeShape(caller.session !== null), ...takeBackShape }),
       annotations: { title: "Preview an undo", ...RO },
     },
-    run(async (u, a) => {
-      const { scope, defaulted } = scopeOf(a);
-      const r = await explain(defaulted, u.plan(scope, { since: a.since, paths: a.paths, force: a.force, merge: a.merge }));
+    run(async (u, a, who) => {
+      const { scope, defaulted } = scopeOf(a, who);
+      const r = await explain(defaulted, who, u.plan(scope, { since: a.since, paths: a.paths, force: a.force, merge: a.merge }));
       return ok(r, line.previewLine(r, "undo"));
     }),
   );
@@ -237,15 +254,16 @@ export function createServer(opts: ServeOptions = {}): McpServer {
       title: "Undo",
       description:
         "Takes back exactly what a session (or call, task, snapshot) changed, and nothing else: never a path someone changed since (a conflict) unless force. " +
-        'Requires "plan" from undo_preview with the same arguments: the plan applied is the one previewed, or nothing is done. Writes a receipt; redo takes it back.',
+        'Requires "plan" from undo_preview with the same arguments: the plan applied is the one previewed, or nothing is done. Writes a receipt; redo takes it back. ' +
+        OWN_ONLY,
       inputSchema: z.strictObject({ ...scopeShape(caller.session !== null), ...takeBackShape, plan: planArg("undo_preview") }),
       annotations: { title: "Undo", ...WRITES },
     },
-    run(async (u, a) => {
-      const { scope, defaulted } = scopeOf(a);
-      const r = await explain(defaulted, u.undo(scope, { since: a.since, paths: a.paths, force: a.force, merge: a.merge, expect: a.plan }));
+    run(async (u, a, who) => {
+      const { scope, defaulted } = scopeOf(a, who);
+      const r = await explain(defaulted, who, u.undo(ownScope(u, who, scope), { since: a.since, paths: a.paths, force: a.force, merge: a.merge, expect: a.plan, by: startedBy(who) }));
       return ok(r, line.appliedLine(r, "undone"));
-    }),
+    }, "undo"),
   );
 
   server.registerTool(
@@ -253,17 +271,18 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     {
       title: "Redo",
       description:
-        "Takes an undo or a restore back: each path it wrote goes back to what it held just before, under the same rules (a path changed since is a conflict, left alone). Name the receipt (from the undo or restore result), or last: true for the newest.",
+        "Takes an undo or a restore back: each path it wrote goes back to what it held just before, under the same rules (a path changed since is a conflict, left alone). Name the receipt (from the undo or restore result), or last: true for the newest. " +
+        "Unless the person allowed more: only a receipt your own session started over MCP.",
       inputSchema: z.strictObject({
         receipt: name("receipt").optional().describe("The receipt id (r-…), or a unique prefix or suffix of 6+ characters."),
         last: z.boolean().optional().describe("true: the newest receipt. Give receipt or last, not both."),
       }),
       annotations: { title: "Redo", ...WRITES },
     },
-    run(async (u, a) => {
-      const r = await u.redo(idOrLast(a.receipt, a.last, "receipt"));
+    run(async (u, a, who) => {
+      const r = await u.redo(ownReceipt(u, who, idOrLast(a.receipt, a.last, "receipt")), { by: startedBy(who) });
       return ok(r, line.appliedLine(r, "redone"));
-    }),
+    }, "redo"),
   );
 
   server.registerTool(
@@ -335,14 +354,17 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     {
       title: "Restore a snapshot",
       description:
-        'Makes the work tree (or just paths) equal to a snapshot, deleting files added since. Requires "plan" from restore_preview with the same arguments: the plan applied is the one previewed, or nothing is done. Writes a receipt; redo takes it back.',
+        'Makes the work tree (or just paths) equal to a snapshot, deleting files added since. Requires "plan" from restore_preview with the same arguments: the plan applied is the one previewed, or nothing is done. Writes a receipt; redo takes it back. ' +
+        "It takes back every session's later work, so it is refused unless the person allowed more than an agent's own work (mcp.allow).",
       inputSchema: z.strictObject({ ...restoreShape, plan: planArg("restore_preview") }),
       annotations: { title: "Restore a snapshot", ...WRITES },
     },
-    run(async (u, a) => {
-      const r = await u.restore(idOrLast(a.snapshot, a.last, "snapshot"), { paths: a.paths ?? [], force: a.force, expect: a.plan });
+    run(async (u, a, who) => {
+      const which = idOrLast(a.snapshot, a.last, "snapshot"); // a usage error before the refusal
+      mayRestore(u, who);
+      const r = await u.restore(which, { paths: a.paths ?? [], force: a.force, expect: a.plan, by: startedBy(who) });
       return ok(r, line.appliedLine(r, "restored"));
-    }),
+    }, "restore"),
   );
 
   server.registerTool(

@@ -19,9 +19,9 @@ const keysOf =
 
 export const SCOPE_KEYS = keysOf<ScopeFields>()(["session", "call", "task", "snapshot", "to", "run", "baseline"]);
 const SCOPE_OPTION_KEYS = keysOf<ScopeOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly"]);
-const UNDO_KEYS = keysOf<UndoOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "dryRun", "force", "merge", "expect", "progress"]);
-const RESTORE_KEYS = keysOf<RestoreOptions>()(["paths", "dryRun", "force", "expect", "anyWorktree", "progress"]);
-const REDO_KEYS = ["dryRun", "expect", "anyWorktree", "progress"] as const;
+const UNDO_KEYS = keysOf<UndoOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "dryRun", "force", "merge", "expect", "progress", "by"]);
+const RESTORE_KEYS = keysOf<RestoreOptions>()(["paths", "dryRun", "force", "expect", "anyWorktree", "progress", "by"]);
+const REDO_KEYS = ["dryRun", "expect", "anyWorktree", "progress", "by"] as const;
 
 const SCOPE_HINT = "a scope is one of { session }, { call, session? }, { task }, { snapshot, to? }, { run }, { baseline }; options (expect, force, merge, paths, since, ...) go in the second argument";
 

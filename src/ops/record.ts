@@ -6,6 +6,7 @@ import { usage } from "../domain/errors.js";
 import { ensureStore, type Context } from "../repo/context.js";
 import { taskName } from "../scope/resolve.js";
 import type { Harness } from "../capture/harness/rules.js";
+import { loadMcpAllow, MCP_ALLOW, saveMcpAllow, type McpAllow } from "../store/config.js";
 
 export type { Harness };
 
@@ -87,9 +88,18 @@ export async function record(ctx: Context, paths: readonly string[], opts: Recor
  * Creates the store and merges unwind's hooks into each named harness's
  * project settings (idempotent); with `mcp`, also registers `unwind mcp` in
  * each one's MCP configuration. `command`: the hook command's binary (shell
- * quoted); `bin`: the binary the MCP client runs (default: this one).
+ * quoted); `bin`: the binary the MCP client runs (default: this one);
+ * `mcpAllow`: what an agent may take back over MCP, kept in the store's
+ * config.json (SPEC section 13).
  */
-export async function init(ctx: Context, harnesses: readonly Harness[], opts: { command?: string | undefined; mcp?: boolean | undefined; bin?: string | undefined; local?: boolean | undefined } = {}) {
+export async function init(
+  ctx: Context,
+  harnesses: readonly Harness[],
+  opts: { command?: string | undefined; mcp?: boolean | undefined; bin?: string | undefined; local?: boolean | undefined; mcpAllow?: string | undefined } = {},
+) {
+  const allow = opts.mcpAllow;
+  if (allow !== undefined && !MCP_ALLOW.includes(allow as McpAllow))
+    throw usage(`--mcp-allow ${allow}: expected own or any`, "own: an agent takes back only its own session's work over MCP; any: whatever you could");
   const { installHooks } = await import("../capture/harness/settings.js");
   const { installMcpServer } = await import("../capture/harness/mcp-config.js");
   const { HOOK_ENV, hookProgram, nextSteps } = await import("../capture/harness/setup.js");
@@ -109,10 +119,11 @@ export async function init(ctx: Context, harnesses: readonly Harness[], opts: { 
   pass(false);
   await ensureStore(ctx);
   const written = pass(true);
+  if (allow !== undefined) saveMcpAllow(ctx.store, allow as McpAllow);
   // The steps each client still needs, read from its own files once the hooks are in (not in the checking pass).
   const hooks = written.hooks.map((r) => ({ ...r, command: `${command} hook ${r.harness}`, next: nextSteps(ctx.root, r.harness) }));
   const { mcp } = written;
-  return { store: ctx.store, root: ctx.root, hooks, mcp };
+  return { store: ctx.store, root: ctx.root, hooks, mcp, mcpAllow: loadMcpAllow(ctx.store) };
 }
 
 /** This very binary, by absolute path (Node resolves the script's path), so it works whether or not `unwind` is on PATH. */

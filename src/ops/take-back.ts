@@ -19,7 +19,7 @@ import { matches } from "../domain/states.js";
 import { acts, countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
-import type { Action, ChangeSet, Counts, GitOid, Interleaved, LaterWrite, Observed, Plan, PlanInput, PlanItem, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
+import type { Action, ChangeSet, Counts, GitOid, Interleaved, LaterWrite, Observed, StartedBy, Plan, PlanInput, PlanItem, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
 
 export interface UndoOptions {
   dryRun: boolean;
@@ -38,6 +38,8 @@ export interface UndoOptions {
   retained?: ReadonlySet<string> | undefined;
   /** The change set is another machine's record: a path git ignores here is never written (`ignored-path`). */
   fetched?: boolean | undefined;
+  /** Who started it, for the receipt (SPEC section 13). */
+  by?: StartedBy | undefined;
 }
 
 /** What a path held when it was planned, as plain data (a symlink's target as its hash). */
@@ -93,7 +95,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
   if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
   // Nothing to write: no receipt, so the chain, `receipts` and redo hold only what changed something.
   if (!plan.items.some((i) => acts(i.action))) return report(null, cs.scope, false, digest, planned);
-  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow });
+  const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow, by: opts.by });
   const byPath = new Map<string, PlanItem>(plan.items.map((i) => [i.path, i]));
   const items = receipt.items.map((r) => reportItem(byPath.get(r.path)!, r));
   return report(opts.seal === false ? null : receipt.id, cs.scope, false, digest, items);

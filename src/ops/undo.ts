@@ -6,14 +6,14 @@ import { acts } from "../domain/actions.js";
 import { UnwindError } from "../domain/errors.js";
 import { pickId, type IdRef } from "../domain/ids.js";
 import { changeKind } from "../domain/states.js";
-import type { ChangeEntry, ChangeSet } from "../domain/types.js";
+import type { ChangeEntry, ChangeSet, StartedBy } from "../domain/types.js";
 import { rootPaths } from "../domain/paths.js";
 import type { Context } from "../repo/context.js";
 import { checkScope, checkScopeOptions, withScope, type ScopeFields, type ScopeOptions } from "../scope/resolve.js";
 import { nowSide, snapshotChangeSet, snapshotSide } from "../scope/snapshot-diff.js";
 import { Cas } from "../store/cas.js";
 import { withLock } from "../store/lock.js";
-import { Receipts } from "../store/receipts.js";
+import { Receipts, type Receipt } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
 import { checkDigest, runUndo, type UndoReport } from "./take-back.js";
 
@@ -28,7 +28,12 @@ export interface UndoOptions extends ScopeOptions {
   expect?: string | undefined;
   /** Told how many of the paths to write are written, as the apply goes (for a progress line). */
   progress?: Progress | undefined;
+  /** Who started it, recorded in the receipt (default: the library). */
+  by?: StartedBy | undefined;
 }
+
+/** A program calling the library names no client: its receipts say `library`. */
+const LIBRARY: StartedBy = { client: "library" };
 
 /**
  * Runs `fn` under the store lock unless this is a dry run, which must not
@@ -64,6 +69,7 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
         interleaved,
         retained,
         fetched,
+        by: opts.by ?? LIBRARY,
       });
       // After sealing only results are added to a capsule (SPEC section 9): this undo's receipt.
       // A fetched run's capsule is not this store's: its receipt is the record here (SPEC section 14: fetched records are read-only).
@@ -88,6 +94,7 @@ export interface RestoreOptions {
   /** Write a snapshot taken in another worktree of the repository here. */
   anyWorktree?: boolean | undefined;
   progress?: Progress | undefined;
+  by?: StartedBy | undefined;
 }
 
 /** Makes the non-ignored work tree (or just `paths`) equal to a snapshot; redoable. */
@@ -108,25 +115,33 @@ export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}
     try {
       const cas = new Cas(join(ctx.store, "cas"));
       const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: snap.id }, snapshotSide(cas, snap), nowSide(ctx, current), paths);
-      return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore", expect: opts.expect, progress: opts.progress });
+      return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore", expect: opts.expect, progress: opts.progress, by: opts.by ?? LIBRARY });
     } finally {
       current.dispose();
     }
   });
 }
 
+export interface RedoOptions {
+  dryRun?: boolean | undefined;
+  expect?: string | undefined;
+  anyWorktree?: boolean | undefined;
+  progress?: Progress | undefined;
+  by?: StartedBy | undefined;
+}
+
+/** The receipt `id` names; `--last` means this work tree's newest (the store is shared by every worktree of the repository). */
+export function pickReceipt(ctx: Context, id: IdRef): Receipt {
+  const receipts = new Receipts(ctx.store);
+  const ids = typeof id === "string" ? receipts.ids() : [...receipts.heads()].filter((r) => r.root === undefined || r.root === ctx.root).map((r) => r.id);
+  return receipts.read(pickId(ids, id, "receipt", "unwind receipts"));
+}
+
 /** Takes an undo or a restore back: what its receipt wrote goes back to what was there. */
-export async function redo(
-  ctx: Context,
-  id: IdRef,
-  opts: { dryRun?: boolean | undefined; expect?: string | undefined; anyWorktree?: boolean | undefined; progress?: Progress | undefined } = {},
-): Promise<UndoReport> {
+export async function redo(ctx: Context, id: IdRef, opts: RedoOptions = {}): Promise<UndoReport> {
   checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
-  const receipts = new Receipts(ctx.store);
-  // The store is shared by every worktree of the repository: --last means this work tree's newest.
-  const ids = typeof id === "string" ? receipts.ids() : [...receipts.heads()].filter((r) => r.root === undefined || r.root === ctx.root).map((r) => r.id);
-  const receipt = receipts.read(pickId(ids, id, "receipt", "unwind receipts"));
+  const receipt = pickReceipt(ctx, id);
   // Redoing another worktree's receipt would write its files here (as restore, SPEC section 4).
   if (receipt.root !== undefined && receipt.root !== ctx.root && !opts.anyWorktree) {
     throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `receipt ${receipt.id} was applied in another work tree (${receipt.root}), not in ${ctx.root}`, {
@@ -135,5 +150,5 @@ export async function redo(
   }
   const entries: ChangeEntry[] = receipt.items.filter((i) => acts(i.action)).map((i) => ({ path: i.path, change: changeKind(i.before, i.after), pre: i.before, post: i.after, by: [receipt.id] }));
   const cs: ChangeSet = { scope: { kind: "receipt", id: receipt.id }, entries };
-  return guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo", expect: opts.expect, progress: opts.progress }));
+  return guarded(ctx, dryRun, "redo", () => runUndo(ctx, cs, { dryRun, force: false, merge: false, kind: "redo", expect: opts.expect, progress: opts.progress, by: opts.by ?? LIBRARY }));
 }

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { usage } from "../domain/errors.js";
 import { rootGlob } from "../domain/glob.js";
+import { writeFileAtomic } from "../sys/atomic.js";
 
 export interface Config {
   /** Files larger than this are recorded as `toolarge`: hash, not bytes. */
@@ -55,4 +56,55 @@ export function secretPatterns(cfg: Config): string[] {
     );
   }
   return list.map((g) => rootGlob(g as string, "")!);
+}
+
+/**
+ * What an agent may take back over MCP (SPEC section 13): `own`, only its
+ * own session's work (the default), or `any`, whatever the person could.
+ */
+export type McpAllow = "own" | "any";
+
+export const MCP_ALLOW: readonly McpAllow[] = ["own", "any"];
+
+/**
+ * `mcp.allow` of `<store>/config.json`; `own` when the file or the key is
+ * absent. A file that does not parse, or a value that is neither, is an
+ * error: read as `own` it would refuse without saying why.
+ */
+export function loadMcpAllow(store: string): McpAllow {
+  const file = join(store, "config.json");
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return "own";
+  }
+  const allow = (configObject(text, file).mcp as { allow?: unknown } | undefined)?.allow;
+  if (allow === undefined) return "own";
+  if (!MCP_ALLOW.includes(allow as McpAllow)) throw usage(`${file}: mcp.allow is ${JSON.stringify(allow)}, not "own" or "any"`, "set it with: unwind init --mcp-allow own|any");
+  return allow as McpAllow;
+}
+
+/** Sets `mcp.allow` in `<store>/config.json`, keeping every other key; a file that does not parse is left as it is. */
+export function saveMcpAllow(store: string, allow: McpAllow): void {
+  const file = join(store, "config.json");
+  let cfg: Record<string, unknown> = {};
+  try {
+    cfg = configObject(readFileSync(file, "utf8"), file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  const mcp = typeof cfg.mcp === "object" && cfg.mcp !== null && !Array.isArray(cfg.mcp) ? cfg.mcp : {};
+  writeFileAtomic(file, `${JSON.stringify({ ...cfg, mcp: { ...mcp, allow } }, null, 2)}\n`, { mode: 0o600 });
+}
+
+function configObject(text: string, file: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw usage(`${file} is not valid JSON`, "fix or remove it; unwind reads it for its settings");
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw usage(`${file} is not a JSON object`, "fix or remove it; unwind reads it for its settings");
+  return v as Record<string, unknown>;
 }

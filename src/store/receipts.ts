@@ -1,7 +1,7 @@
 import { createHash, randomBytes, type Hash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { Action, Counts, Reason, RepoPath, Scope, State } from "../domain/types.js";
+import type { Action, Counts, StartedBy, Reason, RepoPath, Scope, State } from "../domain/types.js";
 import { UnwindError } from "../domain/errors.js";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { fileLines } from "../sys/files.js";
@@ -36,6 +36,8 @@ export interface Receipt {
   doneAt?: string;
   /** The work tree it was applied to. Absent in older receipts. */
   root?: string;
+  /** Who started it. Absent in receipts written before it was recorded. */
+  by?: StartedBy;
 }
 
 export interface ChainPointer {

@@ -17,6 +17,9 @@ export type Args = Record<string, unknown>;
 
 const SCOPE_KEYS = ["session", "call", "task", "snapshot", "to"] as const;
 
+/** What a receipt records of who started it (SPEC section 13). */
+const UI = { client: "ui" } as const;
+
 /** How many calls the timeline lists: their tree-captured paths cost a git diff each. */
 const TIMELINE_CALLS = 300;
 
@@ -49,9 +52,9 @@ export const ROUTES: Record<string, Route> = {
     const c = await u.current(text(a, "path"));
     return { path: c.path, kind: c.kind, size: c.size, sha256: c.sha256, oid: c.oid, ...(c.bytes ? shown(c.bytes) : { text: null, binary: false, tooLarge: c.kind === "toolarge" }) };
   }),
-  "/api/undo": route("POST", [...SCOPE_KEYS, "force", "merge", "plan"], (u, a) => u.undo(scopeOf(a), { force: bool(a, "force"), merge: bool(a, "merge"), expect: digest(a) })),
-  "/api/restore": route("POST", ["snapshot", "force", "plan"], (u, a) => u.restore(text(a, "snapshot"), { force: bool(a, "force"), expect: digest(a) })),
-  "/api/redo": route("POST", ["receipt", "plan"], (u, a) => u.redo(text(a, "receipt"), { expect: digest(a) })),
+  "/api/undo": route("POST", [...SCOPE_KEYS, "force", "merge", "plan"], (u, a) => u.undo(scopeOf(a), { force: bool(a, "force"), merge: bool(a, "merge"), expect: digest(a), by: UI })),
+  "/api/restore": route("POST", ["snapshot", "force", "plan"], (u, a) => u.restore(text(a, "snapshot"), { force: bool(a, "force"), expect: digest(a), by: UI })),
+  "/api/redo": route("POST", ["receipt", "plan"], (u, a) => u.redo(text(a, "receipt"), { expect: digest(a), by: UI })),
 };
 
 /** Bytes a diff can show as text: UTF-8 without NUL, up to 2 MiB; anything else is shown as its size and hash. */

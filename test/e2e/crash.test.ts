@@ -28,6 +28,7 @@ describe("a crash at any step of apply is recovered by the next command, nothing
     expect(receipts).toHaveLength(1);
     expect(receipts[0].counts).toMatchObject({ restore: 2, delete: 1, conflict: 0 });
     expect(Boolean(receipts[0].recovered)).toBe(point !== "receipt");
+    expect(receipts[0].by).toEqual({ client: "cli" }); // the intent carries who started it to the receipt recovery seals
     expect(readdirSync(join(root, ".git", "unwind", "pending"))).toEqual([]);
     expect(unwind(root, ["verify"]).code).toBe(0);
 

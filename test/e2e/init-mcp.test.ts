@@ -130,4 +130,26 @@ describe("unwind init --mcp", () => {
     expect(unwind(root, ["init"]).code).toBe(0); // the control: init alone creates the store
     expect(existsSync(join(root, ".git", "unwind"))).toBe(true);
   });
+
+  it("--mcp-allow own|any sets mcp.allow in the store's config.json, keeping its other keys; another value is a usage error that writes nothing", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    expect(unwind(root, ["init"]).code).toBe(0);
+    const config = join(root, ".git", "unwind", "config.json");
+    write(root, ".git/unwind/config.json", '{"ttl": "7d"}\n');
+    const before = dirFingerprint(join(root, ".git"));
+    const bad = unwind(root, ["init", "--claude", "--mcp", "--mcp-allow", "everything"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--mcp-allow everything: expected own or any");
+    expect(dirFingerprint(join(root, ".git"))).toEqual(before);
+    expect(existsSync(join(root, ".mcp.json"))).toBe(false);
+
+    const any = unwind(root, ["init", "--claude", "--mcp", "--mcp-allow", "any", "--json"]);
+    expect(any.code, any.stderr).toBe(0);
+    expect(any.json.mcpAllow).toBe("any");
+    expect(JSON.parse(readFileSync(config, "utf8"))).toEqual({ ttl: "7d", mcp: { allow: "any" } });
+    expect(unwind(root, ["init", "--mcp-allow", "own"]).stdout).toContain("mcp allow own: an agent takes back only its own session's work over MCP");
+    expect(JSON.parse(readFileSync(config, "utf8"))).toEqual({ ttl: "7d", mcp: { allow: "own" } });
+    // Left alone, the setting stays as it is.
+    expect(unwind(root, ["init", "--claude", "--json"]).json.mcpAllow).toBe("own");
+  });
 });

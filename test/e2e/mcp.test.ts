@@ -7,14 +7,14 @@
  * same call, allowed, does change things.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { TOOLS } from "../../src/mcp/server.js";
 import { BIN, disk, makeRepo, read, treeState, unwind, write } from "../helpers.js";
-import { A_TS, B_TS2, twoSessions as twoFixture } from "../session-fixture.js";
+import { A_TS, A_TS2, B_TS, B_TS2, twoSessions as twoFixture } from "../session-fixture.js";
 import { claudePayload, hook } from "../journal-helpers.js";
 
 const A = "mcp-aaaa-1111";
@@ -104,7 +104,7 @@ describe("unwind mcp: the tools", () => {
 
   it("two Claude sessions: inspect them, preview A, undo exactly A with the digest (B untouched), redo brings A back", async () => {
     const root = twoSessions();
-    const c = await connect(root);
+    const c = await connect(root, { CLAUDE_CODE_SESSION_ID: A });
 
     const s = await doc(c, "sessions");
     expect(s.total).toBe(2);
@@ -156,7 +156,7 @@ describe("unwind mcp: the tools", () => {
 
   it("a stale digest is refused as a tool error and nothing changes; a fresh preview's digest applies", async () => {
     const root = twoSessions();
-    const c = await connect(root);
+    const c = await connect(root, { CLAUDE_CODE_SESSION_ID: A });
     const old = await doc(c, "undo_preview", { session: A });
     // After the preview, a person deletes the file A generated: the plan for that path changes (delete -> skip).
     write(root, "gen/out.txt", "generated\n");
@@ -206,14 +206,16 @@ describe("unwind mcp: the tools", () => {
     expect(glob).toMatchObject({ code: "E_USAGE", message: expect.stringContaining("nothing/**") });
     expect(disk(root)).toEqual(before);
 
-    // The control: the server still answers, and the same undo, called right, applies.
-    const u = await doc(c, "undo", { session: A, plan: p.plan });
+    // The control: the server still answers, and the same undo, called right (by A itself), applies.
+    await doc(c, "sessions");
+    const u = await doc(await connect(root, { CLAUDE_CODE_SESSION_ID: A }), "undo", { session: A, plan: p.plan });
     expect(u.receipt).toMatch(/^r-/);
     expect(read(root, "src/a.ts")).toBe(A_TS);
   });
 
   it("snapshot, snapshots, restore_preview and restore (only with the previewed plan), redo", async () => {
     const root = twoSessions();
+    unwind(root, ["init", "--mcp-allow", "any"]); // a restore takes back everyone's work: the person allows it
     const c = await connect(root);
     const snap = await doc(c, "snapshot", { label: "before the experiment" });
     expect(snap).toMatchObject({ id: expect.any(String), label: "before the experiment" });
@@ -317,10 +319,168 @@ describe("unwind mcp with unwind's hooks installed", () => {
   });
 });
 
+describe("unwind mcp: an agent takes back only its own work unless the person allowed more (SPEC section 13)", () => {
+  const receiptsBy = (root: string) => Object.fromEntries(unwind(root, ["receipts", "--json"]).json.receipts.map((r: any) => [r.id, r.by]));
+
+  it("A's server refuses to undo B (session, call, task, snapshot), B untouched; A's own undo works; allowed, the same undo of B applies", async () => {
+    const root = twoSessions();
+    const c = await connect(root, { CLAUDE_CODE_SESSION_ID: A });
+    const pB = await doc(c, "undo_preview", { session: B }); // looking is not taking back
+    const bCall = (await doc(c, "log", { session: B })).calls[0].call as string;
+    const snap = await doc(c, "snapshot", {});
+    const before = disk(root);
+
+    const e = await failure(c, "undo", { session: B, plan: pB.plan });
+    expect(e.code).toBe("E_NOT_ALLOWED");
+    // In the tools' terms: the tool and its argument, never a command-line flag; the hint says what the person can do.
+    expect(e.message).toBe(`undo: session ${B} is not the calling session (claude:${A}); over MCP an agent takes back only its own session's work`);
+    expect(e.message).not.toContain("--");
+    expect(e.hint).toContain("unwind init --mcp-allow any");
+    expect(e.hint).toContain('mcp.allow to "any"');
+    expect((await failure(c, "undo", { session: `claude:${B}`, plan: pB.plan })).code).toBe("E_NOT_ALLOWED");
+    // B's call, named alone or with B's session: looked for among A's calls only.
+    expect((await failure(c, "undo", { call: bCall, plan: pB.plan })).code).toBe("E_SCOPE_UNKNOWN");
+    expect((await failure(c, "undo", { call: bCall, session: B, plan: pB.plan })).code).toBe("E_NOT_ALLOWED");
+    expect((await failure(c, "undo", { snapshot: snap.id, plan: pB.plan })).message).toMatch(/^undo: snapshot .* takes back everyone's changes since it/);
+    expect((await failure(c, "undo", { task: "t1", plan: pB.plan })).code).toBe("E_NOT_ALLOWED");
+    expect(disk(root)).toEqual(before); // not a byte of the work tree, nothing in the store
+
+    // The controls: A's own work, by default or by name, one call of it; its receipt says who started it.
+    const aCall = (await doc(c, "log", { session: A })).calls.find((x: any) => x.tool === "Edit").call as string;
+    const pCall = await doc(c, "undo_preview", { call: aCall });
+    const one = await doc(c, "undo", { call: aCall, plan: pCall.plan });
+    expect(read(root, "src/a.ts")).toBe(A_TS);
+    const pA = await doc(c, "undo_preview", { session: A.slice(0, 8) });
+    const u = await doc(c, "undo", { session: A.slice(0, 8), plan: pA.plan });
+    expect(existsSync(join(root, "gen"))).toBe(false);
+    expect(read(root, "src/b.ts")).toBe(B_TS2);
+    expect(receiptsBy(root)).toEqual({ [one.receipt]: { client: "mcp", session: `claude:${A}` }, [u.receipt]: { client: "mcp", session: `claude:${A}` } });
+
+    // Allowed by the person (read at each call: the running server sees it), the same undo of B applies.
+    expect(unwind(root, ["init", "--mcp-allow", "any"]).code).toBe(0);
+    const uB = await doc(c, "undo", { session: B, plan: (await doc(c, "undo_preview", { session: B })).plan });
+    expect(read(root, "src/b.ts")).toBe(B_TS);
+    expect(receiptsBy(root)[uB.receipt]).toEqual({ client: "mcp", session: `claude:${A}` });
+    // And back to own: refused again.
+    expect(unwind(root, ["init", "--mcp-allow", "own"]).code).toBe(0);
+    expect((await failure(c, "undo", { session: B, plan: pB.plan })).code).toBe("E_NOT_ALLOWED");
+  });
+
+  it("a caller the client does not name takes back nothing, and the refusal says how to allow it", async () => {
+    const root = twoSessions();
+    const c = await connect(root);
+    const p = await doc(c, "undo_preview", { session: A });
+    const before = disk(root);
+    const e = await failure(c, "undo", { session: A, plan: p.plan });
+    expect(e.code).toBe("E_NOT_ALLOWED");
+    expect(e.message).toMatch(/^undo: the calling session is unknown/);
+    expect(e.hint).toContain("unwind init --mcp-allow any");
+    expect((await failure(c, "redo", { last: true })).code).toBe("E_NOT_ALLOWED");
+    expect(disk(root)).toEqual(before);
+    // A value the person mistyped is not "any": refused, naming the key.
+    const config = join(unwind(root, ["status", "--json"]).json.store, "config.json");
+    writeFileSync(config, '{"mcp": {"allow": "all"}}\n');
+    const typo = await failure(c, "undo", { session: A, plan: p.plan });
+    expect(typo).toMatchObject({ code: "E_USAGE", message: expect.stringContaining('mcp.allow is "all", not "own" or "any"') });
+    expect(read(root, "src/a.ts")).toBe(A_TS2);
+    // The control: allowed, the same call applies, and its receipt names no session.
+    unwind(root, ["init", "--mcp-allow", "any"]);
+    const u = await doc(c, "undo", { session: A, plan: p.plan });
+    expect(read(root, "src/a.ts")).toBe(A_TS);
+    expect(receiptsBy(root)[u.receipt]).toEqual({ client: "mcp" });
+  });
+
+  it("the caller is the session the client's own hook event for this call names (its tool-use id, else the one open mark)", async () => {
+    const root = twoSessions();
+    const c = await connect(root); // the environment names no session: Codex and Gemini CLI name none
+    const marks = () => readdirSync(join(unwind(root, ["status", "--json"]).json.store, "mcp-calls")).filter((f) => f.endsWith(".json"));
+    const pre = (session: string, tool: string, id: string) => expect(hook(root, "claude", claudePayload(root, session, "PreToolUse", `mcp__unwind__${tool}`, {}, id)).code).toBe(0);
+    const post = (session: string, tool: string, id: string) => expect(hook(root, "claude", claudePayload(root, session, "PostToolUse", `mcp__unwind__${tool}`, {}, id)).code).toBe(0);
+    const withId = async (name: string, args: Record<string, unknown>, id: string) => (await c.callTool({ name, arguments: args, _meta: { "claudecode/toolUseId": id } })) as unknown as ToolResult;
+    const pA = await doc(c, "undo_preview", { session: A });
+    const pB = await doc(c, "undo_preview", { session: B });
+
+    // A's call, by its tool-use id, asks for B's work: A is calling, so it is refused and B's file stays.
+    pre(A, "undo", "toolu_a1");
+    const before = disk(root);
+    const refused = await withId("undo", { session: B, plan: pB.plan }, "toolu_a1");
+    expect(refused.structuredContent.error).toMatchObject({ code: "E_NOT_ALLOWED", message: expect.stringContaining(`session ${B} is not the calling session (claude:${A})`) });
+    expect(disk(root)).toEqual(before);
+    post(A, "undo", "toolu_a1");
+    expect(marks()).toEqual([]); // the post event takes the mark away
+
+    // The control: A's own work, by that call's id; the receipt names A.
+    pre(A, "undo", "toolu_a2");
+    pre(B, "undo", "toolu_b1"); // another session's call under way at the same time does not confuse an id
+    const u = (await withId("undo", { session: A, plan: pA.plan }, "toolu_a2")).structuredContent;
+    expect(u.receipt).toMatch(/^r-/);
+    expect(read(root, "src/a.ts")).toBe(A_TS);
+    expect(receiptsBy(root)[u.receipt]).toEqual({ client: "mcp", session: `claude:${A}` });
+    post(A, "undo", "toolu_a2");
+
+    // No tool-use id: B's is the one open mark of undo here, so B is calling, and may take back B.
+    const uB = await doc(c, "undo", { session: B, plan: pB.plan });
+    expect(read(root, "src/b.ts")).toBe(B_TS);
+    expect(receiptsBy(root)[uB.receipt]).toEqual({ client: "mcp", session: `claude:${B}` });
+    // Two sessions with an open mark: unknown, nothing taken back.
+    pre(A, "redo", "toolu_a3");
+    pre(B, "redo", "toolu_b2");
+    const twoBefore = disk(root);
+    expect((await failure(c, "redo", { receipt: uB.receipt })).message).toMatch(/^redo: the calling session is unknown/);
+    expect(disk(root)).toEqual(twoBefore);
+    post(A, "redo", "toolu_a3");
+    expect((await doc(c, "redo", { receipt: uB.receipt })).scope).toEqual({ kind: "receipt", id: uB.receipt }); // B alone again
+    expect(read(root, "src/b.ts")).toBe(B_TS2);
+  });
+
+  it("restore is refused by default, even to the caller (it takes back everyone's later work); allowed, it applies", async () => {
+    const root = twoSessions();
+    const c = await connect(root, { CLAUDE_CODE_SESSION_ID: A });
+    const snap = await doc(c, "snapshot", {});
+    write(root, "later.txt", "a person's later file\n");
+    const p = await doc(c, "restore_preview", { snapshot: snap.id });
+    expect(p.items.map((i: any) => [i.path, i.action])).toEqual([["later.txt", "delete"]]);
+    const before = disk(root);
+    const e = await failure(c, "restore", { snapshot: snap.id, plan: p.plan });
+    expect(e.code).toBe("E_NOT_ALLOWED");
+    expect(e.message).toMatch(/^restore: a restore makes the work tree equal to a snapshot/);
+    expect(e.hint).toContain("unwind init --mcp-allow any");
+    expect(disk(root)).toEqual(before);
+    expect(read(root, "later.txt")).toBe("a person's later file\n");
+
+    unwind(root, ["init", "--mcp-allow", "any"]);
+    const r = await doc(c, "restore", { snapshot: snap.id, plan: p.plan });
+    expect(existsSync(join(root, "later.txt"))).toBe(false);
+    expect(receiptsBy(root)[r.receipt]).toEqual({ client: "mcp", session: `claude:${A}` });
+  });
+
+  it("redo over MCP: only a receipt this same session started over MCP", async () => {
+    const root = twoSessions();
+    const cli = unwind(root, ["undo", "--session", B, "--json"]);
+    expect(cli.code).toBe(0);
+    expect(receiptsBy(root)[cli.json.receipt]).toEqual({ client: "cli" });
+    const a = await connect(root, { CLAUDE_CODE_SESSION_ID: A });
+    const before = disk(root);
+    const e = await failure(a, "redo", { receipt: cli.json.receipt });
+    expect(e).toMatchObject({ code: "E_NOT_ALLOWED", message: expect.stringContaining(`receipt ${cli.json.receipt} was started by cli, not by the calling session (claude:${A})`) });
+    expect((await failure(a, "redo", { last: true })).code).toBe("E_NOT_ALLOWED");
+    expect(disk(root)).toEqual(before);
+
+    // A's own undo over MCP: A redoes it; B's server may not.
+    const u = await doc(a, "undo", { plan: (await doc(a, "undo_preview", {})).plan });
+    const b = await connect(root, { CLAUDE_CODE_SESSION_ID: B });
+    expect((await failure(b, "redo", { receipt: u.receipt })).message).toContain(`was started by mcp claude:${A}, not by the calling session (claude:${B})`);
+    const r = await doc(a, "redo", { last: true });
+    expect(r.scope).toEqual({ kind: "receipt", id: u.receipt });
+    expect(read(root, "src/a.ts")).toBe(A_TS2);
+    expect(receiptsBy(root)[r.receipt]).toEqual({ client: "mcp", session: `claude:${A}` });
+  });
+});
+
 describe("unwind mcp: the process", () => {
   it("writes only JSON-RPC messages to stdout and exits when the client closes stdin", async () => {
     const root = twoSessions();
-    const child = spawn(process.execPath, [BIN, "mcp"], { cwd: root, env: serverEnv() });
+    const child = spawn(process.execPath, [BIN, "mcp"], { cwd: root, env: serverEnv({ CLAUDE_CODE_SESSION_ID: A }) });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     const send = (m: object) => child.stdin.write(JSON.stringify(m) + "\n");

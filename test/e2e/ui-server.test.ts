@@ -144,6 +144,10 @@ describe("unwind ui: safety (SPEC section 12)", () => {
     const redo = await post("/api/redo", { receipt: done.json.receipt, plan: (await request(ui.port, { path: `/api/redo-plan?receipt=${done.json.receipt}`, headers: auth() })).json.plan });
     expect(redo.status).toBe(200);
     expect(read(root, "src/b.ts")).toBe("export const b = 2;\n");
+    // Each receipt records that the UI started it (SPEC section 13).
+    const listed = spawnSync(process.execPath, [BIN, "receipts", "--json"], { cwd: root, encoding: "utf8" });
+    const by = Object.fromEntries(JSON.parse(listed.stdout).receipts.map((r: { id: string; by: unknown }) => [r.id, r.by]));
+    expect([by[done.json.receipt], by[redo.json.receipt]]).toEqual([{ client: "ui" }, { client: "ui" }]);
   });
 
   it("no CORS: a cross-origin or cross-site request is refused, a preflight is not answered, no Access-Control header is ever sent", async () => {

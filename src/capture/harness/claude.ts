@@ -41,7 +41,8 @@ const QUIET = [
 const SHELL_WATCHERS = ["BashOutput", "KillShell", "KillBash", "TaskOutput", "TaskStop"];
 
 /** Claude Code names an MCP tool `mcp__<server>__<tool>`. */
-const ownTool = unwindMcpTool("mcp__unwind__");
+const PREFIX = "mcp__unwind__";
+const ownTool = unwindMcpTool(PREFIX);
 
 export const claude: HarnessRules = {
   // A failed tool may still have changed files (a shell command that died half-way, a failing build or
@@ -64,5 +65,5 @@ export const claude: HarnessRules = {
     local: ".claude/settings.local.json",
   },
   // Claude Code reads project-scoped MCP servers from `.mcp.json` at the project root: `{"mcpServers": {name: {command, args, env}}}`.
-  mcp: { file: ".mcp.json" },
+  mcp: { file: ".mcp.json", prefix: PREFIX },
 };

@@ -5,7 +5,8 @@
 import { isObject, unwindMcpTool, type HarnessRules, type Json } from "./rules.js";
 
 /** Codex names an MCP tool `mcp__<server>__<tool>`, as Claude Code does. */
-const ownTool = unwindMcpTool("mcp__unwind__");
+const PREFIX = "mcp__unwind__";
+const ownTool = unwindMcpTool(PREFIX);
 
 const PATCH_BEGIN = "*** Begin Patch";
 const PATCH_HEADERS = ["*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:"];
@@ -36,7 +37,7 @@ export const codex: HarnessRules = {
     group: (command) => ({ hooks: [{ type: "command", command, timeout: 30 }] }),
   },
   // Codex reads project-scoped config from `.codex/config.toml` (in a trusted project only): `[mcp_servers.<name>]` with `command`, `args`.
-  mcp: { file: ".codex/config.toml" },
+  mcp: { file: ".codex/config.toml", prefix: PREFIX },
 };
 
 /**

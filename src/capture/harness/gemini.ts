@@ -22,7 +22,8 @@ const QUIET = [
 ];
 
 /** Gemini CLI names an MCP tool `mcp_<server>_<tool>` in its hooks. */
-const ownTool = unwindMcpTool("mcp_unwind_");
+const PREFIX = "mcp_unwind_";
+const ownTool = unwindMcpTool(PREFIX);
 
 export const gemini: HarnessRules = {
   events: { BeforeTool: "pre", AfterTool: "post" },
@@ -39,5 +40,5 @@ export const gemini: HarnessRules = {
     comments: true,
   },
   // Gemini CLI reads `mcpServers` from the same project `.gemini/settings.json` its hooks live in.
-  mcp: { file: ".gemini/settings.json" },
+  mcp: { file: ".gemini/settings.json", prefix: PREFIX },
 };

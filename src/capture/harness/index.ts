@@ -15,7 +15,7 @@ import type { CaptureEvent, ParseResult, Target } from "../event.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
-import { isObject, type Harness, type HarnessRules, type Json } from "./rules.js";
+import { isObject, TAKING_BACK_TOOLS, type Harness, type HarnessRules, type Json } from "./rules.js";
 
 export const HARNESSES: Readonly<Record<Harness, HarnessRules>> = { claude, codex, gemini };
 
@@ -70,6 +70,8 @@ function parse(harness: string, raw: string): ParseResult {
   const agentType = nonEmptyString(payload.agent_type);
   if (agentType !== undefined) event.agentType = agentType;
   if (target.kind === "tree" && isObject(toolInput) && rules.background.some((f) => toolInput[f] === true)) event.background = true;
+  const own = tool.startsWith(rules.mcp.prefix) ? tool.slice(rules.mcp.prefix.length) : undefined;
+  if (own !== undefined && TAKING_BACK_TOOLS.includes(own)) event.unwindTool = own;
   return { ok: true, event };
 }
 

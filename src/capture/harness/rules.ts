@@ -47,9 +47,10 @@ export interface HarnessRules {
   /**
    * The project file where the harness, as an MCP client, reads its MCP
    * servers (`unwind init --mcp`): JSON with `mcpServers.<name>`, or for a
-   * `.toml` file a `[mcp_servers.<name>]` table (src/capture/harness/mcp-config.ts).
+   * `.toml` file a `[mcp_servers.<name>]` table (src/capture/harness/mcp-config.ts);
+   * `prefix`: how its hook events name the tools of the server registered as `unwind`.
    */
-  mcp: { file: string };
+  mcp: { file: string; prefix: string };
 }
 
 export interface SettingsRules {
@@ -95,3 +96,6 @@ export function unwindMcpTool(prefix: string): (tool: string) => boolean {
   const names = new Set(UNWIND_MCP_TOOLS.map((t) => `${prefix}${t}`));
   return (tool) => names.has(tool);
 }
+
+/** The tools of `unwind mcp` that take work back: their hook events name the calling session for the server (src/store/mcp-calls.ts). */
+export const TAKING_BACK_TOOLS: readonly string[] = ["undo", "restore", "redo"];

@@ -1,4 +1,5 @@
 import { Exit } from "../../domain/errors.js";
+import type { StartedBy } from "../../domain/types.js";
 import type { ListOptions } from "../../ops/list.js";
 import type { Globals } from "../globals.js";
 import { more, shortIds, showPath, table, when, type Output } from "../render.js";
@@ -55,8 +56,14 @@ export async function receipts(globals: Globals, opts: ListOptions): Promise<Out
         .filter(([n]) => n > 0)
         .map(([n, w]) => `${n} ${w}`)
         .join(", ") || "nothing to do") + (x.recovered ? " (recovered)" : "");
-    return [ids.get(x.id)!, when(x.at), x.kind, `${x.scope.kind} ${x.scope.id}`, counts];
+    return [ids.get(x.id)!, when(x.at), x.kind, `${x.scope.kind} ${x.scope.id}`, byText(x.by), counts];
   });
-  const human = rows.length ? [table([["RECEIPT", "WHEN", "KIND", "SCOPE", "COUNTS"], ...rows], [], { fit: [4] }), ...more(rows.length, r.total, "receipts")].join("\n") : "no receipts";
+  const human = rows.length ? [table([["RECEIPT", "WHEN", "KIND", "SCOPE", "BY", "COUNTS"], ...rows], [], { fit: [5] }), ...more(rows.length, r.total, "receipts")].join("\n") : "no receipts";
   return { json: r, human, exit: Exit.ok };
+}
+
+/** Who started an apply: `cli`, `ui`, `mcp claude:<id>`; `-` for a receipt older than the record of it. */
+function byText(o: StartedBy | null): string {
+  if (!o) return "-";
+  return o.session ? `${o.client} ${o.session}` : o.client;
 }

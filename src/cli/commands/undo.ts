@@ -24,6 +24,9 @@ interface ReportFlags {
   all?: boolean;
 }
 
+/** What a receipt records of who started it (SPEC section 13). */
+const CLI = { client: "cli" } as const;
+
 /** The scope and its options, checked before the store is touched: a usage error changes nothing and reads nothing. */
 function scopeOf(opts: ScopeFlags & { safeOnly?: boolean }): ScopeFields {
   const { session, call, task, snapshot, to, run, baseline } = opts;
@@ -50,6 +53,7 @@ export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { 
       safeOnly: opts.safeOnly,
       expect: opts.expect,
       progress: line.tick,
+      by: CLI,
     });
     return renderReport(r, opts);
   } finally {
@@ -64,7 +68,7 @@ export async function restore(globals: Globals, id: string | undefined, rawPaths
   const u = await openFor(globals);
   const line = progress(opts.dryRun ? "planning" : "restoring");
   try {
-    const r = await u.restore(which, { paths: cwdPaths(u.root, rawPaths), dryRun: opts.dryRun, force: opts.force, expect: opts.expect, anyWorktree: opts.anyWorktree, progress: line.tick });
+    const r = await u.restore(which, { paths: cwdPaths(u.root, rawPaths), dryRun: opts.dryRun, force: opts.force, expect: opts.expect, anyWorktree: opts.anyWorktree, progress: line.tick, by: CLI });
     return renderReport(r, opts);
   } finally {
     line.done();
@@ -76,7 +80,7 @@ export async function redo(globals: Globals, id: string | undefined, opts: Repor
   const u = await openFor(globals);
   const line = progress(opts.dryRun ? "planning" : "redoing");
   try {
-    return renderReport(await u.redo(which, { dryRun: opts.dryRun, expect: opts.expect, anyWorktree: opts.anyWorktree, progress: line.tick }), opts);
+    return renderReport(await u.redo(which, { dryRun: opts.dryRun, expect: opts.expect, anyWorktree: opts.anyWorktree, progress: line.tick, by: CLI }), opts);
   } finally {
     line.done();
   }

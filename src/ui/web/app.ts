@@ -208,7 +208,10 @@ function renderTimeline(): void {
     for (const r of t.receipts) {
       if (session && r.scope.id !== session) continue;
       if (task && r.scope.id !== task) continue;
-      items.push({ at: r.at, render: () => rows.push(row({ kind: "receipt", id: r.id }, "receipt", `${r.kind} ${r.scope.kind} ${r.scope.id}`, `${r.id} · ${countsText(r.counts)}`, r.at, 0)) });
+      items.push({
+        at: r.at,
+        render: () => rows.push(row({ kind: "receipt", id: r.id }, "receipt", `${r.kind} ${r.scope.kind} ${r.scope.id}`, `${r.id} · ${countsText(r.counts)}${byText(r.by)}`, r.at, 0)),
+      });
     }
   }
   items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
@@ -432,6 +435,12 @@ async function showRestorePreview(id: string, box: HTMLElement, o: Options): Pro
   });
 }
 
+/** Who started an apply, as a receipt records it (nothing for one older than that record). */
+function byText(by: ReceiptSummary["by"]): string {
+  if (!by) return "";
+  return ` · by ${by.client}${by.session ? ` ${by.session}` : ""}`;
+}
+
 async function showReceipt(id: string): Promise<void> {
   const pane = $("detail");
   const r = state.timeline?.receipts.find((x) => x.id === id);
@@ -442,7 +451,7 @@ async function showReceipt(id: string): Promise<void> {
       "header",
       { class: "detail-head" },
       h("h2", {}, `receipt ${id}`),
-      r ? h("div", { class: "muted" }, `${r.kind} of ${r.scope.kind} ${r.scope.id} · ${countsText(r.counts)} · ${ago(r.at)}${r.recovered ? " · finished after a crash" : ""}`) : null,
+      r ? h("div", { class: "muted" }, `${r.kind} of ${r.scope.kind} ${r.scope.id} · ${countsText(r.counts)}${byText(r.by)} · ${ago(r.at)}${r.recovered ? " · finished after a crash" : ""}`) : null,
       h("p", {}, "Redo takes this back: every path it wrote goes back to what it held just before, under the same conflict rules."),
     ),
     box,

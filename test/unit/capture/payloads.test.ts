@@ -130,6 +130,16 @@ describe("claude", () => {
     expect(parseOk("codex", variant("codex", "bash.pre", { tool_name: "mcp__github__create_pr" })).target).toEqual({ kind: "tree" });
   });
 
+  it("a call of unwind's undo, restore or redo is named for the server (its hook event says who is calling); no other tool is", () => {
+    expect(parseOk("claude", variant("claude", "bash.pre", { tool_name: "mcp__unwind__undo" })).unwindTool).toBe("undo");
+    expect(parseOk("codex", variant("codex", "bash.pre", { tool_name: "mcp__unwind__redo" })).unwindTool).toBe("redo");
+    expect(parseOk("gemini", variant("gemini", "run-shell-command.pre", { tool_name: "mcp_unwind_restore" })).unwindTool).toBe("restore");
+    for (const tool of ["mcp__unwind__undo_preview", "mcp__unwind__sessions", "mcp__github__undo", "mcp__unwinder__undo", "Bash"]) {
+      expect(parseOk("claude", variant("claude", "bash.pre", { tool_name: tool })).unwindTool, tool).toBeUndefined();
+    }
+    expect(parseOk("gemini", variant("gemini", "run-shell-command.pre", { tool_name: "mcp__unwind__undo" })).unwindTool).toBeUndefined(); // Claude's spelling, under Gemini
+  });
+
   it("Read is ignored", () => {
     expect(parseOk("claude", raw("claude", "read.pre")).target).toEqual({ kind: "ignore" });
     expect(parseOk("claude", raw("claude", "read.post")).target).toEqual({ kind: "ignore" });
