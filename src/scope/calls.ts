@@ -1,10 +1,11 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { closeStaleCalls } from "../capture/capture.js";
 import { storedAsIs } from "../capture/conversion.js";
 import { excludeTexts, loadExcludes } from "../capture/excludes.js";
 import { keepsExecBits, listSnapshots, writeWorkTree, type Snapshot } from "../capture/snapshot.js";
+import { isRepository } from "../capture/private-index.js";
 import { tooLargeState } from "../capture/toolarge.js";
 import { UnwindError } from "../domain/errors.js";
 import { Cas } from "../store/cas.js";
@@ -234,9 +235,32 @@ async function unchangedStates(ctx: Context, first: Step | undefined, diffs: rea
       else absent.push(p);
     }
   }
-  const ignored = new Set(await ignoredUnder(ctx, first, absent));
-  for (const p of absent) if (!ignored.has(p)) out.set(p, null);
+  // Inside a nested repository (a submodule, or one git left untracked) a snapshot sees nothing: absence of evidence, not absence.
+  const nested = insideNestedRepository(ctx.root);
+  const visible = absent.filter((p) => !nested(p));
+  const ignored = new Set(await ignoredUnder(ctx, first, visible));
+  for (const p of visible) if (!ignored.has(p)) out.set(p, null);
   return out;
+}
+
+/**
+ * Whether a path lies below a directory that is a repository of its own
+ * (its `.git` leads to one), each directory asked once. Snapshots record a
+ * submodule by its commit and leave an untracked nested repository out, so
+ * a file capture inside one gets no snapshot points: "absent" there would
+ * turn an agent's Edit into a change by nobody at the next snapshot.
+ */
+function insideNestedRepository(root: string): (path: string) => boolean {
+  const known = new Map<string, boolean>();
+  const isRepo = (dir: string): boolean => {
+    let v = known.get(dir);
+    if (v === undefined) known.set(dir, (v = isRepository(join(root, dir))));
+    return v;
+  };
+  return (path) => {
+    for (let d = dirname(path); d !== "." && d !== "/" && d !== ""; d = dirname(d)) if (isRepo(d)) return true;
+    return false;
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { git, makeRepo, read, tempDir, unwind, unwindAsync, write, type CliResult } from "../helpers.js";
@@ -170,5 +170,30 @@ describe("a damaged record is damage, never 'no changes'", () => {
     expect(read(root, "gen.txt")).toBe("gen\n");
     const v = unwind(root, ["verify"]);
     expect([v.code, v.stdout + v.stderr]).toEqual([4, expect.stringContaining(`snapshot ${post}`)]);
+  });
+});
+
+describe("nested repositories: absence of evidence is not a change", () => {
+  it("an Edit inside an untracked nested repository, then a shell call elsewhere: undo restores the edit, no false changed-since", () => {
+    const root = makeRepo({ "README.md": "# r\n" });
+    mkdirSync(join(root, "vendor/lib"), { recursive: true });
+    git(join(root, "vendor/lib"), "init", "-q");
+    write(root, "vendor/lib/f.txt", "one\n");
+    const S = "sess-nnnn-1111";
+    const f = join(root, "vendor/lib/f.txt");
+    claudeCall(root, S, "Edit", { file_path: f, old_string: "one", new_string: "two" }, () => write(root, "vendor/lib/f.txt", "two\n"));
+    claudeCall(root, S, "Bash", { command: "echo x > other.txt" }, () => write(root, "other.txt", "x\n"));
+    const dry = unwind(root, ["undo", "--session", S, "--dry-run", "--json"]);
+    expect(dry.json.items.map((i: { path: string; action: string }) => [i.path, i.action])).toEqual([
+      ["other.txt", "delete"],
+      ["vendor/lib/f.txt", "restore"],
+    ]);
+    expect(unwind(root, ["undo", "--session", S]).code).toBe(0);
+    expect(read(root, "vendor/lib/f.txt")).toBe("one\n");
+    // The control: a person's later edit inside it is still told apart (the file capture knows the Edit's post).
+    claudeCall(root, S, "Edit", { file_path: f, old_string: "one", new_string: "three" }, () => write(root, "vendor/lib/f.txt", "three\n"));
+    write(root, "vendor/lib/f.txt", "a person's\n");
+    const later = unwind(root, ["undo", "--session", S, "--dry-run", "--json"]);
+    expect(later.json.items.find((i: { path: string }) => i.path === "vendor/lib/f.txt")).toMatchObject({ action: "conflict", reason: "changed-since" });
   });
 });
