@@ -31,6 +31,8 @@ export interface UiOptions {
 export interface RunningUi {
   url: string;
   port: number;
+  /** Resolves when the printed URL is first opened. */
+  landed: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -56,10 +58,12 @@ export async function startUi(opts: UiOptions = {}): Promise<RunningUi> {
   // Cookies ignore ports: one at Path=/ went to every server on 127.0.0.1, a dev server an agent started among them.
   // Scoped to a path no other server can know, a browser sends it to this server's app alone.
   const prefix = `/s/${randomBytes(16).toString("hex")}/`;
+  let landed!: () => void;
+  const opened = new Promise<void>((resolve) => (landed = resolve));
   const streams = new Set<ServerResponse>();
 
   const server = createServer((req, res) => {
-    handle(req, res, u, gate, prefix, assets, streams, opts.pollMs ?? 1000).catch((e: unknown) => {
+    handle(req, res, u, gate, { prefix, landed }, assets, streams, opts.pollMs ?? 1000).catch((e: unknown) => {
       process.stderr.write(`unwind ui: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
       if (!res.headersSent) send(res, 500, { error: { code: "E_INTERNAL", message: "internal error", hint: "this is a bug in unwind; see the terminal running unwind ui" } });
       else res.end();
@@ -77,6 +81,7 @@ export async function startUi(opts: UiOptions = {}): Promise<RunningUi> {
   return {
     url: `http://127.0.0.1:${bound}/?token=${token}`,
     port: bound,
+    landed: opened,
     close: () =>
       new Promise((resolve) => {
         for (const s of streams) s.end();
@@ -91,7 +96,7 @@ async function handle(
   res: ServerResponse,
   u: Unwind,
   gate: Gate,
-  prefix: string,
+  { prefix, landed }: { prefix: string; landed: () => void },
   assets: Map<string, { body: Buffer; type: string }>,
   streams: Set<ServerResponse>,
   pollMs: number,
@@ -102,7 +107,10 @@ async function handle(
   if (!verdict.ok) return send(res, verdict.status, { error: { code: "E_REFUSED", message: verdict.message, hint: null } });
 
   const inApp = url.pathname.startsWith(prefix);
-  if (!inApp && url.pathname === "/") return landing(res, method, gate, prefix, verdict.firstLoad);
+  if (!inApp && url.pathname === "/") {
+    if (verdict.firstLoad) landed();
+    return landing(res, method, gate, prefix, verdict.firstLoad);
+  }
   // The page's own requests go under the prefix, so they carry the cookie; the API answers at both places.
   const path = inApp ? url.pathname.slice(prefix.length - 1) : url.pathname;
   const asset = assets.get(path);
@@ -216,7 +224,8 @@ function send(res: ServerResponse, status: number, doc: unknown, extra: Record<s
  * stdout. A command line is public (`/proc/<pid>/cmdline`, `ps`) to every
  * local user, so the opener, and the browser it starts, are given a file
  * that leads to the URL, not the URL: private to this user (0600 in a 0700
- * directory), removed when the server stops. Returns that removal.
+ * directory). Returns its removal, for when the URL was opened (the browser
+ * has read it) or the server stops, whichever comes first.
  */
 export function openBrowser(url: string): () => void {
   let dir: string | undefined;
@@ -265,6 +274,7 @@ export async function serveUi(opts: UiOptions & { openBrowser?: boolean; onUrl: 
   }
   opts.onUrl(ui);
   const forget = opts.openBrowser ? openBrowser(ui.url) : () => {};
+  void ui.landed.then(forget);
   await stopped;
   forget();
   await ui.close();

@@ -58,8 +58,20 @@ describe("unwind ui: start and stop", () => {
     const file = cmdline.trim().split(" ").at(-1)!;
     expect(readFileSync(file, "utf8")).toContain(`<meta http-equiv="refresh" content="0; url=${opened.url}">`);
     expect([statSync(file).mode & 0o777, statSync(dirname(file)).mode & 0o777]).toEqual([0o600, 0o700]);
+    // Gone once the URL was opened: the browser has read it.
+    expect((await request(opened.port, { path: "/" })).status).toBe(401); // control: no token, still there
+    expect(existsSync(file)).toBe(true);
+    expect((await request(opened.port, { path: `/?token=${opened.token}` })).status).toBe(200);
+    await expect.poll(() => existsSync(dirname(file))).toBe(false);
     expect(await opened.stop()).toBe(0);
-    expect(existsSync(dirname(file))).toBe(false); // gone with the server
+    rmSync(log);
+    // Never opened: gone with the server.
+    const unopened = await startUi(root, [], { browser: true, env: { PATH: `${bin}:${process.env.PATH}` } });
+    await expect.poll(() => existsSync(log) && readFileSync(log, "utf8")).toMatch(/open\.html $/);
+    const kept = dirname(readFileSync(log, "utf8").trim().split(" ").at(-1)!);
+    expect(existsSync(kept)).toBe(true);
+    expect(await unopened.stop()).toBe(0);
+    expect(existsSync(kept)).toBe(false);
     rmSync(log);
     const quiet = await startUi(root, [], { env: { PATH: `${bin}:${process.env.PATH}` } });
     expect(await quiet.stop()).toBe(0);
