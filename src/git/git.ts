@@ -55,6 +55,16 @@ export function gitEnv(extra: Record<string, string> = {}, optionalLocks = false
   return { ...env, ...extra };
 }
 
+/**
+ * Every git call runs with hooks off: unwind's ref updates, index writes,
+ * commits, worktrees and pushes are its own bookkeeping, not the person's git
+ * commands, and a repository's hooks (reference-transaction on every capture,
+ * pre-push on a share) must neither run nor see them. /dev/null is not a
+ * directory, so git finds no hook there and says nothing. A local remote's
+ * receive hooks still run: git does not pass `-c` to the other side.
+ */
+const NO_HOOKS = ["-c", "core.hooksPath=/dev/null"];
+
 export function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
@@ -62,7 +72,7 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     try {
       // Loaded on the first spawn, not with this module: a watched snapshot spawns no git at all (~2 ms of a hook's start-up).
       const { spawn } = process.getBuiltinModule("node:child_process");
-      child = spawn("git", args, {
+      child = spawn("git", [...NO_HOOKS, ...args], {
         cwd: opts.cwd,
         env: gitEnv(opts.env, opts.optionalLocks),
         stdio: ["pipe", "pipe", "pipe"],

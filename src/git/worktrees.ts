@@ -24,12 +24,13 @@ export function treeCommit(repo: Repo, tree: string, message: string): string {
 }
 
 /**
- * Adds a detached worktree at `dir` holding `commit`. The repository's
- * hooks are switched off: a post-checkout hook is the user's code, and it
- * must not run (or write anything) for a check that is thrown away.
+ * Adds a detached worktree at `dir` holding `commit`. Like every git call
+ * of ours it runs with hooks off (src/git/git.ts): a post-checkout hook is
+ * the user's code, and it must not run (or write anything) for a check that
+ * is thrown away.
  */
 export async function addWorktree(repo: Repo, dir: string, commit: string): Promise<void> {
-  await repo.git(["-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach", "--quiet", dir, commit], { timeoutMs: 600_000 });
+  await repo.git(["worktree", "add", "--detach", "--quiet", dir, commit], { timeoutMs: 600_000 });
 }
 
 /**

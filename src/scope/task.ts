@@ -339,7 +339,8 @@ async function branchSteps(ctx: Context, b: TaskBinding, fork: string, tip: stri
   const mine = chain.filter(([, ...ps]) => ps.length === 1).map(([c]) => c!);
   if (theirs.length > 0 && mine.length > 0) {
     const ids = async (commits: string[]) => {
-      const patches = await ctx.git(["show", "--no-merges", "-p", "--format=commit %H", ...commits]);
+      // The patches as git stores them: a textconv or external diff is the person's program for reading diffs, and color would break the ids.
+      const patches = await ctx.git(["show", "--no-merges", "-p", "--no-textconv", "--no-ext-diff", "--no-color", "--format=commit %H", ...commits]);
       const r = await ctx.git(["patch-id", "--stable"], { input: patches.stdout });
       return r.stdout
         .toString("utf8")

@@ -19,7 +19,11 @@ export type Verdict = { ok: true; firstLoad: boolean } | { ok: false; status: nu
 /** The header the page sends its token in: a cross-origin page cannot set it without a CORS preflight, which is refused. */
 export const TOKEN_HEADER = "x-unwind-token";
 
-/** Cookies are shared by every port of a host, so each server's cookie is named for its port. */
+/**
+ * The cookie a first load sets. Cookies are shared by every port of a host:
+ * the server scopes it to a random path only it serves (src/ui/server.ts),
+ * and names it for its port so two servers' cookies never meet.
+ */
 export const cookieName = (port: number) => `unwind-${port}`;
 
 export function allowedHosts(port: number): string[] {
@@ -33,8 +37,10 @@ export function check(gate: Gate, method: string, pathname: string, query: URLSe
   // A browser names the page a request comes from; only this server's own pages may call it.
   const origin = headers.origin;
   if (origin !== undefined && !allowedHosts(gate.port).some((h) => origin === `http://${h}`)) return refuse(403, `cross-origin request from ${origin} refused`);
+  // The printed URL is the one exception: opened from the opener's file (a file: page) it arrives cross-site, and it carries the token itself.
+  const printed = pathname === "/" && (method === "GET" || method === "HEAD") && query.has("token");
   const site = headers["sec-fetch-site"];
-  if (site !== undefined && site !== "same-origin" && site !== "none") return refuse(403, `cross-site request (${site}) refused`);
+  if (site !== undefined && site !== "same-origin" && site !== "none" && !printed) return refuse(403, `cross-site request (${site}) refused`);
 
   if (method !== "GET" && method !== "HEAD" && method !== "POST") return refuse(405, `${method} is not served`);
   const fromHeader = one(headers[TOKEN_HEADER]);
@@ -45,7 +51,7 @@ export function check(gate: Gate, method: string, pathname: string, query: URLSe
     if (!(headers["content-type"] ?? "").startsWith("application/json")) return refuse(415, "a change is a JSON body (content-type: application/json)");
     return { ok: true, firstLoad: false };
   }
-  // The printed URL carries the token once, for the first page; after that the cookie (SameSite=Strict, HttpOnly) or the header does.
+  // The printed URL carries the token once, for the first page; after that the cookie (SameSite=Strict, HttpOnly, only under the app's path) or the header does.
   const fromQuery = pathname === "/" ? (query.get("token") ?? undefined) : undefined;
   const fromCookie = cookie(headers.cookie, cookieName(gate.port));
   const given = fromHeader ?? fromQuery ?? fromCookie;

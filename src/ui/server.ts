@@ -9,8 +9,9 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { UnwindError, usage } from "../domain/errors.js";
 import { open, type Unwind } from "../ops/open.js";
@@ -30,12 +31,15 @@ export interface UiOptions {
 export interface RunningUi {
   url: string;
   port: number;
+  /** Resolves when the printed URL is first opened. */
+  landed: Promise<void>;
   close(): Promise<void>;
 }
 
 /** A POST body larger than this is refused unread: the API's bodies are a few ids. */
 const BODY_LIMIT = 64 * 1024;
 
+/** Served under the app's prefix (`/s/<random>/`), where the cookie is valid: `/` is the page. */
 const ASSETS: Record<string, { file: string; type: string }> = {
   "/": { file: "index.html", type: "text/html; charset=utf-8" },
   "/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
@@ -51,10 +55,15 @@ export async function startUi(opts: UiOptions = {}): Promise<RunningUi> {
   const assets = new Map(Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(join(dir, a.file)), type: a.type }]));
   const token = randomBytes(32).toString("hex");
   const gate: Gate = { port: 0, token };
+  // Cookies ignore ports: one at Path=/ went to every server on 127.0.0.1, a dev server an agent started among them.
+  // Scoped to a path no other server can know, a browser sends it to this server's app alone.
+  const prefix = `/s/${randomBytes(16).toString("hex")}/`;
+  let landed!: () => void;
+  const opened = new Promise<void>((resolve) => (landed = resolve));
   const streams = new Set<ServerResponse>();
 
   const server = createServer((req, res) => {
-    handle(req, res, u, gate, assets, streams, opts.pollMs ?? 1000).catch((e: unknown) => {
+    handle(req, res, u, gate, { prefix, landed }, assets, streams, opts.pollMs ?? 1000).catch((e: unknown) => {
       process.stderr.write(`unwind ui: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
       if (!res.headersSent) send(res, 500, { error: { code: "E_INTERNAL", message: "internal error", hint: "this is a bug in unwind; see the terminal running unwind ui" } });
       else res.end();
@@ -72,6 +81,7 @@ export async function startUi(opts: UiOptions = {}): Promise<RunningUi> {
   return {
     url: `http://127.0.0.1:${bound}/?token=${token}`,
     port: bound,
+    landed: opened,
     close: () =>
       new Promise((resolve) => {
         for (const s of streams) s.end();
@@ -86,6 +96,7 @@ async function handle(
   res: ServerResponse,
   u: Unwind,
   gate: Gate,
+  { prefix, landed }: { prefix: string; landed: () => void },
   assets: Map<string, { body: Buffer; type: string }>,
   streams: Set<ServerResponse>,
   pollMs: number,
@@ -95,27 +106,31 @@ async function handle(
   const verdict = check(gate, method, url.pathname, url.searchParams, req.headers);
   if (!verdict.ok) return send(res, verdict.status, { error: { code: "E_REFUSED", message: verdict.message, hint: null } });
 
-  const asset = assets.get(url.pathname);
+  const inApp = url.pathname.startsWith(prefix);
+  if (!inApp && url.pathname === "/") {
+    if (verdict.firstLoad) landed();
+    return landing(res, method, gate, prefix, verdict.firstLoad);
+  }
+  // The page's own requests go under the prefix, so they carry the cookie; the API answers at both places.
+  const path = inApp ? url.pathname.slice(prefix.length - 1) : url.pathname;
+  const asset = assets.get(path);
   if (asset) {
-    if (method !== "GET" && method !== "HEAD") return send(res, 405, { error: { code: "E_USAGE", message: `${method} ${url.pathname}: use GET`, hint: null } }, { allow: "GET" });
-    const headers: Record<string, string> = { "content-type": asset.type };
-    // The cookie lets the page's later requests (assets, the event stream) carry the token without it in every URL.
-    if (verdict.firstLoad) headers["set-cookie"] = `${cookieName(gate.port)}=${gate.token}; HttpOnly; SameSite=Strict; Path=/`;
+    if (method !== "GET" && method !== "HEAD") return send(res, 405, { error: { code: "E_USAGE", message: `${method} ${path}: use GET`, hint: null } }, { allow: "GET" });
     // The page reads the token for its POST header from a meta tag; CSP forbids inline scripts.
-    const body = url.pathname === "/" ? Buffer.from(asset.body.toString("utf8").replace("%TOKEN%", gate.token)) : asset.body;
-    res.writeHead(200, { ...SECURITY_HEADERS, ...headers, "content-length": String(body.length) });
+    const body = path === "/" ? Buffer.from(asset.body.toString("utf8").replace("%TOKEN%", gate.token)) : asset.body;
+    res.writeHead(200, { ...SECURITY_HEADERS, "content-type": asset.type, "content-length": String(body.length) });
     res.end(method === "HEAD" ? undefined : body);
     return;
   }
-  if (url.pathname === "/api/events") {
+  if (path === "/api/events") {
     if (method !== "GET") return send(res, 405, { error: { code: "E_USAGE", message: "the event stream is GET only", hint: null } }, { allow: "GET" });
     return events(res, u, streams, pollMs);
   }
-  const route = ROUTES[url.pathname];
-  if (!route) return send(res, 404, { error: { code: "E_USAGE", message: `no such page: ${url.pathname}`, hint: null } });
+  const route = ROUTES[path];
+  if (!route) return send(res, 404, { error: { code: "E_USAGE", message: `no such page: ${path}`, hint: null } });
   // GET never changes anything: an apply sent as GET (a link, an <img>) is refused before any argument is read.
   if (method !== route.method && !(method === "HEAD" && route.method === "GET"))
-    return send(res, 405, { error: { code: "E_USAGE", message: `${method} ${url.pathname}: use ${route.method}`, hint: null } }, { allow: route.method });
+    return send(res, 405, { error: { code: "E_USAGE", message: `${method} ${path}: use ${route.method}`, hint: null } }, { allow: route.method });
   let args: Args;
   try {
     args = route.method === "POST" ? await body(req) : Object.fromEntries(url.searchParams);
@@ -128,6 +143,27 @@ async function handle(
     if (!(e instanceof UnwindError)) throw e;
     send(res, statusOf(e), errorDoc(e));
   }
+}
+
+/**
+ * Where the printed URL lands: a page that sets the cookie (on first load)
+ * and moves on to the app under its prefix. A page, not a 303: opened from
+ * the opener's file, the first request is cross-site, and so is every
+ * redirect of it, which then carries no SameSite=Strict cookie; the move
+ * from this page is same-origin.
+ */
+function landing(res: ServerResponse, method: string, gate: Gate, prefix: string, firstLoad: boolean): void {
+  if (method !== "GET" && method !== "HEAD") {
+    send(res, 405, { error: { code: "E_USAGE", message: `${method} /: use GET`, hint: null } }, { allow: "GET" });
+    return;
+  }
+  const body = Buffer.from(
+    `<!doctype html>\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0; url=${prefix}">\n<link rel="icon" href="data:,">\n<title>unwind</title>\n<p><a href="${prefix}">Open unwind</a></p>\n`,
+  );
+  const headers: Record<string, string> = { "content-type": "text/html; charset=utf-8", "content-length": String(body.length) };
+  if (firstLoad) headers["set-cookie"] = `${cookieName(gate.port)}=${gate.token}; HttpOnly; SameSite=Strict; Path=${prefix}`;
+  res.writeHead(200, { ...SECURITY_HEADERS, ...headers });
+  res.end(method === "HEAD" ? undefined : body);
 }
 
 /** Tells the page whenever the record's stamp changes; a comment every 15 s keeps proxies and the browser from timing out. */
@@ -183,16 +219,35 @@ function send(res: ServerResponse, status: number, doc: unknown, extra: Record<s
   res.end(body);
 }
 
-/** Best effort: a machine without a browser opener still gets the URL on stdout. */
-export function openBrowser(url: string): void {
-  const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+/**
+ * Best effort: a machine without a browser opener still gets the URL on
+ * stdout. A command line is public (`/proc/<pid>/cmdline`, `ps`) to every
+ * local user, so the opener, and the browser it starts, are given a file
+ * that leads to the URL, not the URL: private to this user (0600 in a 0700
+ * directory). Returns its removal, for when the URL was opened (the browser
+ * has read it) or the server stops, whichever comes first.
+ */
+export function openBrowser(url: string): () => void {
+  let dir: string | undefined;
+  const remove = () => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  };
   try {
-    const child = spawn(cmd, [url], { stdio: "ignore", detached: true });
+    dir = mkdtempSync(join(tmpdir(), "unwind-ui-"));
+    const file = join(dir, "open.html");
+    writeFileSync(
+      file,
+      `<!doctype html>\n<meta charset="utf-8">\n<meta name="referrer" content="no-referrer">\n<meta http-equiv="refresh" content="0; url=${url}">\n<title>unwind</title>\n<p><a href="${url}">Open unwind</a></p>\n`,
+      { mode: 0o600, flag: "wx" },
+    );
+    const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+    const child = spawn(cmd, [file], { stdio: "ignore", detached: true });
     child.on("error", () => {});
     child.unref();
   } catch {
-    /* no opener: the URL is printed */
+    /* no opener, or no temporary directory: the URL is printed */
   }
+  return remove;
 }
 
 /**
@@ -218,7 +273,9 @@ export async function serveUi(opts: UiOptions & { openBrowser?: boolean; onUrl: 
     throw e;
   }
   opts.onUrl(ui);
-  if (opts.openBrowser) openBrowser(ui.url);
+  const forget = opts.openBrowser ? openBrowser(ui.url) : () => {};
+  void ui.landed.then(forget);
   await stopped;
+  forget();
   await ui.close();
 }

@@ -164,7 +164,7 @@ describe("a plan's git ids of the work tree", () => {
         logged
           .ran()
           .slice(before)
-          .some((l) => l.startsWith("hash-object --stdin-paths")),
+          .some((l) => l.includes(" hash-object --stdin-paths")),
       ).toBe(filtered);
     });
   }

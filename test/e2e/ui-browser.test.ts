@@ -1,8 +1,11 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { read, snapshotId, unwind, write } from "../helpers.js";
+import { read, snapshotId, tempDir, unwind, write } from "../helpers.js";
 import { claudeCall } from "../journal-helpers.js";
 import { twoSessions } from "../session-fixture.js";
 import { startUi, type RunningUi } from "../ui-helpers.js";
@@ -61,13 +64,13 @@ const shot = async (p: Page, name: string) => {
 };
 
 describe("unwind ui in a browser", () => {
-  it("the timeline shows both sessions with their calls, newest first, and takes the token out of the address bar", async () => {
+  it("the timeline shows both sessions with their calls, newest first, and leaves the token out of the address bar", async () => {
     const p = await page();
     const sessions = p.locator(".row.session .title");
     await expect.poll(() => sessions.allTextContents()).toEqual([`claude:${SB}`, `claude:${SA}`]);
     expect(await p.locator(".row.call .title").allTextContents()).toEqual([expect.stringMatching(/^Write /), expect.stringMatching(/^Bash /), expect.stringMatching(/^Edit /)]);
     expect(await p.locator("#f-run option").first().textContent()).toBe("every run");
-    expect(p.url()).toBe(`http://127.0.0.1:${ui.port}/`);
+    expect(p.url()).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${ui.port}/s/[0-9a-f]{32}/$`));
     await expect.poll(() => p.locator("#live").getAttribute("class")).toBe("live on");
     await shot(p, "timeline");
     // Filters: by path (a substring or a glob), by session.
@@ -183,6 +186,61 @@ describe("unwind ui in a browser", () => {
     const good = await p.goto(ui.url);
     expect(good?.status()).toBe(200);
     await ctx.close();
+  });
+
+  it("the token reaches no other server on 127.0.0.1 unless asked for the app's random path; a reload still works", async () => {
+    const seen: string[] = [];
+    // An agent's dev server on another loopback port: it records every header the browser sends it.
+    const dev = createServer((req, res) => {
+      seen.push(`${req.url} ${JSON.stringify(req.headers)}`);
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<p>dev server</p>");
+    });
+    await new Promise<void>((resolve) => dev.listen(0, "127.0.0.1", resolve));
+    const port = (dev.address() as AddressInfo).port;
+    try {
+      const p = await page();
+      await p.reload();
+      await p.locator(".row.session").first().waitFor();
+      await expect.poll(() => p.locator("#live").getAttribute("class")).toBe("live on");
+      const app = new URL(p.url()).pathname;
+      for (const path of ["/", "/api/current?path=.env", "/api/events", "/s/"]) await p.goto(`http://127.0.0.1:${port}${path}`);
+      // The browser asks each page's favicon too, when it gets round to it.
+      const pages = () => seen.filter((l) => !l.startsWith("/favicon"));
+      expect(pages()).toHaveLength(4);
+      expect(seen.join("\n")).not.toContain(ui.token);
+      // Its pages cannot know the app's random path; asked for it, it would get the cookie.
+      await p.goto(`http://127.0.0.1:${port}${app}`);
+      expect(pages().at(-1)).toContain(ui.token);
+      // Control: a cookie at Path=/ (what the UI once set) reaches the dev server on any path.
+      await p.context().addCookies([{ name: `unwind-${ui.port}`, value: ui.token, domain: "127.0.0.1", path: "/" }]);
+      await p.goto(`http://127.0.0.1:${port}/api/current?path=.env`);
+      expect(pages().at(-1)).toContain(ui.token);
+      await p.close();
+    } finally {
+      dev.close();
+    }
+  });
+
+  it("opened for the person, the browser is given a file that leads to the app, with no token on its command line", async () => {
+    const bin = tempDir("unwind-opener-");
+    const log = join(bin, "argv");
+    writeFileSync(join(bin, "xdg-open"), `#!/bin/sh\nprintf '%s\\n' "$@" > "${log}"\n`, { mode: 0o755 });
+    const opened = await startUi(root, [], { browser: true, env: { PATH: `${bin}:${process.env.PATH}` } });
+    try {
+      await expect.poll(() => existsSync(log)).toBe(true);
+      const argv = readFileSync(log, "utf8");
+      expect(argv).not.toContain(opened.token);
+      const ctx = await browser.newContext();
+      const p = await ctx.newPage();
+      await p.goto(pathToFileURL(argv.trim()).href);
+      await p.locator(".row.session").first().waitFor();
+      expect(p.url()).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${opened.port}/s/[0-9a-f]{32}/$`));
+      await expect.poll(() => p.locator("#live").getAttribute("class")).toBe("live on");
+      await ctx.close();
+    } finally {
+      await opened.stop();
+    }
   });
 
   it("the status bar says whether each client's installed hooks have run, and what a client still needs", async () => {

@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { get } from "node:http";
-import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { networkInterfaces } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, disk, read, snapshotId, tempDir, write } from "../helpers.js";
 import { A_TS2, twoSessions } from "../session-fixture.js";
@@ -43,14 +43,35 @@ describe("unwind ui: start and stop", () => {
     await expect(request(other.port, { path: "/api/status", headers: { "x-unwind-token": other.token } })).rejects.toThrow(/ECONNREFUSED/);
   });
 
-  it("opens the URL with xdg-open unless --no-open, and starts all the same when there is no opener", async () => {
+  it("opens the URL with xdg-open unless --no-open, through a private file: the token is on no command line; starts all the same when there is no opener", async () => {
     const bin = tempDir("unwind-opener-");
     const log = join(bin, "opened");
-    writeFileSync(join(bin, "xdg-open"), `#!/bin/sh\necho "$@" > "${log}"\n`, { mode: 0o755 });
-    writeFileSync(join(bin, "open"), `#!/bin/sh\necho "$@" > "${log}"\n`, { mode: 0o755 });
+    // What every local user can read of the opener: its command line, as /proc/<pid>/cmdline has it.
+    const opener = `#!/bin/sh\ntr '\\0' ' ' < /proc/$$/cmdline > "${log}"\n`;
+    writeFileSync(join(bin, "xdg-open"), opener, { mode: 0o755 });
+    writeFileSync(join(bin, "open"), opener, { mode: 0o755 });
     const opened = await startUi(root, [], { browser: true, env: { PATH: `${bin}:${process.env.PATH}` } });
-    await expect.poll(() => existsSync(log) && readFileSync(log, "utf8")).toBe(`${opened.url}\n`);
+    await expect.poll(() => existsSync(log) && readFileSync(log, "utf8")).toMatch(/xdg-open \/\S+\/unwind-ui-\w+\/open\.html $/);
+    const cmdline = readFileSync(log, "utf8");
+    expect(cmdline).not.toContain(opened.token);
+    // The file it was given leads to the printed URL, and only this user may read it.
+    const file = cmdline.trim().split(" ").at(-1)!;
+    expect(readFileSync(file, "utf8")).toContain(`<meta http-equiv="refresh" content="0; url=${opened.url}">`);
+    expect([statSync(file).mode & 0o777, statSync(dirname(file)).mode & 0o777]).toEqual([0o600, 0o700]);
+    // Gone once the URL was opened: the browser has read it.
+    expect((await request(opened.port, { path: "/" })).status).toBe(401); // control: no token, still there
+    expect(existsSync(file)).toBe(true);
+    expect((await request(opened.port, { path: `/?token=${opened.token}` })).status).toBe(200);
+    await expect.poll(() => existsSync(dirname(file))).toBe(false);
     expect(await opened.stop()).toBe(0);
+    rmSync(log);
+    // Never opened: gone with the server.
+    const unopened = await startUi(root, [], { browser: true, env: { PATH: `${bin}:${process.env.PATH}` } });
+    await expect.poll(() => existsSync(log) && readFileSync(log, "utf8")).toMatch(/open\.html $/);
+    const kept = dirname(readFileSync(log, "utf8").trim().split(" ").at(-1)!);
+    expect(existsSync(kept)).toBe(true);
+    expect(await unopened.stop()).toBe(0);
+    expect(existsSync(kept)).toBe(false);
     rmSync(log);
     const quiet = await startUi(root, [], { env: { PATH: `${bin}:${process.env.PATH}` } });
     expect(await quiet.stop()).toBe(0);
@@ -98,12 +119,23 @@ describe("unwind ui: safety (SPEC section 12)", () => {
       expect((await request(ui.port, { path, headers: { "x-unwind-token": "0".repeat(64) } })).status, path).toBe(401);
     }
     expect((await request(ui.port, { path: "/api/status", headers: auth() })).status).toBe(200);
+    // The printed URL lands on a page that moves on to the app under a random path, where the cookie it sets is valid, and nowhere else.
     const first = await request(ui.port, { path: `/?token=${ui.token}` });
     expect(first.status).toBe(200);
-    expect(first.body).toContain(`content="${ui.token}"`);
+    expect(first.body).not.toContain(ui.token);
     const cookie = String(first.headers["set-cookie"]);
-    expect(cookie).toMatch(new RegExp(`^unwind-${ui.port}=${ui.token}; HttpOnly; SameSite=Strict; Path=/$`));
-    expect((await request(ui.port, { path: "/api/status", headers: { cookie: cookie.split(";")[0]! } })).status).toBe(200);
+    const [, app] = new RegExp(`^unwind-${ui.port}=${ui.token}; HttpOnly; SameSite=Strict; Path=(/s/[0-9a-f]{32}/)$`).exec(cookie) ?? [];
+    expect(app).toBeDefined();
+    expect(first.body).toContain(`<meta http-equiv="refresh" content="0; url=${app}">`);
+    const withCookie = { cookie: cookie.split(";")[0]! };
+    const page = await request(ui.port, { path: app!, headers: withCookie });
+    expect([page.status, page.body]).toEqual([200, expect.stringContaining(`content="${ui.token}"`)]);
+    for (const path of ["app.js", "app.css", "api/status"]) expect((await request(ui.port, { path: app + path, headers: withCookie })).status, path).toBe(200);
+    expect((await request(ui.port, { path: app! })).status).toBe(401);
+    // Another run's app lives under another path.
+    const other = await startUi(root);
+    expect(String((await request(other.port, { path: `/?token=${other.token}` })).headers["set-cookie"])).not.toContain(app);
+    await other.stop();
     // The query is for the printed URL only: an API URL with the token in it is not a credential.
     expect((await request(ui.port, { path: `/api/status?token=${ui.token}` })).status).toBe(401);
     expect((await request(ui.port, { path: `/?token=${ui.token.slice(1)}x` })).status).toBe(401);
@@ -159,6 +191,9 @@ describe("unwind ui: safety (SPEC section 12)", () => {
       expect(r.body).toContain("cross-origin");
     }
     expect((await post("/api/undo", { session: SB, plan }, { "sec-fetch-site": "same-site" })).status).toBe(403);
+    // The printed URL alone may arrive cross-site (from the opener's file): it carries the token, and its page only moves on to the app.
+    expect((await request(ui.port, { path: `/?token=${ui.token}`, headers: { "sec-fetch-site": "cross-site" } })).status).toBe(200);
+    expect((await request(ui.port, { path: "/", headers: { ...auth(), "sec-fetch-site": "cross-site" } })).status).toBe(403);
     expect((await request(ui.port, { path: "/api/status", headers: { ...auth(), origin: "http://evil.example" } })).status).toBe(403);
     const preflight = await request(ui.port, {
       method: "OPTIONS",

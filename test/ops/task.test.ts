@@ -780,6 +780,25 @@ describe("the task's own commits, and only those (issue 9, case 11)", () => {
     expect(read(root, "a.txt")).toBe("a0\n");
   });
 
+  it("telling cherry-picks by patch id runs none of the person's diff programs (textconv), which git show -p would", async () => {
+    const root = repo();
+    const marker = join(tempDir(), "textconv-ran");
+    git(root, "config", "diff.shout.textconv", `sh -c 'echo ran >> "${marker}"; tr a-z A-Z < "$0"'`);
+    writeFileSync(join(root, ".git", "info", "attributes"), "*.txt diff=shout\n");
+    const wt = join(tempDir(), "t-conv");
+    await start(root, "T-conv", "task/conv", wt);
+    write(root, "hotfix.txt", "hotfix on main\n");
+    const fix = commitAll(root, "hotfix");
+    git(wt, "cherry-pick", "-x", fix);
+    write(wt, "a.txt", "a by the task\n");
+    commitAll(wt, "task work");
+    expect(paths(await changes(root, "T-conv"))).toEqual(["a.txt"]);
+    expect(existsSync(marker)).toBe(false);
+    // Control: the same repository's own `git show -p` runs it.
+    git(root, "show", "-p", fix);
+    expect(existsSync(marker)).toBe(true);
+  });
+
   it("a task merged back twice (and synced between) still covers all its work since its fork", async () => {
     const root = repo();
     const wt = join(tempDir(), "t-twice");

@@ -48,8 +48,6 @@ interface Row {
 }
 
 const token = document.querySelector<HTMLMetaElement>('meta[name="unwind-token"]')?.content ?? "";
-// The token stays out of the address bar, history and screenshots; the cookie keeps a reload working.
-history.replaceState(null, "", "/");
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -64,7 +62,8 @@ const state = {
 
 async function api<T>(path: string, params: Record<string, string | undefined> = {}, body?: object): Promise<T> {
   const q = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ""));
-  const res = await fetch(body ? path : `${path}${q.size ? `?${q}` : ""}`, {
+  // Relative to the page: under the app's random path, like its assets and event stream, which the page never needs to name.
+  const res = await fetch(body ? `.${path}` : `.${path}${q.size ? `?${q}` : ""}`, {
     method: body ? "POST" : "GET",
     headers: { "x-unwind-token": token, ...(body ? { "content-type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : null,
@@ -656,7 +655,8 @@ function live(): void {
   const dot = $("live");
   let last = "";
   let pending: number | undefined;
-  const es = new EventSource("/api/events");
+  // An EventSource sends no header: the cookie, valid under the app's path alone, carries the token.
+  const es = new EventSource("./api/events");
   es.addEventListener("open", () => {
     dot.className = "live on";
     dot.title = "live: the timeline follows the record";

@@ -12,6 +12,8 @@ const verdict = (method: string, path: string, headers: Record<string, string>, 
 describe("ui guard", () => {
   it("lets the page's own requests through (the controls)", () => {
     expect(verdict("GET", "/", {}, `token=${gate.token}`)).toEqual({ ok: true, firstLoad: true });
+    // The printed URL opened from the opener's file, a file: page: cross-site, and still the first load.
+    expect(verdict("GET", "/", { "sec-fetch-site": "cross-site" }, `token=${gate.token}`)).toEqual({ ok: true, firstLoad: true });
     expect(verdict("GET", "/api/status", { "x-unwind-token": gate.token })).toEqual({ ok: true, firstLoad: false });
     expect(verdict("GET", "/app.js", { cookie: `other=1; unwind-4321=${gate.token}` })).toEqual({ ok: true, firstLoad: false });
     expect(verdict("POST", "/api/undo", { "x-unwind-token": gate.token, "content-type": "application/json", origin: "http://localhost:4321", "sec-fetch-site": "same-origin" })).toEqual({
@@ -26,6 +28,8 @@ describe("ui guard", () => {
     expect(refused(check(gate, "GET", "/api/status", q(), { "x-unwind-token": gate.token }))).toBe(403); // no Host at all
     expect(refused(verdict("GET", "/api/status", { "x-unwind-token": gate.token, origin: "http://127.0.0.1:4322" }))).toBe(403);
     expect(refused(verdict("GET", "/api/status", { "x-unwind-token": gate.token, "sec-fetch-site": "cross-site" }))).toBe(403);
+    expect(refused(verdict("GET", "/", { "x-unwind-token": gate.token, "sec-fetch-site": "cross-site" }))).toBe(403); // the exemption is for the printed URL alone
+    expect(refused(verdict("GET", "/api/status", { "sec-fetch-site": "cross-site" }, `token=${gate.token}`))).toBe(403);
     expect(refused(verdict("GET", "/api/status", {}))).toBe(401);
     expect(refused(verdict("GET", "/api/status", { "x-unwind-token": "b".repeat(64) }))).toBe(401);
     expect(refused(verdict("GET", "/api/status", { "x-unwind-token": "a" }))).toBe(401); // another length: no throw from timingSafeEqual
