@@ -227,8 +227,10 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
     }
     refuseForeign(reading, opts, !fetched && capsule.root !== ctx.root ? `run ${capsule.id} ran in another work tree (${capsule.root}), not in ${ctx.root}` : null);
     const taking = reading !== "read";
-    if (fetched || capsule.root !== ctx.root) {
-      // Fetched, or another work tree's (read, or taken back with --any-worktree): its window cannot be placed among this work tree's records.
+    if (fetched || capsule.root !== ctx.root || !capsule.rollback) {
+      // Fetched, or another work tree's (read, or taken back with --any-worktree): its window cannot be placed among this work
+      // tree's records. A run without rollback is only read, and its before snapshot is gone: its sealed entries were
+      // attributed when it ended (src/ops/run.ts).
       const { cs, retained, decisions } = runChangeSet(capsule, { taking, safeOnly: Boolean(opts.safeOnly) });
       return fn({ cs: onlyPaths(cs, globs, named), retained, decisions, ...(fetched ? { fetched: true as const } : {}) });
     }
