@@ -196,3 +196,29 @@ describe("a store that cannot be trusted is refused", () => {
     expect(journalOf(store)).toHaveLength(1);
   });
 });
+
+describe("a Codex hook outside any repository", () => {
+  const codexPayload = (cwd: string) => {
+    const p = JSON.parse(readFileSync(new URL("../fixtures/hooks/codex/bash.pre.json", import.meta.url), "utf8"));
+    return JSON.stringify({ ...p, cwd });
+  };
+
+  it("makes no store where the agent happens to be; in a repository, or where a store already is, it records", () => {
+    const home = tempDir();
+    write(home, "notes.txt", "n\n");
+    const r = hook(home, "codex", codexPayload(home));
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, "", ""]);
+    expect(readdirSync(home)).toEqual(["notes.txt"]);
+
+    // Control: the same payload in a repository records.
+    const repo = makeRepo({ "a.txt": "a\n" });
+    expect(hook(repo, "codex", codexPayload(repo)).code).toBe(0);
+    expect(journalOf(join(repo, ".git", "unwind"))).toHaveLength(1);
+
+    // Control: a folder where a person made a store (`unwind init`, a snapshot) records.
+    mkdirSync(join(home, "proj"));
+    expect(unwind(join(home, "proj"), ["init", "--codex"]).code).toBe(0);
+    expect(hook(join(home, "proj"), "codex", codexPayload(join(home, "proj"))).code).toBe(0);
+    expect(journalOf(join(home, "proj", ".unwind"))).toHaveLength(1);
+  });
+});
