@@ -208,12 +208,15 @@ describe("a Codex hook outside any repository", () => {
     write(home, "notes.txt", "n\n");
     const r = hook(home, "codex", codexPayload(home));
     expect([r.code, r.stdout, r.stderr]).toEqual([0, "", ""]);
+    expect(hook(home, "codex", "not json").code).toBe(0); // nor to log bad input
     expect(readdirSync(home)).toEqual(["notes.txt"]);
 
-    // Control: the same payload in a repository records.
+    // Control: the same payloads in a repository record, and log.
     const repo = makeRepo({ "a.txt": "a\n" });
     expect(hook(repo, "codex", codexPayload(repo)).code).toBe(0);
     expect(journalOf(join(repo, ".git", "unwind"))).toHaveLength(1);
+    expect(hook(repo, "codex", "not json").code).toBe(0);
+    expect(existsSync(join(repo, ".git", "unwind", "errors.jsonl"))).toBe(true);
 
     // Control: a folder where a person made a store (`unwind init`, a snapshot) records.
     mkdirSync(join(home, "proj"));
