@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { itemLines, type ReceiptItem, type ReceiptKind } from "../store/receipts.js";
 import type { StartedBy, Scope } from "../domain/types.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 /**
  * Written (and fsynced) before the first change to the work tree: the whole
@@ -28,7 +29,7 @@ export function pendingDir(store: string): string {
 }
 
 export function writeIntent(store: string, intent: Intent): void {
-  mkdirSync(pendingDir(store), { recursive: true });
+  mkdirPrivate(pendingDir(store));
   // One item a line, as a receipt: the intent of 10,000 paths is never one 4 MB string (and its buffer) at the apply's peak.
   const { items, ...head } = intent;
   writeFileAtomic(join(pendingDir(store), `${intent.receipt}.json`), itemLines(head, "items", items));

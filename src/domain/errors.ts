@@ -19,6 +19,7 @@ export type ErrorCode =
   | "E_SCOPE_AMBIGUOUS"
   | "E_SCOPE_OTHER_WORKTREE"
   | "E_STORE_DAMAGED"
+  | "E_STORE_UNSAFE"
   | "E_LOCKED"
   | "E_PLAN_CHANGED"
   | "E_NOT_BUILT"
@@ -36,6 +37,8 @@ const exitFor: Record<ErrorCode, ExitCode> = {
   E_SCOPE_AMBIGUOUS: Exit.scope,
   E_SCOPE_OTHER_WORKTREE: Exit.scope,
   E_STORE_DAMAGED: Exit.damaged,
+  // SPEC section 2: a store that is a symlink, another user's, or writable by others is not used; like a damaged one, it needs a person.
+  E_STORE_UNSAFE: Exit.damaged,
   E_LOCKED: Exit.partial,
   E_PLAN_CHANGED: Exit.scope,
   E_NOT_BUILT: Exit.usage,

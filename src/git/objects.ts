@@ -60,7 +60,9 @@ export function writeLooseObject(objectsDir: string, type: ObjectType, body: Buf
     writeFileAtomic(file, bytes, { createMode: 0o444, sync: false });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-    mkdirSync(dir, { recursive: true }); // the fan-out directory's first object
+    // The fan-out directory's first object. As open as the objects directory, as git makes it under
+    // core.sharedRepository: a store's private git dir (0700) keeps it private; a repository's is as before.
+    mkdirSync(dir, { recursive: true, mode: statSync(objectsDir).mode & 0o777 });
     writeFileAtomic(file, bytes, { createMode: 0o444, sync: false });
   }
   return oid;

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 /**
@@ -15,15 +15,17 @@ import { dirname, join } from "node:path";
  * packed-refs is not read (it can be large): a fresh name is not in it.
  */
 export async function createRef(repo: { commonDir: string; git(args: string[]): Promise<unknown> }, name: string, oid: string): Promise<void> {
-  if (!existsSync(join(repo.commonDir, "reftable")) && writeLooseRef(join(repo.commonDir, name), oid)) return;
+  if (!existsSync(join(repo.commonDir, "reftable")) && writeLooseRef(repo.commonDir, name, oid)) return;
   await repo.git(["update-ref", "--no-deref", name, oid, ""]);
 }
 
-function writeLooseRef(path: string, oid: string): boolean {
+function writeLooseRef(gitDir: string, name: string, oid: string): boolean {
+  const path = join(gitDir, name);
   const lock = `${path}.lock`;
   let fd: number;
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    // Directories as open as the git dir, as git makes them under core.sharedRepository: a store's private git dir (0700) stays private.
+    mkdirSync(dirname(path), { recursive: true, mode: statSync(gitDir).mode & 0o777 });
     fd = openSync(lock, "wx", 0o666);
   } catch {
     return false; // a file in the way, or someone holds the lock

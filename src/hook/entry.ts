@@ -7,7 +7,7 @@
  * spawning git or loading the CLI; only shell and unknown tools pay for a
  * tree snapshot, within a time budget.
  */
-import { fstatSync, readSync, realpathSync, statSync } from "node:fs";
+import { existsSync, fstatSync, readSync, realpathSync, statSync } from "node:fs";
 import { parseHookEvent } from "../capture/harness/index.js";
 import { captureEvent } from "../capture/capture.js";
 import { locate, type Located } from "../repo/locate.js";
@@ -101,15 +101,12 @@ export async function runHook(args: string[]): Promise<number> {
     }
     const ev = parsed.event;
     try {
-      loc = await locate(ev.cwd);
+      loc = await hookPlace(harness, ev.cwd);
     } catch (e) {
       if (ev.target.kind === "ignore") return 0; // a read-only call's cwd is no business of ours
       throw e;
     }
-    // Outside git, the root is where the project is, not where the agent has cd'ed to: a
-    // subfolder must not grow a second store (SPEC section 2: one store, one root).
-    const project = projectDir(harness);
-    if (loc.mode === "private" && project && project !== loc.root) loc = await locate(project);
+    if (!loc) return 0;
     stampFired(loc.store, harness);
     // unwind's own undo, restore or redo: the server learns from this mark which session is calling (src/mcp/caller.ts).
     if (ev.unwindTool !== undefined) {
@@ -128,7 +125,7 @@ export async function runHook(args: string[]): Promise<number> {
     const labels = { ...(task && !badTask ? { task } : {}), ...(run && !checkName(run) && !run.includes("/") ? { run } : {}) };
     await captureEvent(loc, ev, labels, budgetMs());
   } catch (e) {
-    const where = loc?.store ?? (await safeStore(process.cwd()));
+    const where = loc?.store ?? (await safeStore(harness, process.cwd()));
     if (where) {
       const timeout = e instanceof Error && /timed out|locked/.test(e.message);
       logError(where, { kind: timeout ? "capture-timeout" : "capture-failed", harness, message: e instanceof Error ? e.message : String(e) });
@@ -152,9 +149,30 @@ function projectDir(harness: string): string | null {
   return null;
 }
 
-async function safeStore(cwd: string): Promise<string | null> {
+/**
+ * Where a hook records, or null where it must not: a hook has no one to
+ * ask, so a store it cannot use (SPEC section 2: a symlink, another user's)
+ * is thrown here and logged nowhere, since logging into it is what is
+ * refused; the next unwind command refuses it aloud.
+ *
+ * Outside git, the root is where the project is, not where the agent has
+ * cd'ed to: a subfolder must not grow a second store (SPEC section 2: one
+ * store, one root). A harness that names no project (Codex) gives only the
+ * cwd, which outside git may be any folder (the home directory, /tmp): it
+ * records into a store already there (made by `unwind init` or any unwind
+ * command), and never makes one, nor snapshots a folder nobody chose.
+ */
+async function hookPlace(harness: string, cwd: string): Promise<Located | null> {
+  const loc = await locate(cwd);
+  if (loc.mode !== "private") return loc;
+  const project = projectDir(harness);
+  if (project) return project === loc.root ? loc : await locate(project);
+  return existsSync(loc.store) ? loc : null;
+}
+
+async function safeStore(harness: string, cwd: string): Promise<string | null> {
   try {
-    return (await locate(cwd)).store;
+    return (await hookPlace(harness, cwd))?.store ?? null;
   } catch {
     return null;
   }
@@ -162,7 +180,7 @@ async function safeStore(cwd: string): Promise<string | null> {
 
 /** Bad input is logged in the store of the hook's own cwd: the harness runs hooks from the project. */
 async function logBadInput(harness: string, message: string): Promise<void> {
-  const store = await safeStore(process.cwd());
+  const store = await safeStore(harness, process.cwd());
   if (store) {
     stampFired(store, harness); // it ran, even if what it was given is wrong
     logError(store, { kind: "bad-input", harness, message });

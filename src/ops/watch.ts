@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, rmSync } from "node:fs";
 import { lastScan, type ScanKind } from "../capture/watched.js";
 import { UnwindError } from "../domain/errors.js";
 import { ensureStore, storeReady, type Context } from "../repo/context.js";
 import { ask, readWatchInfo, watchFiles, type StatusAnswer, type WatchFiles } from "../watch/protocol.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 /** `unwind watch status --json` (and what start and stop report). */
 export interface WatchReport {
@@ -72,7 +73,7 @@ export async function watchStart(ctx: Context, daemon: string): Promise<WatchRep
   const running = await probe(files);
   if (running) return { ...report(ctx, running), started: false };
   clearStale(files);
-  mkdirSync(files.dir, { recursive: true });
+  mkdirPrivate(files.dir);
   const log = openSync(files.log, "a");
   let exited: number | null = null;
   try {

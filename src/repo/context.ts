@@ -1,9 +1,11 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { insideRoot } from "../domain/paths.js";
+import { mkdirPrivate } from "../sys/files.js";
 import { UnwindError } from "../domain/errors.js";
 import { envStore, findPlace, PRIVATE_STORE_NAME, privateRootOf, STORE_DIR_NAME } from "./discover.js";
+import { guardStore } from "./store-guard.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
 
 /**
@@ -64,11 +66,15 @@ export async function resolveContext(rootOpt: string | undefined, cwd = process.
       throw new UnwindError("E_GIT", `git rev-parse gave no work tree for ${start}`);
     }
     const real = realpathSync(commonDir);
-    return gitContext(realpathSync(top), realpathSync(gitDir), real, format === "sha256" ? "sha256" : "sha1", env ?? join(real, STORE_DIR_NAME));
+    const store = env ?? join(real, STORE_DIR_NAME);
+    guardStore(store);
+    return gitContext(realpathSync(top), realpathSync(gitDir), real, format === "sha256" ? "sha256" : "sha1", store);
   }
   if (/not a git repository/i.test(probe.stderr)) {
     const root = privateRootOf(start, PRIVATE_STORE_NAME);
-    return privateContext(root, env ?? join(root, PRIVATE_STORE_NAME));
+    const store = env ?? join(root, PRIVATE_STORE_NAME);
+    guardStore(store);
+    return privateContext(root, store);
   }
   throw new UnwindError("E_GIT", `cannot use ${start}: ${probe.stderr.trim().split("\n")[0] ?? "git failed"}`, {
     hint: "run unwind from a work tree, not from inside .git or a bare repository",
@@ -158,18 +164,19 @@ export function storeReady(ctx: Context): boolean {
  * anything.
  */
 export async function ensureStore(ctx: Context): Promise<void> {
-  mkdirSync(join(ctx.store, "cas"), { recursive: true });
-  mkdirSync(join(ctx.store, "index"), { recursive: true });
-  mkdirSync(join(ctx.store, "receipts"), { recursive: true });
+  mkdirPrivate(join(ctx.store, "cas"));
+  mkdirPrivate(join(ctx.store, "index"));
+  mkdirPrivate(join(ctx.store, "receipts"));
   const version = join(ctx.store, "VERSION");
   if (!existsSync(version)) writeFileSync(version, "1\n");
   if (ctx.mode === "private" && !existsSync(join(ctx.gitDir, "HEAD"))) {
-    await git(["init", "--bare", "--quiet", ctx.gitDir], { cwd: ctx.root });
+    // --shared=0600: what git itself makes in it (objects, refs) is private too, whatever the umask.
+    await git(["init", "--bare", "--quiet", "--shared=0600", ctx.gitDir], { cwd: ctx.root });
     // The folder must never become a repository of its own, and the store must never be captured.
     const rel = insideRoot(ctx.root, ctx.store);
     const lines = ["# written by unwind: the store is never captured", "/.git/"];
     if (rel) lines.push(`/${rel}/`);
-    mkdirSync(join(ctx.gitDir, "info"), { recursive: true });
+    mkdirPrivate(join(ctx.gitDir, "info"));
     writeFileSync(join(ctx.gitDir, "info", "exclude"), lines.join("\n") + "\n");
     await git(["config", "core.bare", "false"], { cwd: ctx.root, env: { GIT_DIR: ctx.gitDir } });
   }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
+import { guardStore } from "./store-guard.js";
 
 export interface Discovered {
   /** The work tree's top level (real path). */
@@ -108,15 +109,18 @@ export type Place =
  * Root and store for `start` (SPEC section 1), the one rule shared by the
  * CLI and the hook: a git work tree's store is `<git-common-dir>/unwind`; a
  * folder without git keeps `<root>/.unwind`; UNWIND_STORE overrides.
- * "unusual" when only `git rev-parse` can judge the layout.
+ * "unusual" when only `git rev-parse` can judge the layout. The store found
+ * is checked before anyone uses it (`guardStore`).
  */
 export function findPlace(start: string, cwd: string): Place | "unusual" {
   const found = discoverRepo(start);
   if (found === "unusual") return found;
   const env = envStore(cwd);
+  let place: Place;
   if (found === null) {
     const root = privateRootOf(start, PRIVATE_STORE_NAME);
-    return { mode: "private", root, store: env ?? join(root, PRIVATE_STORE_NAME), objectFormat: "sha1" };
-  }
-  return { mode: "git", ...found, store: env ?? join(found.commonDir, STORE_DIR_NAME) };
+    place = { mode: "private", root, store: env ?? join(root, PRIVATE_STORE_NAME), objectFormat: "sha1" };
+  } else place = { mode: "git", ...found, store: env ?? join(found.commonDir, STORE_DIR_NAME) };
+  guardStore(place.store);
+  return place;
 }

@@ -10,8 +10,8 @@ import { diffPairs, treeChangeSet } from "./tree.js";
 import { branchEntries, type BranchStep } from "./fold/branch.js";
 import { withTooLarge } from "./snapshot-diff.js";
 import { checkName } from "../domain/paths.js";
-import { mkdirSync } from "node:fs";
 import { readJournal } from "../store/journal.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 /** A task bound to a branch: by `unwind task start`, or by an orchestrator's session record. */
 export interface TaskBinding {
@@ -101,7 +101,7 @@ export async function startTask(ctx: Context, task: string, opts: { branch?: str
     if (!wt || wt.branch !== branch) throw new UnwindError("E_USAGE", `--worktree ${opts.worktree} is not a worktree on branch ${branch}`);
   }
   const binding: TaskBinding = { v: 1, task, branch, onto, fork, ...(worktree ? { worktree } : {}), source: "unwind", at: existing?.at ?? new Date().toISOString() };
-  mkdirSync(dirname(bindingFile(ctx, task)), { recursive: true });
+  mkdirPrivate(dirname(bindingFile(ctx, task)));
   writeFileAtomic(bindingFile(ctx, task), JSON.stringify(binding, null, 2) + "\n");
   return binding;
 }

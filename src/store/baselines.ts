@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { UnwindError } from "../domain/errors.js";
 import type { State } from "../domain/types.js";
 import { writeFileAtomic } from "../sys/atomic.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 /**
  * Stage baselines (SPEC section 10): per key, the state each governed path
@@ -46,7 +47,7 @@ export function readBaseline(store: string, key: string): Baseline | null {
 
 /** Written whole and fsynced, under the store lock: a reader sees the old baseline or the new one. */
 export function writeBaseline(store: string, b: Baseline): void {
-  mkdirSync(dirOf(store), { recursive: true });
+  mkdirPrivate(dirOf(store));
   writeFileAtomic(baselineFile(store, b.key), JSON.stringify(b) + "\n");
 }
 
@@ -86,7 +87,7 @@ export function newCheckId(at: Date): string {
 
 /** Keeps one revert check's result (`revert-checks/<id>.json`). */
 export function writeCheckResult(store: string, id: string, result: unknown): void {
-  mkdirSync(checksDir(store), { recursive: true });
+  mkdirPrivate(checksDir(store));
   writeFileAtomic(join(checksDir(store), `${id}.json`), JSON.stringify(result, null, 2) + "\n");
 }
 

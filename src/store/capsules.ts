@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { UnwindError } from "../domain/errors.js";
@@ -10,6 +10,7 @@ import { commitBody, writeLooseObject } from "../git/objects.js";
 import { createRef } from "../git/refs.js";
 import type { Context } from "../repo/context.js";
 import { writeFileAtomic } from "../sys/atomic.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 /**
  * Run capsules (SPEC section 9): one sealed record per wrapped command.
@@ -279,7 +280,7 @@ export class Capsules {
    * a capsule that seems sealed and is not.
    */
   async seal(capsule: Omit<Capsule, "prev">): Promise<{ capsule: Capsule; seal: string }> {
-    mkdirSync(this.dir, { recursive: true });
+    mkdirPrivate(this.dir);
     const head = readPointer(this.headPath());
     const full: Capsule = { ...capsule, prev: head };
     const text = JSON.stringify(full) + "\n";

@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
-import { walkFiles } from "../sys/files.js";
+import { walkFiles, mkdirPrivate } from "../sys/files.js";
 import { deflateSync, inflateSync } from "node:zlib";
 import { sha256 } from "../domain/hash.js";
 import type { Sha256 } from "../domain/types.js";
@@ -54,14 +54,14 @@ export class Cas {
     const shard = join(this.dir, "sha256", sha.slice(0, 2));
     const write = () => writeFileAtomic(p, deflateSync(data, { level: levelFor(data.length) }), { mode: 0o444, sync: opts.sync !== false });
     try {
-      if (!this.shards.has(shard)) mkdirSync(shard, { recursive: true });
+      if (!this.shards.has(shard)) mkdirPrivate(shard);
       this.shards.add(shard);
       try {
         write();
       } catch (e) {
         // A shard directory this store made earlier in the process, removed since (gc in another process): once more.
         if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-        mkdirSync(shard, { recursive: true });
+        mkdirPrivate(shard);
         write();
       }
       if (opts.sync === false) this.unsynced.push(p);

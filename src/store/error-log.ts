@@ -1,6 +1,7 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { join } from "node:path";
+import { mkdirPrivate } from "../sys/files.js";
 
 /** `run-unsealed`: a wrapped command ran but its capsule could not be sealed (SPEC section 9: said on stderr and by status). */
 export type CaptureErrorKind = "bad-input" | "capture-timeout" | "capture-failed" | "skipped-path" | "run-unsealed";
@@ -20,7 +21,7 @@ export interface CaptureError {
  */
 export function logError(store: string, e: Omit<CaptureError, "at">): void {
   try {
-    mkdirSync(store, { recursive: true });
+    mkdirPrivate(store);
     appendFileSync(join(store, "errors.jsonl"), JSON.stringify({ at: new Date().toISOString(), ...e }) + "\n");
   } catch {
     // Nowhere left to record it (disk full, read-only store): the hook still must not fail.

@@ -17,7 +17,7 @@ export function stampFired(store: string, harness: string, now = new Date()): vo
     writeFileSync(file, now.toISOString());
   } catch {
     try {
-      mkdirSync(join(store, "fired")); // not recursive: a hook does not create a store just to note this
+      mkdirSync(join(store, "fired"), { mode: 0o700 }); // not recursive: a hook does not create a store just to note this; 0700 as every directory of the store
       writeFileSync(file, now.toISOString());
     } catch {
       /* no store yet, or not writable: nothing to note it in */

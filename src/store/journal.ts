@@ -1,8 +1,9 @@
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { sha256 } from "../domain/hash.js";
 import { join } from "node:path";
 import type { RepoPath, State } from "../domain/types.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 interface RecordBase {
   v: 1;
@@ -110,7 +111,7 @@ export function decodeLine(line: string): JournalRecord | string {
  */
 export function append(store: string, records: readonly JournalRecord[]): void {
   if (records.length === 0) return;
-  mkdirSync(journalDir(store), { recursive: true });
+  mkdirPrivate(journalDir(store));
   const fd = openSync(sessionFile(store, records[0]!.session), "a+", 0o644);
   try {
     // A line torn by a crash or a full disk must not swallow the next record.

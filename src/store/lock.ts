@@ -1,8 +1,9 @@
-import { linkSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { UnwindError } from "../domain/errors.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 export interface LockOwner {
   pid: number;
@@ -94,7 +95,7 @@ export async function acquire(store: string, what: string, timeoutMs: number): P
  * its release, or who holds it.
  */
 export function tryLock(store: string, what: string): { release: () => void } | { holder: LockOwner | null } {
-  mkdirSync(store, { recursive: true });
+  mkdirPrivate(store);
   const path = join(store, "lock");
   myStart ??= startTimeOf(process.pid);
   const me: LockOwner = { pid: process.pid, start: myStart, host: hostname(), at: new Date().toISOString(), what };

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { sessionFile } from "./journal.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 /**
  * The calls of one session whose window is still open: a pre captured and
@@ -44,7 +45,7 @@ export function writeOpenCalls(store: string, session: string, calls: readonly O
   const f = openFile(store, session);
   if (calls.length === 0) rmSync(f, { force: true });
   else {
-    mkdirSync(dirname(f), { recursive: true });
+    mkdirPrivate(dirname(f));
     writeFileAtomic(f, JSON.stringify(calls), { sync: false });
   }
 }

@@ -1,10 +1,10 @@
 import { createHash, randomBytes, type Hash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Action, Counts, StartedBy, Reason, RepoPath, Scope, State } from "../domain/types.js";
 import { UnwindError } from "../domain/errors.js";
 import { writeFileAtomic } from "../sys/atomic.js";
-import { fileLines } from "../sys/files.js";
+import { fileLines, mkdirPrivate } from "../sys/files.js";
 import { sha256 } from "../domain/hash.js";
 
 export interface ReceiptItem {
@@ -82,7 +82,7 @@ export class Receipts {
 
   /** Appends under the store lock (the caller holds it): receipt file first, then the head moves. */
   append(r: Omit<Receipt, "prev">): Receipt {
-    mkdirSync(this.dir, { recursive: true });
+    mkdirPrivate(this.dir);
     const full: Receipt = { ...r, prev: this.head() };
     // Written and hashed a line at a time: a receipt of 10,000 paths is ~4 MB of text, never held whole.
     const hash = createHash("sha256");

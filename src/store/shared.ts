@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, join } from "node:path";
 import { usage } from "../domain/errors.js";
@@ -12,6 +12,7 @@ import { parseBatch } from "../git/git.js";
 import type { Context } from "../repo/context.js";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { decodeLine, sessionFile } from "./journal.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 /**
  * Shared records as git objects (docs/format.md, "Shared records"): one
@@ -41,7 +42,7 @@ export async function originOf(ctx: Context, opts: { create: boolean }): Promise
   }
   if (!opts.create) return null;
   const made = `${hostSlug(hostname())}-${randomBytes(4).toString("hex")}`;
-  mkdirSync(ctx.store, { recursive: true });
+  mkdirPrivate(ctx.store);
   writeFileAtomic(file, made + "\n");
   return made;
 }

@@ -1,5 +1,14 @@
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+
+/**
+ * Makes `dir` and any parent it lacks, 0700: every directory of the store
+ * is made so (SPEC section 2: it holds bytes git never stores, and a
+ * directory made by the umask would be open to every local user).
+ */
+export function mkdirPrivate(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
 
 /** Every file under `dir` (none if it is missing), without following symlinks. */
 export function* walkFiles(dir: string): Generator<string> {

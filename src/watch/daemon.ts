@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, watch, writeFileSync, type FSWatcher } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, rmSync, statfsSync, watch, writeFileSync, type FSWatcher } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { decodePath, fsPath } from "../domain/path-bytes.js";
 import { insideRoot } from "../domain/paths.js";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { ask, readWatchInfo, watchFiles, type ChangesAnswer, type StatusAnswer, type WatchFiles, type WatchInfo, type WatchRequest, type WatchToken } from "./protocol.js";
+import { mkdirPrivate } from "../sys/files.js";
 
 // The watcher daemon (`unwind watch start`, its own bundle: dist/watch.cjs).
 // One per root. It watches every directory of the work tree with Node's
@@ -74,7 +75,7 @@ class Watcher {
   /** Watches the cookie directory, then the whole tree. Throws when a watch cannot be added (too many directories for the inotify limit). */
   start(): void {
     rmSync(this.files.cookies, { recursive: true, force: true });
-    mkdirSync(this.files.cookies, { recursive: true });
+    mkdirPrivate(this.files.cookies);
     const cookies = watch(this.files.cookies, { persistent: true }, (_type, name) => {
       const wake = name ? this.cookieWaits.get(String(name)) : undefined;
       if (wake) wake();
@@ -293,7 +294,7 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   const files = watchFiles(root, store);
-  mkdirSync(files.dir, { recursive: true });
+  mkdirPrivate(files.dir);
   // Never captured, so never watched: git's own directories, unwind's stores (ours included, with the cookies).
   const storeRel = insideRoot(root, store);
   const skip = (rel: string) => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { open } from "../../src/index.js";
 import { makeRepo, read, tempDir, treeState, unwind, write, writeFiles } from "../helpers.js";
 import { A, repo, sessionA } from "../session-fixture.js";
-import { claudeCall } from "../journal-helpers.js";
+import { claudeCall, claudeCallEnv } from "../journal-helpers.js";
 
 /*
  * Session undo through the library (SPEC section 11): sessions are recorded
@@ -274,8 +274,10 @@ describe("scopes and bad input", () => {
   it("works in a folder without git", async () => {
     const root = tempDir();
     writeFiles(root, { "notes.md": "v1\n" });
-    claudeCall(root, A, "Edit", { file_path: "notes.md", old_string: "v1", new_string: "v2" }, () => write(root, "notes.md", "v2\n"));
-    claudeCall(root, A, "Bash", { command: "echo n > new.txt" }, () => write(root, "new.txt", "n\n"));
+    // Outside git, a hook makes a store only in the project its harness names, as Claude Code does.
+    const env = { CLAUDE_PROJECT_DIR: root };
+    claudeCallEnv(root, A, "Edit", { file_path: "notes.md", old_string: "v1", new_string: "v2" }, () => write(root, "notes.md", "v2\n"), env);
+    claudeCallEnv(root, A, "Bash", { command: "echo n > new.txt" }, () => write(root, "new.txt", "n\n"), env);
     const r = await (await open({ root })).undo({ session: A });
     expect(r.partial).toBe(false);
     expect(read(root, "notes.md")).toBe("v1\n");
