@@ -156,7 +156,8 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
           .description("take a scope's changes back, and nothing else")
           .option("--force", "take back paths changed since too (the receipt keeps what is overwritten)")
           .option("--merge", "three-way merge text files changed since, taking back only this scope's hunks")
-          .option("--safe-only", "with --run: take back only review and deny paths; allow paths are kept (skip / retained)"),
+          .option("--safe-only", "with --run: take back only review and deny paths; allow paths are kept (skip / retained)")
+          .option("--hunk <n,...>", "with one --path: take back only these hunks of its change (numbered as changes --patch shows them)"),
       ),
     ).action(function (opts) {
       run(g(this), async () => (await import("./commands/undo.js")).undo(g(this), opts as Opts<typeof Undo.undo, 1>));
@@ -165,10 +166,11 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind undo --session claude:3f2a9c --expect 5be1c0a9d2f4",
     "unwind undo --call toolu_01AbC --path 'src/**'",
     "unwind undo --run 1a2b3c4d --safe-only",
+    "unwind undo --session claude:3f2a9c --path src/app.ts --hunk 2",
   );
 
   example(
-    scopeOptions(program.command("changes").description("what a scope changed, path by path, and who")).action(function (opts) {
+    scopeOptions(program.command("changes").description("what a scope changed, path by path, and who").option("--patch", "each text change as a patch in git's format, its hunks numbered (git apply -R takes it back)")).action(function (opts) {
       run(g(this), async () => (await import("./commands/undo.js")).changes(g(this), opts as Opts<typeof Undo.changes, 1>));
     }),
     "unwind changes --task login-form",

@@ -159,6 +159,13 @@ export interface PlanInput {
   retained?: true;
   /** Git ignores the path in this work tree, and the change set is a fetched record: never written (`ignored-path`). */
   ignored?: true;
+  /**
+   * Some hunks of the change only (`undo --hunk`): `entry.pre` is the change's
+   * result with those hunks taken back, and `merge` the three-way merge of
+   * the file as it is now <- (post -> that), which keeps every later edit
+   * outside them.
+   */
+  partial?: true;
 }
 
 export interface PlanOptions {

@@ -1,5 +1,6 @@
 import { usage } from "../domain/errors.js";
-import type { ScopeFields, ScopeOptions } from "../scope/resolve.js";
+import type { ScopeFields } from "../scope/resolve.js";
+import type { ChangesOptions } from "./changes.js";
 import type { RestoreOptions, UndoOptions } from "./undo.js";
 
 /**
@@ -18,8 +19,8 @@ const keysOf =
     keys as readonly string[];
 
 export const SCOPE_KEYS = keysOf<ScopeFields>()(["session", "call", "task", "snapshot", "to", "run", "baseline"]);
-const SCOPE_OPTION_KEYS = keysOf<ScopeOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly"]);
-const UNDO_KEYS = keysOf<UndoOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "dryRun", "force", "merge", "expect", "progress", "by"]);
+const CHANGES_KEYS = keysOf<ChangesOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "patch"]);
+const UNDO_KEYS = keysOf<UndoOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "dryRun", "force", "merge", "expect", "hunks", "progress", "by"]);
 const RESTORE_KEYS = keysOf<RestoreOptions>()(["paths", "dryRun", "force", "expect", "anyWorktree", "progress", "by"]);
 const REDO_KEYS = ["dryRun", "expect", "anyWorktree", "progress", "by"] as const;
 
@@ -33,7 +34,7 @@ function only<T>(o: T, allowed: readonly string[], what: string, hint: string): 
 }
 
 export const checkScopeInput = <T>(s: T) => only(s, SCOPE_KEYS, "scope", SCOPE_HINT);
-export const checkChangesOptions = <T>(o: T) => only(o, SCOPE_OPTION_KEYS, "changes options", `known: ${SCOPE_OPTION_KEYS.join(", ")}`);
+export const checkChangesOptions = <T>(o: T) => only(o, CHANGES_KEYS, "changes options", `known: ${CHANGES_KEYS.join(", ")}`);
 export const checkUndoOptions = <T>(o: T, what = "undo options") => only(o, UNDO_KEYS, what, `known: ${UNDO_KEYS.join(", ")}`);
 export const checkPlanOptions = <T>(o: T) => {
   const keys = UNDO_KEYS.filter((k) => k !== "dryRun" && k !== "expect");

@@ -3,11 +3,11 @@ import { recoverPending } from "../apply/recover.js";
 import { settleSnapshot, type SnapshotLabels, type SnapshotStart } from "../capture/snapshot.js";
 import type { IdRef } from "../domain/ids.js";
 import { resolveContext, type Context } from "../repo/context.js";
-import type { ScopeFields, ScopeInput, ScopeOptions } from "../scope/resolve.js";
+import type { ScopeFields, ScopeInput } from "../scope/resolve.js";
 import { withLock } from "../store/lock.js";
 import type { Receipt } from "../store/receipts.js";
 import { baselineCapture, baselines } from "./baseline.js";
-import { changes } from "./changes.js";
+import { changes, type ChangesOptions } from "./changes.js";
 import { content, current, stamp, type ContentRef } from "./content.js";
 import { gc } from "./gc.js";
 import type { ListOptions } from "./list.js";
@@ -66,7 +66,7 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     context: ctx,
 
     // Checked key by key before anything is read (src/ops/inputs.ts): a misplaced option is an error, not ignored.
-    changes: async (scope: ScopeInput | ScopeFields, o?: ScopeOptions) => changes(ctx, checkScopeInput(scope), checkChangesOptions(o)),
+    changes: async (scope: ScopeInput | ScopeFields, o?: ChangesOptions) => changes(ctx, checkScopeInput(scope), checkChangesOptions(o)),
     plan: async (scope: ScopeInput | ScopeFields, o?: Omit<UndoOptions, "dryRun" | "expect">) => plan(ctx, checkScopeInput(scope), checkPlanOptions(o)),
     undo: async (scope: ScopeInput | ScopeFields, o?: UndoOptions) => undo(ctx, checkScopeInput(scope), checkUndoOptions(o)),
     restore: async (id: IdRef, o?: RestoreOptions) => restore(ctx, id, checkRestoreOptions(o)),

@@ -16,10 +16,11 @@ import { applyPlan, type Progress } from "../apply/apply.js";
 import { checkoutBytes } from "../apply/checkout-form.js";
 import { ContentReader } from "../store/content.js";
 import { matches } from "../domain/states.js";
+import { hunksOf, isText, revertHunks } from "../domain/hunks.js";
 import { acts, countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
-import type { Action, ChangeSet, Counts, GitOid, Interleaved, LaterWrite, Observed, StartedBy, Plan, PlanInput, PlanItem, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
+import type { Action, ChangeEntry, ChangeSet, Counts, GitOid, Interleaved, LaterWrite, Observed, StartedBy, Plan, PlanInput, PlanItem, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
 
 export interface UndoOptions {
   dryRun: boolean;
@@ -38,6 +39,8 @@ export interface UndoOptions {
   retained?: ReadonlySet<string> | undefined;
   /** The change set is another machine's record: a path git ignores here is never written (`ignored-path`). */
   fetched?: boolean | undefined;
+  /** Take back only these hunks (1-based, as `changes --patch` numbers them) of the one path in the change set. */
+  hunks?: readonly number[] | undefined;
   /** Who started it, for the receipt (SPEC section 13). */
   by?: StartedBy | undefined;
 }
@@ -155,10 +158,26 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   const ignored = opts.fetched ? await ignoredHere(ctx, paths) : null;
 
   const merged = new Map<Sha256, Buffer>();
+  const partial = opts.hunks ? await hunkTarget(ctx, reader, cs, opts.hunks) : null;
   const inputs: PlanInput[] = [];
-  for (const entry of cs.entries) {
+  for (const original of cs.entries) {
+    const entry = partial ? partial.entry : original;
     const cur = current.get(entry.path)!;
     const input: PlanInput = { entry, current: cur };
+    if (partial) {
+      input.partial = true;
+      if (cur.kind === "file" && !matches(cur, entry.pre)) {
+        const m = await mergeBytes(ctx, readFileSync(fsPath(join(ctx.root, entry.path))), partial.post, partial.target);
+        input.merge = m.clean ? { clean: true, sha256: sha256(m.data) } : { clean: false };
+        if (m.clean) merged.set(sha256(m.data), m.data);
+      }
+      const later = opts.laterWrites?.get(entry.path);
+      if (later) input.laterWrite = later;
+      const between = opts.interleaved?.get(entry.path);
+      if (between) input.interleaved = between;
+      inputs.push(input);
+      continue;
+    }
     if (opts.retained?.has(entry.path)) {
       inputs.push({ ...input, retained: true });
       continue;
@@ -182,6 +201,31 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   const reserved = storeRel ? [storeRel] : [];
   const planOpts = { force: opts.force, merge: opts.merge, sizeCap: cfg.sizeCap, reserved };
   return { plan: makePlan(cs.scope, giveWay(ctx.root, inputs, makePlan(cs.scope, inputs, planOpts)), planOpts), reader, merged, fsNow };
+}
+
+/**
+ * What `undo --hunk` makes of the one path in the change set: the change's
+ * result with the named hunks taken back (SPEC section 4). The entry's `pre`
+ * becomes that text, so the plan, its digest and the receipt say what the
+ * path will hold. Hunks are of text changes only; a file the scope deleted
+ * comes back whole.
+ */
+async function hunkTarget(ctx: Context, reader: ContentReader, cs: ChangeSet, hunks: readonly number[]): Promise<{ entry: ChangeEntry; post: Buffer; target: Buffer }> {
+  const hint = "list each path's hunks with: unwind changes SCOPE --path P --patch";
+  if (cs.entries.length !== 1) throw usage(`--hunk takes hunks of one path; the ${cs.scope.kind} ${cs.scope.id} has ${cs.entries.length} in scope`, `name one with --path; ${hint}`);
+  const entry = cs.entries[0]!;
+  if (entry.post?.kind !== "file" || (entry.pre !== null && entry.pre.kind !== "file")) {
+    throw usage(`--hunk: ${entry.path} is ${entry.post === null ? "deleted by the scope" : "not a file change"}: it has no hunks`, "take it back whole, without --hunk");
+  }
+  const pre = entry.pre === null ? Buffer.alloc(0) : await fileForm(ctx, reader, entry.path, entry.pre);
+  const post = await fileForm(ctx, reader, entry.path, entry.post);
+  if (!pre || !post) throw new UnwindError("E_STORE_DAMAGED", `the recorded bytes of ${entry.path} cannot be read`, { hint: "run unwind verify" });
+  if (!isText(pre) || !isText(post)) throw usage(`--hunk: ${entry.path} is not text: it has no hunks`, "take it back whole, without --hunk");
+  const text = revertHunks(pre.toString("utf8"), post.toString("utf8"), hunks);
+  if (text === null) throw usage(`--hunk ${hunks.join(",")}: ${entry.path} has ${hunksOf(pre.toString("utf8"), post.toString("utf8")).length} hunk(s)`, hint);
+  const target = Buffer.from(text, "utf8");
+  const state: State = { kind: "file", mode: entry.post.mode ?? "100644", size: target.length, sha256: sha256(target) as Sha256 };
+  return { entry: { ...entry, pre: state }, post, target };
 }
 
 /**
@@ -252,28 +296,24 @@ function nowState(o: Observed): NowState {
   return o;
 }
 
-/**
- * Three-way merge that takes back only this scope's hunks: the scope turned
- * `pre` into `post`; someone then turned `post` into what is on disk. Merging
- * current ← (post → pre) keeps their hunks and reverts ours.
- */
-async function threeWay(ctx: Context, reader: ContentReader, pre: State | null, post: State | null, path: RepoPath): Promise<{ clean: boolean; data: Buffer } | null> {
-  if (!pre || !post || pre.kind !== "file" || post.kind !== "file") return null;
-  let preData: Buffer;
-  let postData: Buffer;
+/** A recorded state's bytes in the file's own form (a snapshot's blob is git's: a CRLF file's lines as LF), null where it is no file or its bytes are gone. */
+export async function fileForm(ctx: Context, reader: ContentReader, path: RepoPath, state: State | null): Promise<Buffer | null> {
+  if (state?.kind !== "file") return null;
   try {
-    // Both sides in the file's form, as the current bytes are: a snapshot's blob is git's (a CRLF file's lines as LF).
-    preData = (await checkoutBytes(ctx, path, pre)) ?? (await reader.read(pre));
-    postData = (await checkoutBytes(ctx, path, post)) ?? (await reader.read(post));
+    return (await checkoutBytes(ctx, path, state)) ?? (await reader.read(state));
   } catch {
     return null;
   }
+}
+
+/** `merge-file`: `current` <- (`base` -> `other`), bytes in, the result and whether it was clean out. */
+async function mergeBytes(ctx: Context, current: Buffer, base: Buffer, other: Buffer): Promise<{ clean: boolean; data: Buffer }> {
   const dir = mkdtempSync(join(tmpdir(), "unwind-merge-"));
   try {
     const cur = join(dir, "current");
-    writeFileSync(cur, readFileSync(fsPath(join(ctx.root, path))));
-    writeFileSync(join(dir, "base"), postData);
-    writeFileSync(join(dir, "other"), preData);
+    writeFileSync(cur, current);
+    writeFileSync(join(dir, "base"), base);
+    writeFileSync(join(dir, "other"), other);
     const r = await ctx.git(["merge-file", "-p", "--quiet", cur, join(dir, "base"), join(dir, "other")], {
       okCodes: Array.from({ length: 127 }, (_, i) => i + 1),
     });
@@ -281,4 +321,18 @@ async function threeWay(ctx: Context, reader: ContentReader, pre: State | null, 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Three-way merge that takes back only this scope's hunks: the scope turned
+ * `pre` into `post`; someone then turned `post` into what is on disk. Merging
+ * current ← (post → pre) keeps their hunks and reverts ours.
+ */
+async function threeWay(ctx: Context, reader: ContentReader, pre: State | null, post: State | null, path: RepoPath): Promise<{ clean: boolean; data: Buffer } | null> {
+  if (!pre || !post || pre.kind !== "file" || post.kind !== "file") return null;
+  // Both sides in the file's form, as the current bytes are.
+  const preData = await fileForm(ctx, reader, path, pre);
+  const postData = await fileForm(ctx, reader, path, post);
+  if (!preData || !postData) return null;
+  return mergeBytes(ctx, readFileSync(fsPath(join(ctx.root, path))), postData, preData);
 }

@@ -3,7 +3,7 @@ import type { Progress } from "../apply/apply.js";
 import { recoverPending } from "../apply/recover.js";
 import { resolveSnapshot, writeWorkTree } from "../capture/snapshot.js";
 import { acts } from "../domain/actions.js";
-import { UnwindError } from "../domain/errors.js";
+import { UnwindError, usage } from "../domain/errors.js";
 import { pickId, type IdRef } from "../domain/ids.js";
 import { changeKind } from "../domain/states.js";
 import type { ChangeEntry, ChangeSet, StartedBy } from "../domain/types.js";
@@ -26,6 +26,8 @@ export interface UndoOptions extends ScopeOptions {
   merge?: boolean | undefined;
   /** Apply only if the plan's digest is still this one (from a preview's `plan`); else exit 3 and nothing is done. */
   expect?: string | undefined;
+  /** Only these hunks (1-based, as `changes` with `patch` numbers them) of the one path `paths` selects; the rest of its change and every later edit stay. */
+  hunks?: readonly number[] | undefined;
   /** Told how many of the paths to write are written, as the apply goes (for a progress line). */
   progress?: Progress | undefined;
   /** Who started it, recorded in the receipt (default: the library). */
@@ -52,6 +54,7 @@ function guarded<T>(ctx: Context, dryRun: boolean, what: string, fn: () => Promi
 export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOptions = {}): Promise<UndoReport> {
   const scope = checkScope(scopeFields);
   checkScopeOptions(scope, opts); // usage errors before the lock is taken or anything is read
+  checkHunks(opts);
   checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
   // A refused plan writes nothing: checked first by a dry run, then planned again under the lock.
@@ -68,6 +71,7 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
         laterWrites,
         interleaved,
         retained,
+        hunks: opts.hunks,
         fetched,
         by: opts.by ?? LIBRARY,
       });
@@ -78,6 +82,15 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
       return r;
     }),
   );
+}
+
+/** `hunks` name hunks of one path: whole numbers from 1, with that path given. */
+export function checkHunks(opts: { hunks?: readonly number[] | undefined; paths?: readonly string[] | undefined }): void {
+  if (opts.hunks === undefined) return;
+  if (!Array.isArray(opts.hunks) || opts.hunks.length === 0 || opts.hunks.some((n) => !Number.isInteger(n) || n < 1)) {
+    throw usage(`--hunk ${String(opts.hunks)}: expected hunk numbers from 1, e.g. --hunk 2 or --hunk 1,3`, "list a path's hunks with: unwind changes SCOPE --path P --patch");
+  }
+  if (!opts.paths?.length) throw usage("--hunk needs the path whose hunks it names: --path P", "list a path's hunks with: unwind changes SCOPE --path P --patch");
 }
 
 /** The dry run of `undo`, with the plan's digest to apply it by. */

@@ -75,6 +75,17 @@ export function planOne(input: PlanInput, opts: PlanOptions): PlanItem {
   }
 
   const atPost = matches(current, entry.post);
+  if (input.partial) {
+    // Some hunks only: always by the merge, which writes exactly the hunks' lines back and keeps the rest as it is now.
+    if (atPost && input.laterWrite && !opts.force) return laterRefusal(input.laterWrite);
+    if (current.kind === "file" && input.merge?.clean && input.merge.sha256 !== undefined) {
+      // The merge leaves the file as it is: those hunks are already gone (taken back before, or edited away).
+      if (input.merge.sha256 === current.sha256) return item("skip", "unchanged");
+      return item("merge", null, { merged: input.merge.sha256, mergedMode: current.mode });
+    }
+    if (input.laterWrite) return laterRefusal(input.laterWrite);
+    return refuse("changed-since", current.kind === "file" ? "a later edit overlaps the hunk" : "the file is not there to take a hunk out of");
+  }
   // The record shows a write after the scope's: what is there is theirs, even where it equals what the scope left.
   if (atPost && input.laterWrite && !opts.force) return laterRefusal(input.laterWrite);
   if (atPost || opts.force) {

@@ -4,6 +4,7 @@ import type { State } from "../../domain/types.js";
 import type { ChangeSetReport } from "../../ops/changes.js";
 import type { NowState, ReportItem, UndoReport } from "../../ops/take-back.js";
 import { checkScope, checkScopeOptions, type ScopeFields } from "../../scope/resolve.js";
+import { checkHunks } from "../../ops/undo.js";
 import type { Globals } from "../globals.js";
 import { paint, progress, short, showJsonPath, table, type Color, type Output } from "../render.js";
 import { cwdDirs, cwdGlobs, cwdPaths, openFor } from "./common.js";
@@ -37,8 +38,16 @@ function scopeOf(opts: ScopeFlags & { safeOnly?: boolean }): ScopeFields {
   return scope;
 }
 
-export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean; safeOnly?: boolean }): Promise<Output> {
+/** `--hunk 1,3` as numbers; anything else is left for the library's check to name. */
+function hunkList(text: string | undefined): number[] | undefined {
+  if (text === undefined) return undefined;
+  return text.split(",").map((t) => (/^\d+$/.test(t.trim()) ? Number(t.trim()) : Number.NaN));
+}
+
+export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean; safeOnly?: boolean; hunk?: string }): Promise<Output> {
   const scope = scopeOf(opts);
+  const hunks = hunkList(opts.hunk);
+  checkHunks({ hunks, paths: opts.path });
   const u = await openFor(globals);
   const line = progress(opts.dryRun ? "planning" : "undoing");
   try {
@@ -52,6 +61,7 @@ export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { 
       merge: opts.merge,
       safeOnly: opts.safeOnly,
       expect: opts.expect,
+      hunks,
       progress: line.tick,
       by: CLI,
     });
@@ -86,11 +96,26 @@ export async function redo(globals: Globals, id: string | undefined, opts: Repor
   }
 }
 
-export async function changes(globals: Globals, opts: ScopeFlags): Promise<Output> {
+export async function changes(globals: Globals, opts: ScopeFlags & { patch?: boolean }): Promise<Output> {
   const scope = scopeOf(opts);
   const u = await openFor(globals);
-  const cs = await u.changes(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree, prefixes: cwdDirs(u.root, opts.prefix, "--prefix") });
-  return { json: cs, human: renderChanges(cs), exit: Exit.ok };
+  const cs = await u.changes(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree, prefixes: cwdDirs(u.root, opts.prefix, "--prefix"), patch: opts.patch });
+  return { json: cs, human: opts.patch ? renderPatch(cs) : renderChanges(cs), exit: Exit.ok };
+}
+
+/**
+ * The change set as git's patch. Each hunk header ends with `hunk N`, its
+ * number for `undo --path P --hunk N` (git reads what follows the second
+ * `@@` as a heading, so `git apply -R` still takes it); what is no text is
+ * named in a comment line, which git apply skips.
+ */
+function renderPatch(cs: ChangeSetReport): string {
+  const files = (cs.patch ?? "").split(/(?=^diff --git )/m).map((file) => {
+    let n = 0;
+    return file.replace(/^(@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@).*$/gm, (_h, head: string) => `${head} hunk ${++n}`);
+  });
+  const notText = cs.entries.filter((e) => e.hunks === null).map((e) => `# ${showJsonPath(e)}: ${e.change}, not text: no patch`);
+  return [files.join("").trimEnd(), ...notText].filter(Boolean).join("\n") || "no changes";
 }
 
 function renderChanges(cs: ChangeSetReport): string {
