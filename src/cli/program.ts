@@ -170,7 +170,12 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   );
 
   example(
-    scopeOptions(program.command("changes").description("what a scope changed, path by path, and who").option("--patch", "each text change as a patch in git's format, its hunks numbered (git apply -R takes it back)")).action(function (opts) {
+    scopeOptions(
+      program
+        .command("changes")
+        .description("what a scope changed, path by path, and who")
+        .option("--patch", "each text change as a patch in git's format, its hunks numbered (git apply -R takes it back)"),
+    ).action(function (opts) {
       run(g(this), async () => (await import("./commands/undo.js")).changes(g(this), opts as Opts<typeof Undo.changes, 1>));
     }),
     "unwind changes --task login-form",

@@ -20,7 +20,25 @@ import { hunksOf, isText, revertHunks } from "../domain/hunks.js";
 import { acts, countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
-import type { Action, ChangeEntry, ChangeSet, Counts, GitOid, Interleaved, LaterWrite, Observed, StartedBy, Plan, PlanInput, PlanItem, Reason, RepoPath, Scope, Sha256, State } from "../domain/types.js";
+import type {
+  Action,
+  ChangeEntry,
+  ChangeSet,
+  Counts,
+  GitOid,
+  Interleaved,
+  LaterWrite,
+  Observed,
+  StartedBy,
+  Plan,
+  PlanInput,
+  PlanItem,
+  Reason,
+  RepoPath,
+  Scope,
+  Sha256,
+  State,
+} from "../domain/types.js";
 
 export interface UndoOptions {
   dryRun: boolean;
