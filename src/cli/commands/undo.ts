@@ -168,7 +168,7 @@ function targetOf(i: ReportItem): string {
 
 /** What a person can do about each kind of conflict left. */
 const NEXT: Partial<Record<NonNullable<ReportItem["reason"]>, string>> = {
-  "changed-since": "changed since the scope wrote it: see it with `unwind diff`, keep the later edit with --merge, or take it back anyway with --force (the receipt keeps it)",
+  "changed-since": "changed since the scope wrote it: keep the later edit with --merge (or take back single hunks: --path P --hunk N), or take it back anyway with --force (the receipt keeps it)",
   "later-write": "another session wrote it later: --merge keeps their hunks, --force takes it back anyway (the receipt keeps it)",
   "concurrent-call": "another call was running when it changed, so it may be theirs: undo a scope that holds both calls, or --force",
   "not-captured": "its earlier state was never recorded: there is nothing to go back to, restore it by hand",
@@ -182,6 +182,20 @@ const NEXT: Partial<Record<NonNullable<ReportItem["reason"]>, string>> = {
   "ignored-path": "git ignores it here and the record was fetched: a fetched record never writes where git status cannot show it; write it by hand if you want it",
   "io-error": "writing failed (see the detail); nothing was changed at that path",
 };
+
+/**
+ * The hint for a kind of conflict, with the command that shows what the
+ * scope changed (`unwind diff` takes snapshots only). Where --merge itself
+ * conflicted, suggesting --merge again would be no help.
+ */
+function nextFor(reason: NonNullable<ReportItem["reason"]>, r: UndoReport): string {
+  let text = NEXT[reason]!;
+  const merged = r.items.some((i) => i.reason === reason && i.detail === "the three-way merge conflicts");
+  if (merged) text = text.replace(/keep the later edit with --merge \(or take back single hunks: --path P --hunk N\)/, "the merge overlaps the later edit: take back the hunks it does not touch (--path P --hunk N)");
+  if (reason !== "changed-since" && reason !== "later-write") return text;
+  const see = r.scope.kind === "snapshot" ? `unwind diff ${r.scope.id}` : r.scope.kind === "receipt" ? "" : `unwind changes --${r.scope.kind} ${r.scope.id} --patch`;
+  return see ? `${text}; see the scope's change with: ${see}` : text;
+}
 
 /** How many of the skips a run's --safe-only kept on purpose. */
 function retainedNote(r: UndoReport): string {
@@ -220,6 +234,6 @@ export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boole
   const rest = r.items.length - shown.length;
   const cutLine = rest > 0 && !opts.quiet ? [paint(`… and ${rest} more path(s) (--all lists every one, --json gives them all)`, "dim")] : [];
   const reasons = [...new Set(r.items.filter((i) => i.action === "conflict" && i.reason).map((i) => i.reason!))];
-  const next = reasons.filter((x) => NEXT[x]).map((x) => `  ${x}: ${NEXT[x]}`);
+  const next = reasons.filter((x) => NEXT[x]).map((x) => `  ${x}: ${nextFor(x, r)}`);
   return { json: r, human: [...body, ...cutLine, summary, ...next].join("\n"), exit: r.partial ? Exit.partial : Exit.ok };
 }
