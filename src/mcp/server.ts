@@ -74,6 +74,13 @@ const takeBackShape = {
     .optional()
     .describe("Also take back paths changed since the scope wrote them (the receipt keeps what is overwritten, so redo restores it). Default false: such paths are conflicts, left alone."),
   merge: z.boolean().optional().describe("For text files changed since: three-way merge, taking back only this scope's hunks and keeping the later edits. Default false."),
+  hunks: z
+    .array(z.number().int().min(1))
+    .min(1)
+    .optional()
+    .describe(
+      "With exactly one path in paths: take back only these hunks of the scope's change to it (numbered as the changes tool returns them with patch: true), keeping its other hunks and every later edit outside them.",
+    ),
 };
 
 const planArg = (preview: string) =>
@@ -221,12 +228,15 @@ export function createServer(opts: ServeOptions = {}): McpServer {
       title: "What a scope changed",
       description:
         "What a session (or call, task, snapshot) changed, path by path: change (added, modified, deleted, typechange, mode), the state before and after, and which sessions wrote it. Changes nothing.",
-      inputSchema: z.strictObject(scopeShape(caller.session !== null)),
+      inputSchema: z.strictObject({
+        ...scopeShape(caller.session !== null),
+        patch: z.boolean().optional().describe("Also each text change's hunks (numbered, for the undo tools' hunks) and the whole change as a patch in git's format. Default false."),
+      }),
       annotations: { title: "What a scope changed", ...RO },
     },
     run(async (u, a, who) => {
       const { scope, defaulted } = scopeOf(a, who);
-      const r = await explain(defaulted, who, u.changes(scope, { since: a.since, paths: a.paths }));
+      const r = await explain(defaulted, who, u.changes(scope, { since: a.since, paths: a.paths, patch: a.patch }));
       return ok(r, line.changesLine(r));
     }),
   );
@@ -243,7 +253,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     },
     run(async (u, a, who) => {
       const { scope, defaulted } = scopeOf(a, who);
-      const r = await explain(defaulted, who, u.plan(scope, { since: a.since, paths: a.paths, force: a.force, merge: a.merge }));
+      const r = await explain(defaulted, who, u.plan(scope, { since: a.since, paths: a.paths, force: a.force, merge: a.merge, hunks: a.hunks }));
       return ok(r, line.previewLine(r, "undo"));
     }),
   );
@@ -261,7 +271,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     },
     run(async (u, a, who) => {
       const { scope, defaulted } = scopeOf(a, who);
-      const r = await explain(defaulted, who, u.undo(ownScope(u, who, scope), { since: a.since, paths: a.paths, force: a.force, merge: a.merge, expect: a.plan, by: startedBy(who) }));
+      const r = await explain(defaulted, who, u.undo(ownScope(u, who, scope), { since: a.since, paths: a.paths, force: a.force, merge: a.merge, hunks: a.hunks, expect: a.plan, by: startedBy(who) }));
       return ok(r, line.appliedLine(r, "undone"));
     }, "undo"),
   );

@@ -530,3 +530,24 @@ describe("unwind mcp: the process", () => {
     expect(unwind(root, ["snapshots", "--json"]).json.snapshots.map((s: { id: string }) => s.id)).toContain(snap.id);
   });
 });
+
+describe("unwind mcp: patches and hunks", () => {
+  it("changes with patch numbers the hunks; undo_preview and undo take back one hunk by the preview's digest, the rest stays", async () => {
+    const root = makeRepo({ "f.txt": Array.from({ length: 20 }, (_, i) => `l${i + 1}\n`).join("") });
+    const after = read(root, "f.txt").replace("l2\n", "TWO\n").replace("l18\n", "EIGHTEEN\n");
+    expect(hook(root, "claude", claudePayload(root, A, "PreToolUse", "Edit", { file_path: join(root, "f.txt"), old_string: "l2", new_string: "TWO" }, "toolu_h1")).code).toBe(0);
+    write(root, "f.txt", after);
+    expect(hook(root, "claude", claudePayload(root, A, "PostToolUse", "Edit", { file_path: join(root, "f.txt"), old_string: "l2", new_string: "TWO" }, "toolu_h1")).code).toBe(0);
+    const c = await connect(root, { CLAUDE_CODE_SESSION_ID: A });
+    const cs = await doc(c, "changes", { patch: true });
+    expect(cs.entries[0].hunks.map((h: any) => h.n)).toEqual([1, 2]);
+    expect(cs.patch).toMatch(/^\+EIGHTEEN$/m);
+    const p = await doc(c, "undo_preview", { paths: ["f.txt"], hunks: [2] });
+    expect(p.items.map((i: any) => i.action)).toEqual(["merge"]);
+    // The control: a preview with no hunks would take back the whole file.
+    expect((await doc(c, "undo_preview", { paths: ["f.txt"] })).items.map((i: any) => i.action)).toEqual(["restore"]);
+    const u = await doc(c, "undo", { paths: ["f.txt"], hunks: [2], plan: p.plan });
+    expect(u.receipt).toMatch(/^r-/);
+    expect(read(root, "f.txt")).toBe(after.replace("EIGHTEEN\n", "l18\n"));
+  });
+});

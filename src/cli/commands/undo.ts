@@ -191,7 +191,11 @@ const NEXT: Partial<Record<NonNullable<ReportItem["reason"]>, string>> = {
 function nextFor(reason: NonNullable<ReportItem["reason"]>, r: UndoReport): string {
   let text = NEXT[reason]!;
   const merged = r.items.some((i) => i.reason === reason && i.detail === "the three-way merge conflicts");
-  if (merged) text = text.replace(/keep the later edit with --merge \(or take back single hunks: --path P --hunk N\)/, "the merge overlaps the later edit: take back the hunks it does not touch (--path P --hunk N)");
+  if (merged)
+    text = text.replace(
+      /keep the later edit with --merge \(or take back single hunks: --path P --hunk N\)/,
+      "the merge overlaps the later edit: take back the hunks it does not touch (--path P --hunk N)",
+    );
   if (reason !== "changed-since" && reason !== "later-write") return text;
   const see = r.scope.kind === "snapshot" ? `unwind diff ${r.scope.id}` : r.scope.kind === "receipt" ? "" : `unwind changes --${r.scope.kind} ${r.scope.id} --patch`;
   return see ? `${text}; see the scope's change with: ${see}` : text;
