@@ -71,6 +71,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     c
       .option("--session <id>", "a session: full name, bare id, or unique prefix of 6+ characters")
       .option("--call <id>", "one tool call (with --session to pick among sessions that share the id)")
+      .option("--from-call <id>", "this tool call and every later call of its session")
       .option("--task <name>", "a task: its sessions, or its branch when bound with `unwind task start`")
       .option("--snapshot <id>", `changes since this snapshot (${ID})`)
       .option("--to <id>", "with --snapshot: up to this snapshot (default: the work tree now)")

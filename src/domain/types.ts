@@ -47,11 +47,13 @@ export interface CallRef {
   call: string;
 }
 
-export type ScopeKind = "snapshot" | "session" | "call" | "task" | "run" | "baseline" | "receipt";
+export type ScopeKind = "snapshot" | "session" | "call" | "from-call" | "task" | "run" | "baseline" | "receipt";
 
 export interface Scope {
   kind: ScopeKind;
   id: string;
+  /** With `from-call`: how many calls of the session it covers, that one and those after it. */
+  calls?: number;
 }
 
 /**

@@ -18,7 +18,7 @@ const keysOf =
   <const K extends readonly (keyof T)[]>(keys: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, K[number]> })) =>
     keys as readonly string[];
 
-export const SCOPE_KEYS = keysOf<ScopeFields>()(["session", "call", "task", "snapshot", "to", "run", "baseline"]);
+export const SCOPE_KEYS = keysOf<ScopeFields>()(["session", "call", "fromCall", "task", "snapshot", "to", "run", "baseline"]);
 const CHANGES_KEYS = keysOf<ChangesOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "patch"]);
 const UNDO_KEYS = keysOf<UndoOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "dryRun", "force", "merge", "expect", "hunks", "progress", "by"]);
 const RESTORE_KEYS = keysOf<RestoreOptions>()(["paths", "dryRun", "force", "expect", "anyWorktree", "progress", "by"]);

@@ -23,7 +23,7 @@ import { diffPairs, treeChangeSet, treeStates } from "./tree.js";
 import { ignoredUnder, type DiffEntry } from "./visibility.js";
 
 export interface JournalScope {
-  kind: "session" | "call" | "task" | "run";
+  kind: "session" | "call" | "from-call" | "task" | "run";
   id: string;
   /** With a call: the session it belongs to (narrows a call id two sessions share). */
   session?: string;
@@ -436,11 +436,11 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
     id = resolveSession(records, scope.id);
     keep = (r) => r.session === id;
     sessions = [id];
-  } else if (scope.kind === "call") {
+  } else if (scope.kind === "call" || scope.kind === "from-call") {
     const session = scope.session !== undefined ? resolveSession(records, scope.session) : undefined;
     const c = resolveCall(session ? records.filter((r) => r.session === session) : records, scope.id);
     id = c.call;
-    keep = (r) => r.call === c.call && r.session === c.session;
+    keep = scope.kind === "call" ? (r) => r.call === c.call && r.session === c.session : fromCall(records, c);
     sessions = [c.session];
   } else {
     const members = scopeMembers(records, runs, { kind: scope.kind, id: scope.id });
@@ -506,7 +506,22 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
   const takesBack = takeBacks(calls, inScope, (s) => callsOfScope(records, runs, s));
   const { entries, later, interleaved, touched } = attribute(events, inScope, { path: pathMatcher(opts.paths ?? []), takesBack });
   const s: Scope = { kind: scope.kind, id };
+  if (scope.kind === "from-call") s.calls = new Set(mine.map((r) => r.call)).size;
   return { cs: { scope: s, entries }, touched, laterWrites: later, interleaved };
+}
+
+/**
+ * `--from-call C` (SPEC section 4): call C and every later call of its
+ * session, "the agent went wrong at this step". Later by when each call
+ * began (its first record), so a call that began before C and ended after
+ * it is not one of them.
+ */
+function fromCall(records: readonly JournalRecord[], c: { session: string; call: string }): (r: { session: string; call: string }) => boolean {
+  const began = new Map<string, string>();
+  for (const r of records) if (r.session === c.session && !began.has(r.call)) began.set(r.call, r.at);
+  const from = began.get(c.call) ?? "";
+  const later = new Set([...began].filter(([, at]) => at >= from).map(([call]) => call));
+  return (r) => r.session === c.session && later.has(r.call);
 }
 
 /**
@@ -540,6 +555,10 @@ function scopeMembers(records: readonly JournalRecord[], runs: readonly RunWindo
 function callsOfScope(records: readonly JournalRecord[], runs: readonly RunWindow[], scope: Scope): ((c: { session: string; call: string }) => boolean) | null {
   if (scope.kind === "session") return (c) => c.session === scope.id;
   if (scope.kind === "call") return (c) => c.call === scope.id;
+  if (scope.kind === "from-call") {
+    const starts = [...new Set(records.filter((r) => r.call === scope.id).map((r) => r.session))].map((session) => fromCall(records, { session, call: scope.id }));
+    return (c) => starts.some((f) => f(c));
+  }
   if (scope.kind !== "task" && scope.kind !== "run") return null;
   return scopeMembers(records, runs, { kind: scope.kind, id: scope.id }).has;
 }

@@ -20,12 +20,21 @@ import type { Capsule, CapsuleEntry } from "../store/capsules.js";
  * A scope as a caller names it (SPEC sections 4 and 11): exactly one of
  * these, except that `session` beside `call` narrows the call.
  */
-export type ScopeInput = { session: string } | { call: string; session?: string } | { task: string } | { snapshot: string; to?: string } | { run: string } | { baseline: string };
+export type ScopeInput =
+  | { session: string }
+  | { call: string; session?: string }
+  | { fromCall: string; session?: string }
+  | { task: string }
+  | { snapshot: string; to?: string }
+  | { run: string }
+  | { baseline: string };
 
 /** Every key a scope may have: what a JavaScript caller or a command line hands in, checked by `checkScope`. */
 export interface ScopeFields {
   session?: string | undefined;
   call?: string | undefined;
+  /** Call C and every later call of its session. */
+  fromCall?: string | undefined;
   task?: string | undefined;
   snapshot?: string | undefined;
   to?: string | undefined;
@@ -33,7 +42,7 @@ export interface ScopeFields {
   baseline?: string | undefined;
 }
 
-export type ScopeKind = "session" | "call" | "task" | "snapshot" | "run" | "baseline";
+export type ScopeKind = "session" | "call" | "from-call" | "task" | "snapshot" | "run" | "baseline";
 
 /** A scope checked for shape: one kind, its id, and what narrows it. */
 export interface CheckedScope {
@@ -60,17 +69,21 @@ export interface ScopeOptions {
   safeOnly?: boolean | undefined;
 }
 
-const KINDS: readonly ScopeKind[] = ["session", "call", "task", "snapshot", "run", "baseline"];
+const KINDS: readonly ScopeKind[] = ["session", "call", "from-call", "task", "snapshot", "run", "baseline"];
+
+/** Where each kind's id is in ScopeFields, and its flag. */
+const keyOf = (k: ScopeKind | "to"): keyof ScopeFields => (k === "from-call" ? "fromCall" : k);
 
 /** Exactly one scope, validated before anything is read. */
 export function checkScope(s: ScopeFields): CheckedScope {
   for (const k of [...KINDS, "to"] as const) {
-    const v = s[k];
+    const v = s[keyOf(k)];
     if (v !== undefined && (typeof v !== "string" || v === "")) throw usage(`--${k}: expected a non-empty id`);
   }
-  // --session beside --call narrows the call (SPEC section 4), it is not a second scope.
-  const given = KINDS.filter((k) => s[k] !== undefined && !(k === "session" && s.call !== undefined));
-  if (given.length === 0) throw usage("no scope given", "name one of --session, --call, --task, --snapshot, --run or --baseline");
+  // --session beside --call (or --from-call) narrows the call (SPEC section 4), it is not a second scope.
+  const narrows = s.call !== undefined || s.fromCall !== undefined;
+  const given = KINDS.filter((k) => s[keyOf(k)] !== undefined && !(k === "session" && narrows));
+  if (given.length === 0) throw usage("no scope given", "name one of --session, --call, --from-call, --task, --snapshot, --run or --baseline");
   if (given.length > 1) throw usage(`one scope at a time (got --${given.join(", --")})`);
   const kind = given[0]!;
   if (s.to !== undefined && kind !== "snapshot") throw usage("--to goes with --snapshot");
@@ -79,8 +92,8 @@ export function checkScope(s: ScopeFields): CheckedScope {
   if (kind === "baseline") baselineKey(s.baseline!);
   return {
     kind,
-    id: s[kind]!,
-    ...(kind === "call" && s.session !== undefined ? { session: s.session } : {}),
+    id: s[keyOf(kind)]!,
+    ...((kind === "call" || kind === "from-call") && s.session !== undefined ? { session: s.session } : {}),
     ...(kind === "snapshot" && s.to !== undefined ? { to: s.to } : {}),
   };
 }
@@ -121,7 +134,7 @@ export function checkScopeOptions(scope: CheckedScope, opts: ScopeOptions): void
   rootGlobs(opts.paths);
   if (opts.safeOnly && scope.kind !== "run") throw usage("--safe-only goes with --run", "a run's policy decides which paths are safe to keep");
   if (opts.since !== undefined) {
-    if (scope.kind === "snapshot" || scope.kind === "baseline" || scope.kind === "run") throw usage(`--since needs a journal scope (--session, --call, --task), not --${scope.kind}`);
+    if (scope.kind === "snapshot" || scope.kind === "baseline" || scope.kind === "run") throw usage(`--since needs a journal scope (--session, --call, --from-call, --task), not --${scope.kind}`);
     sinceTime(opts.since);
   }
   if (opts.prefixes !== undefined && opts.prefixes.length > 0) {
@@ -178,7 +191,7 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
       return fn({ cs: onlyPaths(cs, globs, named), interleaved });
     }
   }
-  if (scope.kind === "session" || scope.kind === "call" || scope.kind === "task") {
+  if (scope.kind === "session" || scope.kind === "call" || scope.kind === "from-call" || scope.kind === "task") {
     const since = opts.since !== undefined ? sinceTime(opts.since) : undefined;
     const narrow = scope.session !== undefined ? { session: scope.session } : {};
     // A dry run writes nothing; a real undo holds the lock already; `changes` takes it to close open calls.

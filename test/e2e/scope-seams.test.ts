@@ -197,3 +197,23 @@ describe("nested repositories: absence of evidence is not a change", () => {
     expect(later.json.items.find((i: { path: string }) => i.path === "vendor/lib/f.txt")).toMatchObject({ action: "conflict", reason: "changed-since" });
   });
 });
+
+describe("--from-call: this call and every later call of its session", () => {
+  it("takes back call 2 and 3 of a session, not call 1 and not another session's call made in between", () => {
+    const root = makeRepo({ "README.md": "# r\n" });
+    const S = "sess-ffff-1111";
+    const w = (session: string, f: string) => claudeCall(root, session, "Write", { file_path: join(root, f), content: `${f}\n` }, () => write(root, f, `${f}\n`));
+    w(S, "one.txt");
+    const second = w(S, "two.txt");
+    w("sess-other-2222", "other.txt");
+    w(S, "three.txt");
+    const dry = unwind(root, ["undo", "--from-call", second, "--dry-run", "--json"]);
+    expect(dry.json.scope).toEqual({ kind: "from-call", id: second, calls: 2 });
+    expect(dry.json.items.map((i: { path: string }) => i.path)).toEqual(["three.txt", "two.txt"]);
+    expect(unwind(root, ["undo", "--from-call", second, "--dry-run"]).stdout).toMatch(/call \S+ and the 1 after it: /);
+    expect(unwind(root, ["undo", "--from-call", second]).code).toBe(0);
+    expect(["one.txt", "two.txt", "other.txt", "three.txt"].map((f) => existsSync(join(root, f)))).toEqual([true, false, true, false]);
+    // With another scope beside it, it is one scope at a time.
+    expect(unwind(root, ["undo", "--from-call", second, "--task", "T"]).code).toBe(2);
+  });
+});

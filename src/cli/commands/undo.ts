@@ -30,8 +30,8 @@ const CLI = { client: "cli" } as const;
 
 /** The scope and its options, checked before the store is touched: a usage error changes nothing and reads nothing. */
 function scopeOf(opts: ScopeFlags & { safeOnly?: boolean }): ScopeFields {
-  const { session, call, task, snapshot, to, run, baseline } = opts;
-  const scope = { session, call, task, snapshot, to, run, baseline };
+  const { session, call, fromCall, task, snapshot, to, run, baseline } = opts;
+  const scope = { session, call, fromCall, task, snapshot, to, run, baseline };
   checkScopeOptions(checkScope(scope), { since: opts.since, safeOnly: opts.safeOnly });
   // The prefixes themselves are relative to the current directory and checked once the root is known.
   if (opts.prefix?.length && baseline === undefined) throw usage("--prefix goes with --baseline", "e.g. unwind changes --baseline K --prefix tests");
@@ -217,8 +217,9 @@ const SHOWN = 100;
  */
 export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boolean } = {}): Output {
   const c = r.counts;
+  const covers = r.scope.kind === "from-call" && r.scope.calls !== undefined ? `call ${r.scope.id} and the ${r.scope.calls - 1} after it: ` : "";
   const summary =
-    `${r.dryRun ? "dry run: " : ""}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped${retainedNote(r)}, ${c.conflict} conflicts` +
+    `${r.dryRun ? "dry run: " : ""}${covers}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped${retainedNote(r)}, ${c.conflict} conflicts` +
     (r.receipt
       ? `; receipt ${r.receipt}`
       : r.dryRun
