@@ -682,10 +682,21 @@ function live(): void {
 
 // ---------------------------------------------------------------- keys
 
+function clearPathFilter(): void {
+  ($("f-path") as HTMLInputElement).value = "";
+  if (state.filter.path === "") return;
+  state.filter.path = "";
+  renderTimeline();
+}
+
 function keys(e: KeyboardEvent): void {
   const tag = (e.target as HTMLElement).tagName;
   if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") {
-    if (e.key === "Escape") (e.target as HTMLElement).blur();
+    if (e.key === "Escape") {
+      // The browser empties a search box on Escape without an input event: the filter goes with its text.
+      if ((e.target as HTMLElement).id === "f-path") clearPathFilter();
+      (e.target as HTMLElement).blur();
+    }
     return;
   }
   if (e.ctrlKey || e.metaKey || e.altKey) return;
@@ -716,6 +727,11 @@ function main(): void {
     });
   }
   $("f-path").addEventListener("input", (e) => {
+    state.filter.path = (e.target as HTMLInputElement).value.trim();
+    renderTimeline();
+  });
+  // A search box's own clear button (and Escape) sends "search", not always "input".
+  $("f-path").addEventListener("search", (e) => {
     state.filter.path = (e.target as HTMLInputElement).value.trim();
     renderTimeline();
   });

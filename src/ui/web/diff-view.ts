@@ -60,6 +60,10 @@ export function renderDiff(before: string, after: string, mode: DiffMode): HTMLE
   const added = lines.filter((l) => l.op === "+").length;
   const deleted = lines.filter((l) => l.op === "-").length;
   const table = h("table", { class: `diff ${mode}` });
+  // A fixed table takes its column widths from its first row; where that is a folded run (one cell across all columns)
+  // it split the width evenly and squeezed the code into a third. The columns say their widths themselves.
+  const cols = mode === "unified" ? ["num", "num", "code"] : ["num", "code", "num", "code"];
+  table.append(h("colgroup", {}, ...cols.map((c) => h("col", { class: `col-${c}` }))));
   const body = h("tbody");
   table.append(body);
   const rows = folded(lines);
