@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { decodePath, fsPath } from "../domain/path-bytes.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import { sha256 } from "../domain/hash.js";
 import { loadConfig } from "../store/config.js";
 import { fsClock } from "../sys/files.js";
+import { inDirOf } from "../sys/bound-dir.js";
 import type { ReceiptItem, ReceiptKind } from "../store/receipts.js";
 import { applyPlan, type Progress } from "../apply/apply.js";
 import { checkoutBytes } from "../apply/checkout-form.js";
@@ -143,7 +144,7 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   // Taken before anything is read: a file whose stat data is older proves itself unchanged at the write (src/capture/observe.ts).
   // A throwaway work tree (seal: false) has no writer to race: it reads everything, and writes nothing to the store.
   const fsNow = opts.dryRun || opts.seal === false ? undefined : fsClock(join(ctx.store, "clock"));
-  const current = await observe(ctx, paths, { oids: needOids, keep: opts.dryRun ? undefined : reader.cache });
+  const current = await observe(ctx, paths, { oids: needOids, keep: opts.dryRun ? undefined : reader.cache, unreadOver: cfg.sizeCap });
   await reader.prefetch(cs.entries.map((e) => e.pre));
 
   const merged = new Map<Sha256, Buffer>();
@@ -249,7 +250,10 @@ async function threeWay(ctx: Context, reader: ContentReader, pre: State | null, 
   const dir = mkdtempSync(join(tmpdir(), "unwind-merge-"));
   try {
     const cur = join(dir, "current");
-    writeFileSync(cur, readFileSync(fsPath(join(ctx.root, path))));
+    writeFileSync(
+      cur,
+      inDirOf(ctx.root, path, (d, name) => d.readFile(name)),
+    );
     writeFileSync(join(dir, "base"), postData);
     writeFileSync(join(dir, "other"), preData);
     const r = await ctx.git(["merge-file", "-p", "--quiet", cur, join(dir, "base"), join(dir, "other")], {
