@@ -127,6 +127,7 @@ export async function performAll(
       for (const [i, item] of writes.slice(start, end)) {
         try {
           batch.push({ item, staged: stageWrite(dirs, item.path, item.after!, (await content(item))!, `${tag}-${i}`) });
+          dirs.trim(); // a batch over many directories: its rename opens its own again, by name, and rechecks there
         } catch (e) {
           const f = failureReason(e);
           demote(item, f.reason, f.detail);

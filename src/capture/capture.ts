@@ -71,15 +71,15 @@ export function payloadPath(root: string, store: string, cwd: string, p: string)
  * data: src/capture/toolarge.ts), not kept. Read through its directory
  * opened without following links, the file itself opened with O_NOFOLLOW
  * and described by what was opened (src/sys/bound-dir.ts): a parent swapped
- * for a link is never read through. "blocked": a parent is a link or no
- * directory.
+ * for a link is never read through. "blocked": a parent is a link.
  */
 export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: number, format: "sha1" | "sha256"): State | null | "not-regular" | "blocked" {
   const dirs = new BoundDirs(root);
   try {
     const [dir, name] = splitRel(rel);
     const d = dirs.dir(dir);
-    if (!(d instanceof BoundDir)) return d.kind === "absent" ? null : "blocked";
+    // Under a file nothing can be: absent, as an lstat there says. A linked parent leads somewhere unvouched for.
+    if (!(d instanceof BoundDir)) return d.kind === "absent" || d.file ? null : "blocked";
     let st;
     try {
       st = d.lstat(name);
@@ -128,7 +128,7 @@ export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly str
     seen.add(rel);
     const state = captureState(cas, loc.root, rel, sizeCap, loc.objectFormat);
     if (state === "not-regular") return skip(`${rel} is not a regular file`);
-    if (state === "blocked") return skip(`${rel} lies beyond a symlink or a file`);
+    if (state === "blocked") return skip(`${rel} lies beyond a symlink`);
     records.push({ ...base(ev, at, labels, as, loc.root), kind: "file", path: rel, state, ...(via ? { via } : {}) });
   };
   for (const p of paths) {
