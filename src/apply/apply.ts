@@ -1,5 +1,3 @@
-import { fsPath } from "../domain/path-bytes.js";
-import { readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { sha256 } from "../domain/hash.js";
 import type { Context } from "../repo/context.js";
@@ -16,6 +14,7 @@ import { batchEnd } from "../domain/batch.js";
 import { checkoutForms } from "./checkout-form.js";
 import { crashPoint } from "./crash.js";
 import { collectGarbage } from "../sys/heap.js";
+import { BoundDirs, inDirOf } from "../sys/bound-dir.js";
 import { clearIntent, writeIntent, type Intent } from "./intent.js";
 import { PerformError, ancestorsOf, commitWrite, performDelete, removeEmptiedDirs, stageWrite, type Staged } from "./perform.js";
 
@@ -74,7 +73,8 @@ export async function performAll(
   opts: { progress?: Progress | undefined; reuse?: ((item: ReceiptItem) => Reuse | undefined) | undefined } = {},
 ): Promise<void> {
   const { progress } = opts;
-  const dirs = new Set<string>();
+  // Every recheck and the act after it go through one set of open directories (src/sys/bound-dir.ts).
+  let dirs = new BoundDirs(ctx.root);
   const tag = intent.receipt.slice(-8);
   const deletes: [number, ReceiptItem][] = [];
   const writes: [number, ReceiptItem][] = [];
@@ -87,6 +87,7 @@ export async function performAll(
   // One path finished (done, left alone, or a conflict): counted, and the crash tests' kill point.
   const finished = () => {
     progress?.(++n, total);
+    dirs.trim();
     crashPoint(`write:${n}`);
     // What each path's write left behind is garbage at once; collected as it goes, it never piles up (src/sys/heap.ts).
     if (n % COLLECT_EVERY === 0) collectGarbage();
@@ -96,7 +97,7 @@ export async function performAll(
   const settle = (item: ReceiptItem, act: (recheck: () => Observed | null) => boolean) => {
     let verdict = "go" as "go" | "done" | "changed"; // set by the recheck, which `act` calls
     const recheck = () => {
-      const now = observeOne(ctx.root, item.path, ctx.objectFormat, undefined, { reuse: opts.reuse?.(item) });
+      const now = observeOne(ctx.root, item.path, ctx.objectFormat, dirs, { reuse: opts.reuse?.(item) });
       verdict = expect(item, now);
       return verdict === "go" ? now : null;
     };
@@ -109,28 +110,36 @@ export async function performAll(
     finished();
   };
 
-  for (const [, item] of deletes) settle(item, (recheck) => performDelete(ctx.root, item.path, recheck));
-  removeEmptiedDirs(
-    ctx.root,
-    deletes.map(([, x]) => x.path),
-    new Set(intent.keepDirs),
-  );
+  try {
+    for (const [, item] of deletes) settle(item, (recheck) => performDelete(dirs, item.path, recheck));
+    removeEmptiedDirs(
+      dirs,
+      deletes.map(([, x]) => x.path),
+      new Set(intent.keepDirs),
+    );
+    // Opened afresh: a directory held open may have been removed just now.
+    dirs.close();
+    dirs = new BoundDirs(ctx.root);
 
-  for (let start = 0; start < writes.length; ) {
-    const end = batchEnd(writes.length, start, (i) => writes[i]![1].after?.size ?? 0, { count: BATCH_PATHS, bytes: BATCH_BYTES });
-    const batch: { item: ReceiptItem; staged: Staged }[] = [];
-    for (const [i, item] of writes.slice(start, end)) {
-      try {
-        batch.push({ item, staged: stageWrite(ctx.root, item.path, item.after!, (await content(item))!, `${tag}-${i}`, dirs) });
-      } catch (e) {
-        const f = failureReason(e);
-        demote(item, f.reason, f.detail);
-        finished();
+    for (let start = 0; start < writes.length; ) {
+      const end = batchEnd(writes.length, start, (i) => writes[i]![1].after?.size ?? 0, { count: BATCH_PATHS, bytes: BATCH_BYTES });
+      const batch: { item: ReceiptItem; staged: Staged }[] = [];
+      for (const [i, item] of writes.slice(start, end)) {
+        try {
+          batch.push({ item, staged: stageWrite(dirs, item.path, item.after!, (await content(item))!, `${tag}-${i}`) });
+          dirs.trim(); // a batch over many directories: its rename opens its own again, by name, and rechecks there
+        } catch (e) {
+          const f = failureReason(e);
+          demote(item, f.reason, f.detail);
+          finished();
+        }
       }
+      start = end;
+      if (batch.length >= SYNC_FS_FROM) syncFileSystem(ctx.root); // best effort: without it, each rename writes its own blocks
+      for (const { item, staged } of batch) settle(item, (recheck) => commitWrite(dirs, item.path, staged, recheck));
     }
-    start = end;
-    if (batch.length >= SYNC_FS_FROM) syncFileSystem(ctx.root); // best effort: without it, each rename writes its own blocks
-    for (const { item, staged } of batch) settle(item, (recheck) => commitWrite(ctx.root, item.path, staged, recheck));
+  } finally {
+    dirs.close();
   }
   progress?.(total, total);
 }
@@ -294,11 +303,10 @@ function currentState(ctx: Context, reader: ContentReader, it: PlanItem): State 
 
 /** A file's bytes (those the plan read, where it kept them) or a symlink's target. */
 function currentBytes(ctx: Context, reader: ContentReader, it: PlanItem): Buffer {
-  const abs = fsPath(join(ctx.root, it.path));
   const e = it.expect;
   // The bytes the plan read: the recheck right before the write proves the path still holds them.
-  if (e.kind === "file") return reader.cache.get(keptKey(it.path, e.sha256)) ?? readFileSync(abs);
-  return readlinkSync(abs, "buffer");
+  if (e.kind === "file") return reader.cache.get(keptKey(it.path, e.sha256)) ?? inDirOf(ctx.root, it.path, (d, name) => d.readFile(name));
+  return inDirOf(ctx.root, it.path, (d, name) => d.readlink(name));
 }
 
 /**

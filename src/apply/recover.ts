@@ -1,4 +1,3 @@
-import { unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { Cas } from "../store/cas.js";
 import type { Context } from "../repo/context.js";
@@ -8,7 +7,8 @@ import { matches } from "../domain/states.js";
 import { acts } from "../domain/actions.js";
 import { finish, performAll } from "./apply.js";
 import { clearIntent, pendingIntents } from "./intent.js";
-import { ancestorsOf, tmpPath } from "./perform.js";
+import { ancestorsOf, removeTemp } from "./perform.js";
+import { BoundDirs } from "../sys/bound-dir.js";
 
 /**
  * Finishes applies that a crash interrupted, path by path. The caller holds
@@ -32,14 +32,20 @@ export async function recoverPending(ctx: Context): Promise<Receipt[]> {
       continue;
     }
     const tag = intent.receipt.slice(-8);
-    intent.items.forEach((item, i) => {
-      if (!acts(item.action)) return;
-      try {
-        unlinkSync(tmpPath(ctx.root, item.path, `${tag}-${i}`));
-      } catch {
-        /* no temp file left behind */
-      }
-    });
+    const dirs = new BoundDirs(ctx.root);
+    try {
+      intent.items.forEach((item, i) => {
+        if (!acts(item.action)) return;
+        try {
+          removeTemp(dirs, item.path, `${tag}-${i}`);
+        } catch {
+          /* no temp file left behind */
+        }
+        dirs.trim();
+      });
+    } finally {
+      dirs.close();
+    }
     // A file the intent deleted may have given way to a directory its own writes made (a file replaced by a
     // directory): that path is done, not changed by someone else.
     const made = ancestorsOf(intent.items.filter((x) => acts(x.action) && x.after !== null).map((x) => x.path));

@@ -1,11 +1,12 @@
-import { createHash, randomBytes } from "node:crypto";
-import { closeSync, lstatSync, openSync, readFileSync, readlinkSync, readSync, realpathSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, fstatSync, lstatSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { checkRepoPath, insideRoot, inStore } from "../domain/paths.js";
-import { fsPath } from "../domain/path-bytes.js";
 import { blobOid } from "../git/objects.js";
 import { modeOf } from "./observe.js";
-import type { RepoPath, Sha256, State } from "../domain/types.js";
+import { tooLargeOf, tooLargeState } from "./toolarge.js";
+import { BoundDir, BoundDirs, READ_FLAGS, splitRel } from "../sys/bound-dir.js";
+import type { RepoPath, State } from "../domain/types.js";
 import { Cas } from "../store/cas.js";
 import { UnwindError } from "../domain/errors.js";
 import { loadConfig } from "../store/config.js";
@@ -64,43 +65,51 @@ export function payloadPath(root: string, store: string, cwd: string, p: string)
   return { rel: repoRel as RepoPath };
 }
 
-function hashFile(path: string | Buffer): Sha256 {
-  const h = createHash("sha256");
-  const fd = openSync(path, "r");
-  try {
-    const buf = Buffer.allocUnsafe(1 << 20);
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      h.update(buf.subarray(0, n));
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return h.digest("hex") as Sha256;
-}
-
 /**
  * The state of one path, with its bytes put into the CAS. Files over the
- * size cap are `toolarge`: hashed, not kept.
+ * size cap are `toolarge`: hashed (or, past the hash limit, known by stat
+ * data: src/capture/toolarge.ts), not kept. Read through its directory
+ * opened without following links, the file itself opened with O_NOFOLLOW
+ * and described by what was opened (src/sys/bound-dir.ts): a parent swapped
+ * for a link is never read through. "blocked": a parent is a link.
  */
-export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: number, format: "sha1" | "sha256"): State | null | "not-regular" {
-  const abs = fsPath(join(root, rel));
-  let st;
+export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: number, format: "sha1" | "sha256"): State | null | "not-regular" | "blocked" {
+  const dirs = new BoundDirs(root);
   try {
-    st = lstatSync(abs);
-  } catch {
-    return null;
+    const [dir, name] = splitRel(rel);
+    const d = dirs.dir(dir);
+    // Under a file nothing can be: absent, as an lstat there says. A linked parent leads somewhere unvouched for.
+    if (!(d instanceof BoundDir)) return d.kind === "absent" || d.file ? null : "blocked";
+    let st;
+    try {
+      st = d.lstat(name);
+    } catch {
+      return null;
+    }
+    if (st.isSymbolicLink()) {
+      const target = d.readlink(name);
+      return { kind: "symlink", mode: "120000", size: target.length, sha256: cas.put(target), oid: blobOid(target, format) };
+    }
+    if (!st.isFile()) return "not-regular";
+    let fd: number;
+    try {
+      fd = d.openFile(name, READ_FLAGS);
+    } catch {
+      return "not-regular"; // a link or gone since the lstat
+    }
+    try {
+      const fst = fstatSync(fd);
+      if (!fst.isFile()) return "not-regular";
+      const mode = modeOf(fst);
+      if (fst.size > sizeCap) return { ...tooLargeState(tooLargeOf(fd, fst)), mode };
+      const data = readFileSync(fd);
+      return { kind: "file", mode, size: data.length, sha256: cas.put(data), oid: blobOid(data, format) };
+    } finally {
+      closeSync(fd);
+    }
+  } finally {
+    dirs.close();
   }
-  if (st.isSymbolicLink()) {
-    const target = readlinkSync(abs, "buffer");
-    return { kind: "symlink", mode: "120000", size: target.length, sha256: cas.put(target), oid: blobOid(target, format) };
-  }
-  if (!st.isFile()) return "not-regular";
-  const mode = modeOf(st);
-  if (st.size > sizeCap) return { kind: "toolarge", mode, size: st.size, sha256: hashFile(abs) };
-  const data = readFileSync(abs);
-  return { kind: "file", mode, size: data.length, sha256: cas.put(data), oid: blobOid(data, format) };
 }
 
 /**
@@ -119,6 +128,7 @@ export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly str
     seen.add(rel);
     const state = captureState(cas, loc.root, rel, sizeCap, loc.objectFormat);
     if (state === "not-regular") return skip(`${rel} is not a regular file`);
+    if (state === "blocked") return skip(`${rel} lies beyond a symlink`);
     records.push({ ...base(ev, at, labels, as, loc.root), kind: "file", path: rel, state, ...(via ? { via } : {}) });
   };
   for (const p of paths) {

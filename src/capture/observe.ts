@@ -1,21 +1,12 @@
-import { lstatSync, readFileSync, readlinkSync, type Stats } from "node:fs";
-import { fsPath } from "../domain/path-bytes.js";
-import { join } from "node:path";
+import { closeSync, fstatSync, type Stats } from "node:fs";
+import { BoundDir, BoundDirs, READ_FLAGS, splitRel } from "../sys/bound-dir.js";
 import { blobOid, lineSafe } from "../git/objects.js";
 import type { Context } from "../repo/context.js";
 import { storedAsIs } from "./conversion.js";
 import { sha256 } from "../domain/hash.js";
 import { readFileBriefly } from "../sys/files.js";
 import type { ByteCache } from "../domain/byte-cache.js";
-import type { GitOid, Observed, RepoPath, Stamp, State } from "../domain/types.js";
-
-function lstatOrNull(p: string): Stats | null {
-  try {
-    return lstatSync(fsPath(p));
-  } catch {
-    return null;
-  }
-}
+import type { GitOid, Observed, RepoPath, Sha256, Stamp, State } from "../domain/types.js";
 
 /** git's mode for a regular file: executable when the owner may execute it (git ignores group and other bits). */
 export function modeOf(st: Stats): string {
@@ -64,44 +55,75 @@ export interface Reuse {
  * symlinked parent makes the path `blocked`, a parent that is a file makes
  * it `blocked` by a file (nothing there, nothing writable), a missing
  * parent makes it absent. Content is hashed so the pure planner can compare
- * against records. `dirCache` spares re-reading shared parents; `keep`
- * keeps a file's bytes (by path and hash) for the apply; `reuse` spares
- * reading a file again; `oid` hashes a file's bytes as a git blob too.
+ * against records. Read through `dirs` (src/sys/bound-dir.ts): the parent
+ * as opened, and the file itself opened without following a link, its
+ * stat data taken from the open file, so what is read is what is described
+ * (and an apply's recheck looks where it then acts). `keep` keeps a file's
+ * bytes (by path and hash) for the apply; `reuse` spares reading a file
+ * again; `oid` hashes a file's bytes as a git blob too.
  */
 export function observeOne(
   root: string,
   rel: string,
   format: "sha1" | "sha256",
-  dirCache = new Map<string, Observed | null>(),
-  opts: { keep?: ByteCache | undefined; reuse?: Reuse | undefined; oid?: boolean } = {},
+  dirs?: BoundDirs,
+  opts: { keep?: ByteCache | undefined; reuse?: Reuse | undefined; oid?: boolean; unreadOver?: number | undefined } = {},
 ): Observed {
-  const parts = rel.split("/");
-  let acc = "";
-  for (let i = 0; i < parts.length - 1; i++) {
-    acc = acc ? `${acc}/${parts[i]}` : parts[i]!;
-    let problem = dirCache.get(acc);
-    if (problem === undefined) {
-      const st = lstatOrNull(join(root, acc));
-      problem = !st ? { kind: "absent" } : st.isSymbolicLink() ? { kind: "blocked", at: acc } : st.isDirectory() ? null : { kind: "blocked", at: acc, file: true };
-      dirCache.set(acc, problem);
+  const own = dirs ? null : new BoundDirs(root);
+  try {
+    for (let tries = 1; ; tries++) {
+      try {
+        return observeIn(dirs ?? own!, rel, format, opts);
+      } catch (e) {
+        // Replaced between its lstat and its read (a link where a file was, gone): looked at again.
+        if (tries === 3 || !RACED.has((e as NodeJS.ErrnoException).code ?? "")) throw e;
+      }
     }
-    if (problem) return problem;
+  } finally {
+    own?.close();
   }
-  const abs = join(root, rel);
-  const st = lstatOrNull(abs);
-  if (!st) return { kind: "absent" };
+}
+
+const RACED = new Set(["ENOENT", "EINVAL", "ELOOP"]);
+
+function observeIn(
+  dirs: BoundDirs,
+  rel: string,
+  format: "sha1" | "sha256",
+  opts: { keep?: ByteCache | undefined; reuse?: Reuse | undefined; oid?: boolean; unreadOver?: number | undefined },
+): Observed {
+  const [dirRel, name] = splitRel(rel);
+  const d = dirs.dir(dirRel);
+  if (!(d instanceof BoundDir)) return d;
+  let st: Stats;
+  try {
+    st = d.lstat(name);
+  } catch {
+    return { kind: "absent" };
+  }
   if (st.isSymbolicLink()) {
-    const target = readlinkSync(fsPath(abs), "buffer"); // bytes: a target need not be UTF-8
+    const target = d.readlink(name); // bytes: a target need not be UTF-8
     return { kind: "symlink", target, sha256: sha256(target), oid: blobOid(target, format) };
   }
   if (st.isFile()) {
     const was = opts.reuse?.as;
     if (was?.kind === "file" && was.stamp && unchangedSince(was.stamp, st, opts.reuse!.fsNow)) return was;
-    const data = readFileBriefly(fsPath(abs), st.size); // used before the next read, or copied to be kept
-    const sha = sha256(data);
-    opts.keep?.set(keptKey(rel, sha), Buffer.from(data));
-    const oid = opts.oid ? { oid: blobOid(data, format) } : {};
-    return { kind: "file", mode: modeOf(st), size: st.size, nlink: st.nlink, sha256: sha, ...oid, text: looksText(data), stamp: stampOf(st) };
+    const fd = d.openFile(name, READ_FLAGS); // a link swapped in since the lstat is refused (ELOOP)
+    try {
+      const fst = fstatSync(fd);
+      if (!fst.isFile()) return fst.isDirectory() ? { kind: "dir" } : { kind: "other" };
+      // Over the cap, undo refuses the path by its size alone: its bytes (GiBs, maybe) are not read, and its
+      // hash, left empty, matches no record.
+      if (opts.unreadOver !== undefined && fst.size > opts.unreadOver)
+        return { kind: "file", mode: modeOf(fst), size: fst.size, nlink: fst.nlink, sha256: "" as Sha256, text: false, stamp: stampOf(fst) };
+      const data = readFileBriefly(fd, fst.size); // used before the next read, or copied to be kept
+      const sha = sha256(data);
+      opts.keep?.set(keptKey(rel, sha), Buffer.from(data));
+      const oid = opts.oid ? { oid: blobOid(data, format) } : {};
+      return { kind: "file", mode: modeOf(fst), size: fst.size, nlink: fst.nlink, sha256: sha, ...oid, text: looksText(data), stamp: stampOf(fst) };
+    } finally {
+      closeSync(fd);
+    }
   }
   return st.isDirectory() ? { kind: "dir" } : { kind: "other" };
 }
@@ -114,19 +136,25 @@ export function observeOne(
  * (`storedAsIs`), the bytes already read are hashed here instead: no
  * second read of every file by a git process.
  */
-export async function observe(ctx: Context, paths: readonly RepoPath[], opts: { oids?: boolean; keep?: ByteCache | undefined } = {}): Promise<Map<RepoPath, Observed>> {
+export async function observe(
+  ctx: Context,
+  paths: readonly RepoPath[],
+  opts: { oids?: boolean; keep?: ByteCache | undefined; unreadOver?: number | undefined } = {},
+): Promise<Map<RepoPath, Observed>> {
   const out = new Map<RepoPath, Observed>();
-  const dirCache = new Map<string, Observed | null>();
+  const dirs = new BoundDirs(ctx.root);
   const viaGit: RepoPath[] = [];
   const asIs = opts.oids === true && storedAsIs(ctx, paths);
-  for (const rel of paths) {
-    const o = observeOne(ctx.root, rel, ctx.objectFormat, dirCache, { keep: opts.keep, oid: asIs });
-    out.set(rel, o);
-    if (opts.oids && o.kind === "file" && !asIs) {
-      if (lineSafe(rel))
-        viaGit.push(rel); // others get the raw-bytes id: hash-object reads lines
-      else o.oid = blobOid(readFileSync(fsPath(join(ctx.root, rel))), ctx.objectFormat);
+  try {
+    for (const rel of paths) {
+      // Others than line-safe paths get the raw-bytes id: hash-object reads lines.
+      const o = observeOne(ctx.root, rel, ctx.objectFormat, dirs, { keep: opts.keep, oid: asIs || (opts.oids === true && !lineSafe(rel)), unreadOver: opts.unreadOver });
+      out.set(rel, o);
+      if (opts.oids && o.kind === "file" && o.sha256 && !asIs && lineSafe(rel)) viaGit.push(rel);
+      dirs.trim();
     }
+  } finally {
+    dirs.close();
   }
   if (viaGit.length > 0) {
     const r = await ctx.git(["hash-object", "--stdin-paths"], { input: viaGit.join("\n") + "\n" });
@@ -167,8 +195,5 @@ export function sameObserved(a: Observed, b: Observed): boolean {
 
 /** The recorded form of what a path holds now, with its raw-bytes git oid, nothing stored. */
 export function stateNow(root: string, rel: string, format: "sha1" | "sha256"): State | null {
-  const o = observeOne(root, rel, format);
-  const s = stateOf(o);
-  if (s && o.kind === "file") s.oid = blobOid(readFileSync(fsPath(join(root, rel))), format);
-  return s;
+  return stateOf(observeOne(root, rel, format, undefined, { oid: true }));
 }

@@ -22,6 +22,8 @@ export interface State {
   size?: number;
   sha256?: Sha256;
   oid?: GitOid;
+  /** A `toolarge` file too large to hash, known by its stat data instead: `ino:mtimeMs:ctimeMs` (src/capture/toolarge.ts). */
+  stat?: string;
 }
 
 export type ChangeKind = "added" | "modified" | "deleted" | "typechange" | "mode";

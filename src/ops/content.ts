@@ -88,7 +88,7 @@ export function current(ctx: Context, path: string): CurrentReport {
     /* absent, or a parent is not a directory: observeOne says which */
   }
   const keep = new ByteCache(CURRENT_LIMIT + 1);
-  const o = observeOne(ctx.root, rel, ctx.objectFormat, new Map(), { keep });
+  const o = observeOne(ctx.root, rel, ctx.objectFormat, undefined, { keep });
   if (o.kind === "file") {
     const bytes = keep.get(keptKey(rel, o.sha256)) ?? null;
     return { path: rel, kind: "file", size: o.size, sha256: o.sha256, oid: bytes ? blobOid(bytes, ctx.objectFormat) : null, bytes };

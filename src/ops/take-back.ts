@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { decodePath, encodePath, fsPath } from "../domain/path-bytes.js";
 import { splitZ } from "../git/git.js";
 import { tmpdir } from "node:os";
@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { sha256 } from "../domain/hash.js";
 import { loadConfig } from "../store/config.js";
 import { fsClock } from "../sys/files.js";
+import { inDirOf } from "../sys/bound-dir.js";
 import type { ReceiptItem, ReceiptKind } from "../store/receipts.js";
 import { applyPlan, type Progress } from "../apply/apply.js";
 import { checkoutBytes } from "../apply/checkout-form.js";
@@ -171,7 +172,7 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   // Taken before anything is read: a file whose stat data is older proves itself unchanged at the write (src/capture/observe.ts).
   // A throwaway work tree (seal: false) has no writer to race: it reads everything, and writes nothing to the store.
   const fsNow = opts.dryRun || opts.seal === false ? undefined : fsClock(join(ctx.store, "clock"));
-  const current = await observe(ctx, paths, { oids: needOids, keep: opts.dryRun ? undefined : reader.cache });
+  const current = await observe(ctx, paths, { oids: needOids, keep: opts.dryRun ? undefined : reader.cache, unreadOver: cfg.sizeCap });
   await reader.prefetch(cs.entries.map((e) => e.pre));
   const ignored = opts.fetched ? await ignoredHere(ctx, paths) : null;
 
@@ -185,7 +186,12 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
     if (partial) {
       input.partial = true;
       if (cur.kind === "file" && !matches(cur, entry.pre)) {
-        const m = await mergeBytes(ctx, readFileSync(fsPath(join(ctx.root, entry.path))), partial.post, partial.target);
+        const m = await mergeBytes(
+          ctx,
+          inDirOf(ctx.root, entry.path, (d, name) => d.readFile(name)),
+          partial.post,
+          partial.target,
+        );
         input.merge = m.clean ? { clean: true, sha256: sha256(m.data) } : { clean: false };
         if (m.clean) merged.set(sha256(m.data), m.data);
       }
@@ -352,5 +358,10 @@ async function threeWay(ctx: Context, reader: ContentReader, pre: State | null, 
   const preData = await fileForm(ctx, reader, path, pre);
   const postData = await fileForm(ctx, reader, path, post);
   if (!preData || !postData) return null;
-  return mergeBytes(ctx, readFileSync(fsPath(join(ctx.root, path))), postData, preData);
+  return mergeBytes(
+    ctx,
+    inDirOf(ctx.root, path, (d, name) => d.readFile(name)),
+    postData,
+    preData,
+  );
 }

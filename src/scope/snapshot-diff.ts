@@ -4,7 +4,7 @@ import type { Cas } from "../store/cas.js";
 import { usage } from "../domain/errors.js";
 import { sortByPath } from "../domain/paths.js";
 import { changeKind } from "../domain/states.js";
-import { tooLargeState, type TooLarge } from "../capture/toolarge.js";
+import { sameTooLarge, tooLargeState, type TooLarge } from "../capture/toolarge.js";
 import type { Context } from "../repo/context.js";
 import type { ChangeSet, RepoPath, Scope, State } from "../domain/types.js";
 import { treeChangeSet } from "./tree.js";
@@ -37,7 +37,7 @@ export function withTooLarge(entries: readonly DiffEntry[], from: Side["toolarge
     const e = byPath.get(p);
     const a = from?.[p];
     const b = to?.[p];
-    if (a && b && a.sha256 === b.sha256) continue;
+    if (a && b && sameTooLarge(a, b)) continue;
     const pre: State | null = a ? tooLargeState(a) : (e?.pre ?? null);
     const post: State | null = b ? tooLargeState(b) : (e?.post ?? null);
     if (pre === null && post === null) continue;

@@ -79,18 +79,19 @@ let scratch: Buffer | undefined;
  * size not known) is read on from the same open file. Planning reads every
  * path in scope, 10,000 small files for a large undo: each read allocated
  * its own buffer, garbage the collector then chased (docs/design.md
- * "Memory").
+ * "Memory"). `file`: a path, or a descriptor open for reading at its start
+ * (left open).
  */
-export function readFileBriefly(path: string | Buffer, size: number): Buffer {
-  if (size >= SCRATCH) return readFileSync(path);
+export function readFileBriefly(file: string | Buffer | number, size: number): Buffer {
+  if (size >= SCRATCH) return readFileSync(file);
   scratch ??= Buffer.allocUnsafe(SCRATCH);
-  const fd = openSync(path, "r");
+  const fd = typeof file === "number" ? file : openSync(file, "r");
   try {
     let got = 0;
     for (let n; got < SCRATCH && (n = readSync(fd, scratch, got, SCRATCH - got, null)) > 0; ) got += n;
     // Read from a file descriptor, readFileSync goes on from where the reads above stopped.
     return got < SCRATCH ? scratch.subarray(0, got) : Buffer.concat([scratch, readFileSync(fd)]);
   } finally {
-    closeSync(fd);
+    if (fd !== file) closeSync(fd);
   }
 }

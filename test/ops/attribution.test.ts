@@ -7,7 +7,7 @@
  * cwd-relative operands, init, processes racing) is in
  * test/e2e/attribution.test.ts.
  */
-import { existsSync } from "node:fs";
+import { closeSync, existsSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import type { RepoPath } from "../../src/domain/types.js";
@@ -256,6 +256,54 @@ describe("over the size cap is not absent (issue 9, case 10)", () => {
     expect(r.items).toMatchObject([{ path: "a.txt", action: "restore", reason: null }]);
     expect(read(root, "a.txt")).toBe("a\n");
   });
+});
+
+describe("a file past the hash limit is known by its stat data, never read (security issue, item 10)", () => {
+  // Sparse: 8 GiB on paper, no blocks on disk. Reading it end to end to hash it took one hook 23 s, past its budget.
+  const HUGE = 8 * 1024 ** 3;
+  const sparse = (root: string) => {
+    const fd = openSync(join(root, "huge.bin"), "w");
+    ftruncateSync(fd, HUGE);
+    closeSync(fd);
+  };
+  const poke = (root: string) => {
+    const fd = openSync(join(root, "huge.bin"), "r+");
+    writeSync(fd, Buffer.from("x"), 0, 1, 4 * 1024 ** 3);
+    closeSync(fd);
+  };
+  /** One call through the real hook processes, `effect` between them: the slower hook's time. */
+  const call = (root: string, session: string, tool: string, input: Record<string, unknown>, effect: () => void) => {
+    const id = `toolu_${Math.random().toString(36).slice(2, 10)}`;
+    let t = Date.now();
+    ev(root, session, "PreToolUse", tool, input, id);
+    const pre = Date.now() - t;
+    effect();
+    t = Date.now();
+    ev(root, session, "PostToolUse", tool, input, id);
+    return Math.max(pre, Date.now() - t);
+  };
+  const byStat = { kind: "toolarge", size: HUGE, stat: expect.stringMatching(/^\d+:[\d.]+:[\d.]+$/) };
+
+  for (const [tool, input] of [
+    ["Bash", { command: "poke huge.bin" }],
+    ["Write", { file_path: "huge.bin", content: "x" }],
+  ] as const) {
+    it(`${tool}: each hook finishes in a few seconds, the file is toolarge by size and stat data (no hash), a write to it is a change, undo refuses it; negative control: left alone, no change`, async () => {
+      const root = makeRepo({ "a.txt": "a\n" });
+      sparse(root);
+      const slowest = call(root, A, tool, input, () => poke(root));
+      expect(slowest).toBeLessThan(5000);
+      const u = await lib(root);
+      const cs = await u.changes({ session: A });
+      expect(cs.entries).toMatchObject([{ path: "huge.bin", pre: byStat, post: byStat }]);
+      expect(cs.entries[0]!.pre!.sha256).toBeUndefined();
+      expect(cs.entries[0]!.pre!.stat).not.toBe(cs.entries[0]!.post!.stat);
+      expect((await u.undo({ session: A })).items).toMatchObject([{ path: "huge.bin", action: "conflict", reason: "toolarge" }]);
+
+      call(root, B, tool, input, () => undefined);
+      expect((await (await lib(root)).changes({ session: B })).entries).toEqual([]);
+    }, 60_000);
+  }
 });
 
 describe("paths, worktrees and names (issue 9, cases 13 and 14)", () => {
