@@ -124,8 +124,12 @@ describe("unwind ui in a browser", () => {
     expect(await conflict.locator("table.diff td.code.add").allTextContents()).toEqual(["+// a person's note"]);
     await shot(p, "undo-preview");
 
+    expect(await p.locator(".plan .summary").textContent()).toMatch(/nothing has been changed yet$/);
     await p.locator("#apply").click();
     await p.locator("#apply-result .done").waitFor();
+    // After Apply the preview says what was done, not that nothing has been.
+    expect(await p.locator(".plan h3").textContent()).toMatch(/^Undo applied/);
+    expect(await p.locator(".plan .summary").textContent()).toMatch(/done: receipt r-/);
     expect(existsSync(join(root, "gen/out.txt"))).toBe(false);
     expect(read(root, "src/a.ts")).toBe("export const a = 2;\n// a person's note\n"); // the person's edit stays
 

@@ -488,18 +488,24 @@ async function showPlan(box: HTMLElement, verb: "undo" | "restore" | "redo", loa
   const opt = (k: "force" | "merge", label: string) =>
     h("label", { class: "opt" }, h("input", { type: "checkbox", id: `opt-${k}`, checked: Boolean(ui.current[k]), onchange: () => ui.again({ ...ui.current, [k]: !ui.current[k] }) }), label);
   const result = h("div", { id: "apply-result" });
+  const summary = h("p", { class: "summary" }, `${countsText(p.counts)} · nothing has been changed yet`);
+  const title = h("span", {}, `${verb[0]!.toUpperCase()}${verb.slice(1)} preview`);
   const applyBtn = h("button", { id: "apply", class: "primary danger", disabled: acting === 0 }, acting === 0 ? "Nothing to apply" : `Apply this plan (${p.plan.slice(0, 12)})`);
   applyBtn.addEventListener("click", async () => {
     applyBtn.disabled = true;
     clear(result, h("p", { class: "muted" }, "Applying…"));
     try {
       const done = await ui.apply(p.plan);
+      // The preview above is now what was done: it says so, not "nothing has been changed yet".
+      title.textContent = `${verb[0]!.toUpperCase()}${verb.slice(1)} applied`;
+      summary.textContent = `${countsText(done.counts)} · ${done.receipt ? `done: receipt ${done.receipt}` : "nothing needed writing, so no receipt"}`;
+      applyBtn.textContent = "Applied";
       clear(
         result,
         h(
           "div",
           { class: "done", role: "status" },
-          h("strong", {}, `Applied: receipt ${done.receipt}`),
+          h("strong", {}, done.receipt ? `Applied: receipt ${done.receipt}` : "Nothing was written"),
           ` · ${countsText(done.counts)}`,
           done.partial ? " · some paths were left alone (see above)" : "",
           h("div", { class: "hint" }, "Redo it from its receipt in the timeline."),
@@ -518,8 +524,8 @@ async function showPlan(box: HTMLElement, verb: "undo" | "restore" | "redo", loa
     h(
       "section",
       { class: "plan" },
-      h("h3", {}, `${verb[0]!.toUpperCase()}${verb.slice(1)} preview`, h("span", { class: "digest", title: p.plan }, ` plan ${p.plan.slice(0, 12)}`)),
-      h("p", { class: "summary" }, `${countsText(p.counts)} · nothing has been changed yet`),
+      h("h3", {}, title, h("span", { class: "digest", title: p.plan }, ` plan ${p.plan.slice(0, 12)}`)),
+      summary,
       ui.options.force || ui.options.merge
         ? h(
             "div",
