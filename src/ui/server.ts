@@ -104,7 +104,11 @@ async function handle(
   const url = new URL(req.url ?? "/", "http://127.0.0.1");
   const method = req.method ?? "GET";
   const verdict = check(gate, method, url.pathname, url.searchParams, req.headers);
-  if (!verdict.ok) return send(res, verdict.status, { error: { code: "E_REFUSED", message: verdict.message, hint: null } });
+  if (!verdict.ok) {
+    // A person's browser asking for a page gets a page that says what to do; scripts and the app's own calls get JSON.
+    if (method === "GET" && !url.pathname.includes("/api/") && (req.headers.accept ?? "").includes("text/html")) return refusedPage(res, verdict.status, verdict.message);
+    return send(res, verdict.status, { error: { code: "E_REFUSED", message: verdict.message, hint: null } });
+  }
 
   const inApp = url.pathname.startsWith(prefix);
   if (!inApp && url.pathname === "/") {
@@ -211,6 +215,19 @@ async function body(req: IncomingMessage): Promise<Args> {
 function errorDoc(e: unknown) {
   const u = e instanceof UnwindError ? e : new UnwindError("E_USAGE", String(e));
   return { error: { code: u.code, message: u.message, hint: u.hint ?? null } };
+}
+
+const escapeHtml = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A refusal as a page: what was wrong, and that the URL `unwind ui` printed is the way in. No script, nothing loaded. */
+function refusedPage(res: ServerResponse, status: number, message: string): void {
+  const body = Buffer.from(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>unwind ui: not allowed</title></head><body style="font-family:system-ui,sans-serif;max-width:40em;margin:3em auto;line-height:1.5">` +
+      `<h1>unwind ui</h1><p><strong>${escapeHtml(message)}</strong></p>` +
+      `<p>Open the address <code>unwind ui</code> printed in its terminal (it carries this session's token), or start it again: <code>unwind ui</code>.</p></body></html>`,
+  );
+  res.writeHead(status, { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8", "content-length": String(body.length) });
+  res.end(body);
 }
 
 function send(res: ServerResponse, status: number, doc: unknown, extra: Record<string, string> = {}): void {

@@ -184,6 +184,11 @@ describe("unwind ui in a browser", () => {
     const p = await ctx.newPage();
     const bare = await p.goto(`http://127.0.0.1:${ui.port}/`);
     expect(bare?.status()).toBe(401);
+    // A person's browser gets a page that says what to do, not raw JSON; a script still gets JSON.
+    expect(await p.locator("h1").textContent()).toBe("unwind ui");
+    expect(await p.textContent("body")).toMatch(/needs the token.*Open the address unwind ui printed/s);
+    const script = await fetch(`http://127.0.0.1:${ui.port}/`);
+    expect([script.status, (await script.json()).error.code]).toEqual([401, "E_REFUSED"]);
     const rebound = await p.goto(`http://evil.test:${ui.port}/?token=${ui.token}`);
     expect(rebound?.status()).toBe(403);
     expect(await p.textContent("body")).toMatch(/Host .*evil\.test.* refused/);
