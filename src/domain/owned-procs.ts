@@ -45,7 +45,16 @@ export function adopt(table: readonly ProcStat[], owned: ReadonlyMap<number, str
   return out;
 }
 
-/** The variable a run sets in its child's environment: a descendant that escaped the tree (setsid, its parent gone) still carries it. */
-export function carriesRun(environ: Buffer, runId: string): boolean {
-  return environ.toString("latin1").split("\0").includes(`UNWIND_RUN=${runId}`);
+/**
+ * The variable a run sets in its child's environment, naming this one run
+ * by a random key: a descendant that escaped the tree (setsid, its parent
+ * gone) still carries it. Not `UNWIND_RUN`, the run's id: two runs of one
+ * id in two work trees (`--id build`) would each take the other's
+ * processes for their own, and one's timeout ended the other's command
+ * (two copies of the run tests side by side did, every time).
+ */
+export const RUN_KEY_VAR = "UNWIND_RUN_KEY";
+
+export function carriesRun(environ: Buffer, runKey: string): boolean {
+  return environ.toString("latin1").split("\0").includes(`${RUN_KEY_VAR}=${runKey}`);
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { findExecutable, startCommand, type CommandExit } from "../capture/run/command.js";
@@ -5,6 +6,7 @@ import { endProcesses, ProcessWatch } from "../capture/run/owned.js";
 import { takeSnapshot, SNAPSHOT_REFS, type Snapshot } from "../capture/snapshot.js";
 import { usage } from "../domain/errors.js";
 import { sha256 } from "../domain/hash.js";
+import { RUN_KEY_VAR } from "../domain/owned-procs.js";
 import { checkName } from "../domain/paths.js";
 import { decider, irreversible, NO_POLICY, parsePolicy, type Decision, type Policy } from "../domain/policy.js";
 import type { Context } from "../repo/context.js";
@@ -120,6 +122,8 @@ export async function run(ctx: Context, argv: readonly string[], opts: RunOption
   opts.onStart?.(id);
   // Hooks inside the run label their sessions with its task; without one, with the run itself.
   env.UNWIND_RUN = id;
+  const runKey = randomBytes(16).toString("hex");
+  env[RUN_KEY_VAR] = runKey;
   env.UNWIND_TASK = task ?? id;
   const startedAt = new Date();
   let watch: ProcessWatch | null = null;
@@ -131,10 +135,10 @@ export async function run(ctx: Context, argv: readonly string[], opts: RunOption
     await ctx.git(["update-ref", "-d", SNAPSHOT_REFS + before.id, before.commit]).catch(() => undefined);
     throw e;
   }
-  watch = new ProcessWatch(id, child.pid);
+  watch = new ProcessWatch(runKey, child.pid);
   watch.start();
   const exit = await child.done;
-  watch.scan(); // what the command left behind as it exited
+  watch.scan(true); // what the command left behind as it exited
   const childRecord = watch.childRecord();
   const processes = watch.stop();
   const endedAt = new Date();

@@ -77,7 +77,8 @@ describe("undo lines say what a path holds now and what to do (issue 9, case 17)
     expect(a).toMatch(/^conflict\s+a\.txt\s+[0-9a-f]{8}\* -> /);
     expect(a).toContain(`-> ${oid("a1\n")}`);
     expect(b).toContain(`${oid("b2\n")} -> ${oid("b1\n")}`);
-    expect(r.stdout).toMatch(/changed-since: .*unwind diff.*--merge.*--force/);
+    // The hint points at what works: --merge, --hunk, --force, and the command that shows this scope's change (unwind diff takes snapshots).
+    expect(r.stdout).toMatch(new RegExp(`changed-since: .*--merge.*--hunk N.*--force.*see the scope's change with: unwind diff ${s}`));
   });
 });
 

@@ -41,9 +41,11 @@ describe("which processes a run owns", () => {
   });
   it("recognises the run's variable in an environment, exactly", () => {
     const env = (vars: string[]) => Buffer.from(vars.map((v) => `${v}\0`).join(""));
-    expect(carriesRun(env(["PATH=/bin", "UNWIND_RUN=r-1"]), "r-1")).toBe(true);
-    expect(carriesRun(env(["UNWIND_RUN=r-1"]), "r-1")).toBe(true);
-    expect(carriesRun(env(["UNWIND_RUN=r-12"]), "r-1")).toBe(false);
-    expect(carriesRun(env(["XUNWIND_RUN=r-1"]), "r-1")).toBe(false);
+    expect(carriesRun(env(["PATH=/bin", "UNWIND_RUN_KEY=k1"]), "k1")).toBe(true);
+    expect(carriesRun(env(["UNWIND_RUN_KEY=k1"]), "k1")).toBe(true);
+    expect(carriesRun(env(["UNWIND_RUN_KEY=k12"]), "k1")).toBe(false);
+    expect(carriesRun(env(["XUNWIND_RUN_KEY=k1"]), "k1")).toBe(false);
+    // The run's id is what hooks label sessions with; another run of the same id elsewhere carries it too.
+    expect(carriesRun(env(["UNWIND_RUN=k1"]), "k1")).toBe(false);
   });
 });
