@@ -74,13 +74,13 @@ describe("unwind run: the command as it would run without unwind", () => {
     expect(r.stdout).toBe("from-stdin\nto-stdout\n"); // unwind writes nothing there: stdout is the command's
     expect(r.stderr).toContain("to-stderr\n");
     expect(r.stderr).toContain("unwind: run r1: exit 3");
-    expect(readFileSync(out, "utf8")).toBe("UNWIND_RUN=r1\nUNWIND_TASK=r1\n");
+    expect(readFileSync(out, "utf8")).toMatch(/^UNWIND_RUN=r1\nUNWIND_RUN_KEY=[0-9a-f]{32}\nUNWIND_TASK=r1\n$/);
     // A capture inside the run is labelled with it, so `--task r1` finds the sessions the run started.
     expect(unwind(root, ["sessions", "--task", "r1", "--json"]).json.sessions.map((s: { session: string }) => s.session)).toEqual(["orch:inside"]);
     expect(show(root, "r1").json.sessions).toEqual(["orch:inside"]);
     const withTask = run(root, ["--id", "r2", "--task", "T-9"], `env | grep '^UNWIND_' | grep -v '^UNWIND_HOOK_BUDGET_MS=' | sort > ${out}`);
     expect(withTask.code).toBe(0);
-    expect(readFileSync(out, "utf8")).toBe("UNWIND_RUN=r2\nUNWIND_TASK=T-9\n");
+    expect(readFileSync(out, "utf8")).toMatch(/^UNWIND_RUN=r2\nUNWIND_RUN_KEY=[0-9a-f]{32}\nUNWIND_TASK=T-9\n$/);
     expect(show(root, "r2").json.record.task).toBe("T-9");
     // Negative control: a capture outside any run is in no run's list.
     expect(unwind(root, ["record", "--session", "orch:outside", "--phase", "pre"]).code).toBe(0);

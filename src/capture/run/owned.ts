@@ -93,6 +93,11 @@ export class ProcessWatch {
       for (const s of table) {
         const key = `${s.pid}:${s.start}`;
         if (this.owned.has(key) || this.foreign.has(key) || BigInt(s.start) < BigInt(this.child.start) || s.pid === process.pid) continue;
+        // An exited process reads an empty environment for good, and can start nothing more: not asked.
+        if (hasExited(s)) {
+          this.foreign.add(key);
+          continue;
+        }
         const env = settledEnviron(s.pid, last ? 100 : 5);
         if (env === null) continue; // unknown: asked again at the next reading, never taken for "not ours"
         if (carriesRun(env, this.runKey)) {
