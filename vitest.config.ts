@@ -8,6 +8,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two files at a time: the suite waits on git, fsync and child processes more than it computes (one worker kept
+    // a 2-core machine under half busy: 10m50s of user time in a 15m20s run), and every test has its own repository.
+    maxWorkers: 2,
     // A hook's tree snapshot gives up after 10 s (the lock wait included) so it never holds an agent
     // up; with every test file's git processes on two cores, a snapshot can take that long, and a
     // pre capture that timed out changes what a test sees. The tests of the budget set their own.
