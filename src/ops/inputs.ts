@@ -1,7 +1,7 @@
 import { usage } from "../domain/errors.js";
 import type { ScopeFields } from "../scope/resolve.js";
 import type { ChangesOptions } from "./changes.js";
-import type { RestoreOptions, UndoOptions } from "./undo.js";
+import type { RedoOptions, RestoreOptions, UndoOptions } from "./undo.js";
 
 /**
  * What a JavaScript caller may hand the library, key by key (SPEC section
@@ -22,9 +22,10 @@ export const SCOPE_KEYS = keysOf<ScopeFields>()(["session", "call", "fromCall", 
 const CHANGES_KEYS = keysOf<ChangesOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "patch"]);
 const UNDO_KEYS = keysOf<UndoOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "dryRun", "force", "merge", "expect", "hunks", "progress", "by"]);
 const RESTORE_KEYS = keysOf<RestoreOptions>()(["paths", "dryRun", "force", "expect", "anyWorktree", "progress", "by"]);
-const REDO_KEYS = ["dryRun", "expect", "anyWorktree", "progress", "by"] as const;
+const REDO_KEYS = keysOf<RedoOptions>()(["dryRun", "expect", "anyWorktree", "progress", "by"]);
 
-const SCOPE_HINT = "a scope is one of { session }, { call, session? }, { task }, { snapshot, to? }, { run }, { baseline }; options (expect, force, merge, paths, since, ...) go in the second argument";
+const SCOPE_HINT =
+  "a scope is one of { session }, { call, session? }, { fromCall, session? }, { task }, { snapshot, to? }, { run }, { baseline }; options (expect, force, merge, paths, since, ...) go in the second argument";
 
 function only<T>(o: T, allowed: readonly string[], what: string, hint: string): T {
   if (o === undefined) return o;

@@ -183,41 +183,28 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
     const entry = partial ? partial.entry : original;
     const cur = current.get(entry.path)!;
     const input: PlanInput = { entry, current: cur };
-    if (partial) {
-      input.partial = true;
-      if (cur.kind === "file" && !matches(cur, entry.pre)) {
-        const m = await mergeBytes(
-          ctx,
-          inDirOf(ctx.root, entry.path, (d, name) => d.readFile(name)),
-          partial.post,
-          partial.target,
-        );
-        input.merge = m.clean ? { clean: true, sha256: sha256(m.data) } : { clean: false };
-        if (m.clean) merged.set(sha256(m.data), m.data);
-      }
-      const later = opts.laterWrites?.get(entry.path);
-      if (later) input.laterWrite = later;
-      const between = opts.interleaved?.get(entry.path);
-      if (between) input.interleaved = between;
-      inputs.push(input);
-      continue;
-    }
     if (opts.retained?.has(entry.path)) {
       inputs.push({ ...input, retained: true });
       continue;
     }
     if (ignored?.has(entry.path)) input.ignored = true;
-    if (entry.pre && (entry.pre.kind === "file" || entry.pre.kind === "symlink")) input.preBlob = await reader.status(entry.pre);
+    // A hunk undo's `pre` is text made here, kept in no store: the merge alone writes it.
+    if (partial) input.partial = true;
+    else if (entry.pre && (entry.pre.kind === "file" || entry.pre.kind === "symlink")) input.preBlob = await reader.status(entry.pre);
     const later = opts.laterWrites?.get(entry.path);
     if (later) input.laterWrite = later;
     const between = opts.interleaved?.get(entry.path);
     if (between) input.interleaved = between;
-    if (opts.merge && cur.kind === "file" && cur.text && !matches(cur, entry.pre) && !matches(cur, entry.post)) {
-      const m = await threeWay(ctx, reader, entry.pre, entry.post, entry.path);
-      if (m) {
-        input.merge = m.clean ? { clean: true, sha256: sha256(m.data) } : { clean: false };
-        if (m.clean) merged.set(sha256(m.data), m.data);
-      }
+    const m = partial
+      ? cur.kind === "file" && !matches(cur, entry.pre)
+        ? await mergeBytes(ctx, currentBytes(ctx, entry.path), partial.post, partial.target)
+        : null
+      : opts.merge && cur.kind === "file" && cur.text && !matches(cur, entry.pre) && !matches(cur, entry.post)
+        ? await threeWay(ctx, reader, entry.pre, entry.post, entry.path)
+        : null;
+    if (m) {
+      input.merge = m.clean ? { clean: true, sha256: sha256(m.data) } : { clean: false };
+      if (m.clean) merged.set(sha256(m.data), m.data);
     }
     inputs.push(input);
   }
@@ -329,6 +316,9 @@ export async function fileForm(ctx: Context, reader: ContentReader, path: RepoPa
     return null;
   }
 }
+
+/** What a path holds now, read through the directory it was checked in (src/sys/bound-dir.ts). */
+const currentBytes = (ctx: Context, path: RepoPath) => inDirOf(ctx.root, path, (d, name) => d.readFile(name));
 
 /** `merge-file`: `current` <- (`base` -> `other`), bytes in, the result and whether it was clean out. */
 async function mergeBytes(ctx: Context, current: Buffer, base: Buffer, other: Buffer): Promise<{ clean: boolean; data: Buffer }> {

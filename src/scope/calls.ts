@@ -550,7 +550,7 @@ function scopeMembers(records: readonly JournalRecord[], runs: readonly RunWindo
  * applied (the full session name, the call id, the task): the same rules
  * as `journalChangeSet`'s. A call id is matched in every session that has
  * it, since a receipt does not say which. Null for scopes that are no set of
- * calls (a snapshot, a baseline, a run).
+ * calls (a snapshot, a baseline).
  */
 function callsOfScope(records: readonly JournalRecord[], runs: readonly RunWindow[], scope: Scope): ((c: { session: string; call: string }) => boolean) | null {
   if (scope.kind === "session") return (c) => c.session === scope.id;

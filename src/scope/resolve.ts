@@ -248,7 +248,6 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
       return fn({ cs: onlyPaths(cs, globs, named), retained, decisions, ...(fetched ? { fetched: true as const } : {}) });
     }
     // A local run is a window among this work tree's calls and receipts, attributed by the same fold.
-    runChangeSet(capsule, { taking, safeOnly: false }, []); // refuses a run without rollback before anything is read
     const close = reading === "apply" ? "locked" : reading === "read" ? "lock" : undefined;
     const r = await journalChangeSet(ctx, { kind: "run", id: capsule.id }, { paths: globs, ...(close ? { close } : {}) });
     const { cs, retained, decisions } = runChangeSet(capsule, { taking, safeOnly: Boolean(opts.safeOnly) }, r.cs.entries);

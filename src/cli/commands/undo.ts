@@ -166,6 +166,10 @@ function targetOf(i: ReportItem): string {
   return i.pre ? short(hashOf(i.pre)) : "-";
 }
 
+/** `changed-since` where --merge itself conflicted: suggesting --merge again would be no help. */
+const MERGE_OVERLAPS =
+  "changed since the scope wrote it: the merge overlaps the later edit: take back the hunks it does not touch (--path P --hunk N), or take it back anyway with --force (the receipt keeps it)";
+
 /** What a person can do about each kind of conflict left. */
 const NEXT: Partial<Record<NonNullable<ReportItem["reason"]>, string>> = {
   "changed-since": "changed since the scope wrote it: keep the later edit with --merge (or take back single hunks: --path P --hunk N), or take it back anyway with --force (the receipt keeps it)",
@@ -189,13 +193,8 @@ const NEXT: Partial<Record<NonNullable<ReportItem["reason"]>, string>> = {
  * conflicted, suggesting --merge again would be no help.
  */
 function nextFor(reason: NonNullable<ReportItem["reason"]>, r: UndoReport): string {
-  let text = NEXT[reason]!;
-  const merged = r.items.some((i) => i.reason === reason && i.detail === "the three-way merge conflicts");
-  if (merged)
-    text = text.replace(
-      /keep the later edit with --merge \(or take back single hunks: --path P --hunk N\)/,
-      "the merge overlaps the later edit: take back the hunks it does not touch (--path P --hunk N)",
-    );
+  const mergeFailed = reason === "changed-since" && r.items.some((i) => i.reason === reason && i.detail === "the three-way merge conflicts");
+  const text = mergeFailed ? MERGE_OVERLAPS : NEXT[reason]!;
   if (reason !== "changed-since" && reason !== "later-write") return text;
   const see = r.scope.kind === "snapshot" ? `unwind diff ${r.scope.id}` : r.scope.kind === "receipt" ? "" : `unwind changes --${r.scope.kind} ${r.scope.id} --patch`;
   return see ? `${text}; see the scope's change with: ${see}` : text;
