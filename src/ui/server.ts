@@ -219,10 +219,10 @@ function errorDoc(e: unknown) {
 
 const escapeHtml = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** A refusal as a page: what was wrong, and that the URL `unwind ui` printed is the way in. No script, nothing loaded. */
+/** A refusal as a page: what was wrong, and that the URL `unwind ui` printed is the way in. No script, no style (the CSP allows neither inline), nothing loaded. */
 function refusedPage(res: ServerResponse, status: number, message: string): void {
   const body = Buffer.from(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>unwind ui: not allowed</title></head><body style="font-family:system-ui,sans-serif;max-width:40em;margin:3em auto;line-height:1.5">` +
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>unwind ui: not allowed</title></head><body>` +
       `<h1>unwind ui</h1><p><strong>${escapeHtml(message)}</strong></p>` +
       `<p>Open the address <code>unwind ui</code> printed in its terminal (it carries this session's token), or start it again: <code>unwind ui</code>.</p></body></html>`,
   );
