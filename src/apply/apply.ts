@@ -174,7 +174,7 @@ export async function applyPlan(
   // Planning's garbage, and below the intent's text, collected before the next phase adds its own (src/sys/heap.ts).
   collectGarbage();
   await reader.prefetch(plan.items.filter((i) => i.action === "restore").map((i) => i.pre));
-  // A snapshot's blob is git's clean form: where git converts the path's bytes, write what its checkout would.
+  // An older snapshot's blob is git's clean form: where git converts the path's bytes, write what its checkout would.
   const checkout = await checkoutForms(
     ctx,
     reader,

@@ -14,16 +14,15 @@ const CHUNK_COUNT = 1000;
 const CHUNK_BYTES = 64 * 1024 * 1024;
 
 /**
- * What `git checkout` would write for each restored state a snapshot tree
- * recorded: the blob with its path's smudge applied (`eol=crlf`,
- * `core.autocrlf`, a filter's smudge, `ident`, `working-tree-encoding`).
- *
- * A snapshot holds git's clean form of a file, not the file's bytes. Where
- * git converts bytes on the way in, writing that form back turned a `.bat`
- * file's CRLF lines into LF and an LFS file into its pointer (found by an
- * adversarial review). The checkout form is what git itself would put
- * there. Where the file held bytes git's own checkout would not give back
- * (CRLF lines under `text` with no `eol`), the record never had them.
+ * What `git checkout` would write for each restored state an older
+ * snapshot recorded in git's clean form (`State.clean`: taken before
+ * snapshots held bytes as on disk, src/capture/disk-form.ts): the blob with
+ * its path's smudge applied (`eol=crlf`, `core.autocrlf`, a filter's
+ * smudge, `ident`, `working-tree-encoding`). Writing the clean form back
+ * would turn a `.bat` file's CRLF lines into LF and an LFS file into its
+ * pointer. Where the file held bytes git's own checkout would not give back
+ * (CRLF lines under `text` with no `eol`), that record never had them; the
+ * records made since have.
  *
  * git checks the blobs out itself, into a scratch directory through a
  * scratch index (`checkout-index`): `cat-file --batch --filters` would do
@@ -33,13 +32,13 @@ const CHUNK_BYTES = 64 * 1024 * 1024;
  * Returns, by path, the state to write for each (its bytes kept in the CAS,
  * unsynced: the apply makes them durable before its intent, so a killed
  * apply can finish and a redo can read them), or the error that stops it
- * from being written. Paths git stores as they are (`storedAsIs`, the
- * usual case) cost nothing: none returned, no git process.
+ * from being written. Every other state holds the file's own bytes: none
+ * returned, no git process.
  */
 export async function checkoutForms(ctx: Context, reader: ContentReader, items: readonly { path: RepoPath; pre: State }[]): Promise<Map<RepoPath, State | Error>> {
   const out = new Map<RepoPath, State | Error>();
-  // A snapshot's state names a blob only; a file capture's or a receipt's has the file's own bytes (its SHA-256).
-  const wanted = items.filter((i) => i.pre.kind === "file" && i.pre.oid && !i.pre.sha256);
+  // Only an older snapshot's state is git's clean form; every other one holds the file's own bytes.
+  const wanted = items.filter((i) => i.pre.kind === "file" && i.pre.oid && i.pre.clean);
   if (
     wanted.length === 0 ||
     storedAsIs(
@@ -58,12 +57,12 @@ export async function checkoutForms(ctx: Context, reader: ContentReader, items: 
 
 /**
  * The bytes of a state as `git checkout` would write them at `path`, where
- * it is a snapshot's blob on a path git converts; null where the state's
+ * it is an older snapshot's clean blob on a path git converts; null where the state's
  * own bytes are the file's (the caller reads them as ever). For a
  * three-way merge, whose sides must be in the file's form, not git's.
  */
 export async function checkoutBytes(ctx: Context, path: RepoPath, state: State): Promise<Buffer | null> {
-  if (state.kind !== "file" || !state.oid || state.sha256 || storedAsIs(ctx, [path])) return null;
+  if (state.kind !== "file" || !state.oid || !state.clean || storedAsIs(ctx, [path])) return null;
   for await (const [, data] of checkedOut(ctx, [{ path, pre: state }], () => 0)) {
     if (data instanceof Error) throw data;
     return data;

@@ -2,7 +2,6 @@ import { closeSync, fstatSync, type Stats } from "node:fs";
 import { BoundDir, BoundDirs, READ_FLAGS, splitRel } from "../sys/bound-dir.js";
 import { blobOid, lineSafe } from "../git/objects.js";
 import type { Context } from "../repo/context.js";
-import { storedAsIs } from "./conversion.js";
 import { sha256 } from "../domain/hash.js";
 import { readFileBriefly } from "../sys/files.js";
 import type { ByteCache } from "../domain/byte-cache.js";
@@ -129,28 +128,26 @@ function observeIn(
 }
 
 /**
- * `observeOne` for many paths, plus git's own oid of each file where asked:
- * git applies the clean filters (autocrlf, attributes) it applied when
- * snapshotting, so its oids compare with snapshot trees where raw-byte
- * hashes would not. Where git would store every one of them byte for byte
- * (`storedAsIs`), the bytes already read are hashed here instead: no
- * second read of every file by a git process.
+ * `observeOne` for many paths, plus the git id of each file's bytes where
+ * asked (`oids`: hashed here from the bytes already read; snapshots hold
+ * bytes as on disk, so the ids compare). `clean`: paths recorded in git's
+ * clean form by an older snapshot (`State.clean`), which also get the id
+ * git would store for them now, from `git hash-object` (it converts).
  */
 export async function observe(
   ctx: Context,
   paths: readonly RepoPath[],
-  opts: { oids?: boolean; keep?: ByteCache | undefined; unreadOver?: number | undefined } = {},
+  opts: { oids?: boolean; clean?: ReadonlySet<RepoPath>; keep?: ByteCache | undefined; unreadOver?: number | undefined } = {},
 ): Promise<Map<RepoPath, Observed>> {
   const out = new Map<RepoPath, Observed>();
   const dirs = new BoundDirs(ctx.root);
   const viaGit: RepoPath[] = [];
-  const asIs = opts.oids === true && storedAsIs(ctx, paths);
   try {
     for (const rel of paths) {
-      // Others than line-safe paths get the raw-bytes id: hash-object reads lines.
-      const o = observeOne(ctx.root, rel, ctx.objectFormat, dirs, { keep: opts.keep, oid: asIs || (opts.oids === true && !lineSafe(rel)), unreadOver: opts.unreadOver });
+      const o = observeOne(ctx.root, rel, ctx.objectFormat, dirs, { keep: opts.keep, oid: opts.oids === true, unreadOver: opts.unreadOver });
       out.set(rel, o);
-      if (opts.oids && o.kind === "file" && o.sha256 && !asIs && lineSafe(rel)) viaGit.push(rel);
+      // Not line-safe: hash-object reads lines; such a path gets no clean id and so compares with no clean state.
+      if (opts.clean?.has(rel) && o.kind === "file" && lineSafe(rel)) viaGit.push(rel);
       dirs.trim();
     }
   } finally {
@@ -161,7 +158,7 @@ export async function observe(
     const oids = r.stdout.toString("utf8").trim().split("\n");
     viaGit.forEach((p, i) => {
       const o = out.get(p);
-      if (o && o.kind === "file" && oids[i]) o.oid = oids[i] as GitOid;
+      if (o && o.kind === "file" && oids[i]) o.cleanOid = oids[i] as GitOid;
     });
   }
   return out;

@@ -6,6 +6,8 @@ import { splitZ, type GitResult } from "../git/git.js";
 import { commitBody, writeLooseObject } from "../git/objects.js";
 import { indexKey, type Context } from "../repo/context.js";
 import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
+import { indexEnv, setDiskHead } from "./disk-form.js";
+import { storedAsIs } from "./conversion.js";
 import { watchedStatus, type WatchScan } from "./watched.js";
 
 // The private index of a work tree and what unwind keeps beside it: the
@@ -26,8 +28,9 @@ export async function seedIndex(ctx: Context, target: string): Promise<void> {
   // index in the user's git dir) version-4 index, which is smaller to read and
   // write on every snapshot. git smudges racily-clean entries as it writes,
   // judging them by the mtime kept above.
-  const env = { GIT_INDEX_FILE: target };
-  await ctx.git([...INDEX_CONFIG, "update-index", "--no-split-index", "--index-version", "4"], { env, optionalLocks: true });
+  // In the repository's own git dir: a split index's shared half lives there.
+  await ctx.git([...INDEX_CONFIG, "update-index", "--no-split-index", "--index-version", "4"], { env: { GIT_INDEX_FILE: target }, optionalLocks: true });
+  const env = indexEnv(ctx, target, { head: await userHead(ctx) });
   // Entries the user marked assume-unchanged (lowercase tags) would never be
   // looked at again: an agent's edit to them would go unseen.
   const tagged = splitZ((await ctx.git(["ls-files", "-v", "-z"], { env })).stdout);
@@ -35,6 +38,26 @@ export async function seedIndex(ctx: Context, target: string): Promise<void> {
   if (assumed.length > 0) {
     await ctx.git([...INDEX_CONFIG, "update-index", "--no-assume-unchanged", "-z", "--stdin"], { env, input: assumed.join("\0") + "\0", optionalLocks: true });
   }
+  // The real index holds git's clean form of each file, and its stat data says "unchanged": where git
+  // converts, that form would stand for the file's bytes for as long as the file is not touched. Every
+  // file there is hashed again as it is (once, at seeding; nothing to do where git converts nothing).
+  const staged = splitZ((await ctx.git(["ls-files", "-s", "-z"], { env })).stdout)
+    .filter((l) => !l.startsWith("160000 "))
+    .map((l) => l.slice(l.indexOf("\t") + 1));
+  if (staged.length > 0 && !storedAsIs(ctx, staged)) {
+    // Out, then in: an entry whose stat data still matches would be kept as it is, in git's form.
+    const input = staged.join("\0") + "\0";
+    await ctx.git([...INDEX_CONFIG, "update-index", "--force-remove", "-z", "--stdin"], { env, input, optionalLocks: true });
+    await ctx.git([...INDEX_CONFIG, "update-index", "--add", "-z", "--stdin"], { env, input, optionalLocks: true });
+  }
+}
+
+/** The repository's HEAD commit, or null (no commit yet): where a freshly seeded index's disk git dir starts. */
+async function userHead(ctx: Context): Promise<string | null> {
+  if (ctx.mode !== "git") return null;
+  const r = await ctx.git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], { okCodes: [1, 128] }).catch(() => null);
+  const oid = r?.code === 0 ? r.stdout.toString("utf8").trim() : "";
+  return oid || null;
 }
 
 /**
@@ -80,6 +103,7 @@ export async function recordIndexTree(ctx: Context, tree: string, timeoutMs: num
   const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(Date.now() / 1000), "unwind: the tree of a private index\n");
   const commit = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
   await ctx.git(["update-ref", "--no-deref", indexRef(ctx), commit], { timeoutMs });
+  setDiskHead(ctx, commit);
   writeFileSync(basePath(ctx), tree + "\n");
   rmSync(`${ctx.indexFile}.tree`, { force: true }); // what stores before 2026-11-30 kept instead (not protected by a ref)
 }
@@ -124,7 +148,7 @@ export function orphanIndexes(ctx: Context): OrphanIndex[] {
 
 /** Removes an orphan's files and its index ref. The caller holds the store lock. */
 export async function dropIndex(ctx: Context, o: OrphanIndex): Promise<void> {
-  for (const f of o.files) rmSync(f, { force: true });
+  for (const f of o.files) rmSync(f, { recursive: true, force: true });
   await ctx.git(["update-ref", "-d", INDEX_REFS + o.key]);
 }
 
@@ -145,7 +169,7 @@ export function startStatus(ctx: Context, timeoutMs?: number): { indexTree: stri
   const watched = stale ? null : watchedStatus(ctx, indexTree, timeoutMs);
   if (watched) return { indexTree, ...watched, nested };
   const args = stale ? [...INDEX_CONFIG, "-c", "core.untrackedCache=false", ...STATUS_ARGS.slice(INDEX_CONFIG.length)] : STATUS_ARGS;
-  const status = ctx.git(args, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs });
+  const status = ctx.git(args, { env: indexEnv(ctx), optionalLocks: true, timeoutMs });
   status.catch(() => undefined); // awaited by whoever finishes the snapshot; one given up must not leave an unhandled rejection
   return { indexTree, status, nested };
 }

@@ -11,6 +11,7 @@ import { commitBody, lineSafe, writeLooseObject } from "../git/objects.js";
 import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
 import { CannotEditTree, foldIntoIndex, incrementalTree, type TreeEntry } from "./tree-edit.js";
 import { conversionInputs } from "./conversion.js";
+import { diskFormReady, diskHead, indexEnv } from "./disk-form.js";
 import { clearPending, overPending, readPending, statKey, writePending, type PendingEntry, type StatKey } from "./unfolded.js";
 import { clearIndexTree, copyKeepingMtime, FOLD_BYTES, FOLD_PATHS, isRepository, keepNested, readIndexTree, recordIndexTree, seedIndex, startStatus } from "./private-index.js";
 import { keepWatchState, type WatchScan } from "./watched.js";
@@ -43,6 +44,10 @@ export interface SnapshotMeta {
   toolargeFiles?: Record<string, TooLarge>;
   /** The ignore rules outside the tree when it was taken (src/capture/excludes.ts); absent in older snapshots. */
   excludes?: Excludes;
+  /** The untracked nested repositories the full status listed (`dir/`): none of their files is in the tree. Absent where a watcher's scan stood in for it, and in older snapshots. */
+  nested?: string[];
+  /** "disk": the tree holds files' bytes as they are on disk (src/capture/disk-form.ts); absent in older snapshots, which hold git's clean form. */
+  bytes?: "disk";
 }
 
 export interface Snapshot extends SnapshotMeta {
@@ -63,6 +68,8 @@ export interface TreeResult {
   watch?: WatchScan;
   /** Every path status listed (the watcher's next scan looks at them again: src/capture/watched.ts). */
   listed: string[];
+  /** The untracked nested repositories a full status listed (`dir/`); absent after a watcher's scan. */
+  nested?: string[];
   /** What the new tree holds at each of `listed`, where the tree was edited without a fold; null otherwise. */
   listedEntries: Map<string, TreeEntry | null> | null;
   /**
@@ -115,6 +122,8 @@ export async function startWorkTree(ctx: Context, opts: { scratch: boolean; dead
   const left = leftOf(opts.deadline);
   if (!opts.scratch) {
     if (!storeReady(ctx)) await ensureStore(ctx);
+    // An index from before snapshots held the bytes on disk holds git's clean form: seeded again.
+    if (!diskFormReady(ctx)) rmSync(ctx.indexFile, { force: true });
     if (!existsSync(ctx.indexFile)) {
       rmSync(`${ctx.indexFile}.lock`, { force: true }); // from a git we killed: seeding writes the index
       clearIndexTree(ctx);
@@ -126,7 +135,7 @@ export async function startWorkTree(ctx: Context, opts: { scratch: boolean; dead
   mkdirSync(join(scratchDir, "objects"));
   const idx = join(scratchDir, "index");
   let indexTree: string | null = null;
-  if (existsSync(ctx.indexFile)) {
+  if (existsSync(ctx.indexFile) && diskFormReady(ctx)) {
     // A scratch run holds no lock: the index tree counts only if no snapshot
     // rewrote the index (and its tree) while it was being copied.
     const before = readIndexTree(ctx);
@@ -137,7 +146,8 @@ export async function startWorkTree(ctx: Context, opts: { scratch: boolean; dead
   }
   // New objects go to the scratch dir; the store's are read through alternates.
   const objectEnv = { GIT_OBJECT_DIRECTORY: join(scratchDir, "objects"), GIT_ALTERNATE_OBJECT_DIRECTORIES: join(ctx.commonDir, "objects") };
-  const env = { GIT_INDEX_FILE: idx, ...objectEnv };
+  // Its own disk git dir too: a scratch run writes nothing in the store.
+  const env = { ...indexEnv(ctx, idx, { head: diskHead(ctx) }), ...objectEnv };
   const status = ctx.git(STATUS_ARGS, { env, optionalLocks: true, timeoutMs: left() });
   status.catch(() => undefined); // awaited by writeWorkTree; a start that is given up must not leave an unhandled rejection
   return { env, scratchDir, objectEnv, indexTree, status, nested: [], dispose: () => rmSync(scratchDir, { recursive: true, force: true }) };
@@ -145,7 +155,7 @@ export async function startWorkTree(ctx: Context, opts: { scratch: boolean; dead
 
 /** A snapshot under way on the private index itself, from `startStatus`. */
 export function startedOn(ctx: Context, s: { indexTree: string | null; status: Promise<GitResult>; watch?: Promise<WatchScan> | undefined; nested: readonly string[] }): StartedTree {
-  return { env: { GIT_INDEX_FILE: ctx.indexFile }, scratchDir: null, objectEnv: {}, indexTree: s.indexTree, status: s.status, watch: s.watch, nested: s.nested, dispose: () => undefined };
+  return { env: indexEnv(ctx), scratchDir: null, objectEnv: {}, indexTree: s.indexTree, status: s.status, watch: s.watch, nested: s.nested, dispose: () => undefined };
 }
 
 /**
@@ -280,7 +290,7 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     // A full status's list of nested repositories: the next snapshot checks each is still one (private-index.ts).
     if (!scan && !opts.scratch) keepNested(ctx, nested, listedBefore);
     const toolargeFiles = tooLargeStates(ctx, big, Boolean(scratchDir));
-    return { tree, toolarge: Object.keys(toolargeFiles).sort(), toolargeFiles, env: objectEnv, dispose, keepRecord, listed, listedEntries, ...(scan ? { watch: scan } : {}) };
+    return { tree, toolarge: Object.keys(toolargeFiles).sort(), toolargeFiles, env: objectEnv, dispose, keepRecord, listed, listedEntries, ...(scan ? { watch: scan } : { nested }) };
   } catch (e) {
     dispose();
     throw e;
@@ -378,7 +388,7 @@ function lastPath(ctx: Context): string {
 
 /** Takes a snapshot and names it under refs/unwind/snapshots/. The caller holds the store lock. */
 export async function takeSnapshot(ctx: Context, labels: SnapshotLabels = {}, opts: { deadline?: number } = {}, started?: StartedTree): Promise<Snapshot> {
-  const { tree, toolarge, toolargeFiles, keepRecord, watch, listed, listedEntries } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
+  const { tree, toolarge, toolargeFiles, keepRecord, watch, listed, listedEntries, nested } = await writeWorkTree(ctx, { scratch: false, ...opts }, started);
 
   const now = new Date();
   const id = newSnapshotId(now);
@@ -389,7 +399,7 @@ export async function takeSnapshot(ctx: Context, labels: SnapshotLabels = {}, op
     /* first snapshot of this work tree */
   }
   const excludes = keepExcludes(new Cas(join(ctx.store, "cas")), excludeTexts(ctx));
-  const meta: SnapshotMeta = { v: 1, id, at: now.toISOString(), root: ctx.root, parent, ...defined(labels), toolarge, toolargeFiles, excludes };
+  const meta: SnapshotMeta = { v: 1, id, at: now.toISOString(), root: ctx.root, parent, ...defined(labels), toolarge, toolargeFiles, excludes, ...(nested ? { nested } : {}), bytes: "disk" };
   const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(now.getTime() / 1000), JSON.stringify(meta) + "\n");
   const oid = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);
   await createRef(ctx, SNAPSHOT_REFS + id, oid);
@@ -425,7 +435,7 @@ export interface SnapshotStart {
  * yet, or a store that is busy (the normal path waits for it).
  */
 export function startSnapshot(ctx: Context): SnapshotStart | null {
-  if (!storeReady(ctx) || !existsSync(ctx.indexFile)) return null;
+  if (!storeReady(ctx) || !existsSync(ctx.indexFile) || !diskFormReady(ctx)) return null;
   const lock = tryLock(ctx.store, "snapshot");
   if (!("release" in lock)) return null;
   let released = false;

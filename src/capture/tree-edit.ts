@@ -6,7 +6,6 @@ import { modeOf } from "./observe.js";
 import type { Context } from "../repo/context.js";
 import { GitError, parseBatch } from "../git/git.js";
 import { INDEX_CONFIG } from "./index-config.js";
-import { storedAsIs } from "./conversion.js";
 
 /** One tree entry: `mode` as git writes it in trees ("40000" for a tree). */
 export interface TreeEntry {
@@ -198,9 +197,8 @@ export function editTree(changes: ReadonlyMap<string, TreeEntry | null>, read: (
 
 /**
  * The edge around `editTree`: applies `known` entries (null: absent) and the
- * paths in `hash`, hashed now (in-process where git would store their bytes
- * as they are, else with `git hash-object`, which applies clean filters;
- * symlinks are hashed from their target), to tree `base`. Reads the affected
+ * paths in `hash`, hashed now, in-process, from the bytes on disk
+ * (symlinks from their target), to tree `base`. Reads the affected
  * trees of `base` (loose objects in-process, else one `cat-file --batch`),
  * and writes the new trees as loose objects. The index is left alone:
  * returns every entry applied, so the caller can fold them in when it
@@ -239,29 +237,13 @@ export async function incrementalTree(
   }
   const dirs = new Set<string>([""]);
   for (const p of changes.keys()) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
-  if (files.length > 0 && storedAsIs(ctx, files)) {
-    for (const p of files.splice(0)) {
-      const data = readOrGone(p, () => readRegular(fsPath(join(ctx.root, p))));
-      if (data) changes.get(p)!.oid = writeLooseObject(objects, "blob", data, ctx.objectFormat);
-      else changes.set(p, null);
-    }
+  // Hashed here, as the bytes are: snapshots hold the file as it is on disk (src/capture/disk-form.ts).
+  for (const p of files) {
+    const data = readOrGone(p, () => readRegular(fsPath(join(ctx.root, p))));
+    if (data) changes.get(p)!.oid = writeLooseObject(objects, "blob", data, ctx.objectFormat);
+    else changes.set(p, null);
   }
-  // The two reads are independent: hashing and fetching trees overlap.
-  const [, trees] = await Promise.all([
-    (async () => {
-      if (files.length === 0) return;
-      const r = await ctx.git(["hash-object", "-w", "--stdin-paths"], { env, input: files.join("\n") + "\n", timeoutMs: timeoutMs() }).catch((e: unknown) => {
-        if (e instanceof GitError && e.gitCode !== "timeout") throw new CannotEditTree(`git hash-object failed: ${e.message}`);
-        throw e;
-      });
-      const oids = r.stdout.toString("utf8").trim().split("\n");
-      if (oids.length !== files.length) throw new Error("git hash-object gave fewer ids than paths");
-      files.forEach((p, i) => {
-        changes.get(p)!.oid = oids[i]!;
-      });
-    })(),
-    readTrees(ctx, base, [...dirs], env, timeoutMs),
-  ]);
+  const trees = await readTrees(ctx, base, [...dirs], env, timeoutMs);
   const tree = editTree(
     changes,
     (d) => trees.get(d) ?? null,

@@ -10,6 +10,7 @@ import { ASK_TIMEOUT_MS, ask, watchFiles, type ChangesAnswer, type WatchToken } 
 import { conversionInputs } from "./conversion.js";
 import { globalExcludesFile } from "./excludes.js";
 import { STATUS_ARGS } from "./index-config.js";
+import { indexEnv } from "./disk-form.js";
 import { CannotEditTree, treeEntries, type TreeEntry } from "./tree-edit.js";
 
 // A snapshot told by the watcher (src/watch/daemon.ts) what changed since
@@ -77,14 +78,14 @@ export function watchedStatus(ctx: Context, indexTree: string | null, timeoutMs:
   // A hook's budget is a deadline: what the wait for the daemon took is not given to git again.
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   const left = () => (deadline === undefined ? undefined : Math.max(1, deadline - Date.now()));
-  const full = () => ctx.git(STATUS_ARGS, { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: true, timeoutMs: left() });
+  const full = () => ctx.git(STATUS_ARGS, { env: indexEnv(ctx), optionalLocks: true, timeoutMs: left() });
   const plan = decide(ctx, indexTree, rules, files.socket, left).catch((e: unknown) => fullScan(null, `the watched scan failed: ${message(e)}`, rules, indexTree));
   const status = plan.then(async (p) => {
     if (p.scan.scan === "full") return full();
     if (p.output !== null) return { stdout: p.output, stderr: "", code: 0 };
     // Read-only: a status limited to pathspecs writes back an untracked cache that covers only them, and the
     // next full status (or a scratch one from a copy of the index) then misses untracked files elsewhere.
-    return ctx.git(["--literal-pathspecs", ...STATUS_ARGS, "--", ...p.paths], { env: { GIT_INDEX_FILE: ctx.indexFile }, optionalLocks: false, timeoutMs: left() }).catch((e: unknown) => {
+    return ctx.git(["--literal-pathspecs", ...STATUS_ARGS, "--", ...p.paths], { env: indexEnv(ctx), optionalLocks: false, timeoutMs: left() }).catch((e: unknown) => {
       // A pathspec git refuses (beyond a symlink, say) is no reason to fail the snapshot.
       if (!(e instanceof GitError) || e.gitCode === "timeout") throw e;
       p.scan.scan = "full";

@@ -23,7 +23,8 @@ export function matches(current: Observed, state: State | null): boolean {
   }
 }
 
-function sameContent(current: { sha256: string; oid?: string }, state: State): boolean {
+function sameContent(current: { sha256: string; oid?: string; cleanOid?: string }, state: State): boolean {
+  if (state.clean) return state.oid !== undefined && state.oid === current.cleanOid;
   if (state.sha256 !== undefined) return state.sha256 === current.sha256;
   if (state.oid !== undefined && current.oid !== undefined) return state.oid === current.oid;
   return false;
@@ -47,6 +48,8 @@ export function sameState(a: State | null, b: State | null): boolean | "unknown"
 /** Whether two states hold the same bytes: by SHA-256 where both record it, else by git id. */
 function sameBytes(a: State, b: State): boolean | "unknown" {
   if (a.sha256 && b.sha256) return a.sha256 === b.sha256;
+  // git's clean form against bytes as on disk: where git converts, neither proves the other.
+  if (Boolean(a.clean) !== Boolean(b.clean)) return "unknown";
   if (a.oid && b.oid) return a.oid === b.oid;
   // Over-cap files too large to hash: the same stat data (and size) is the same file, other stat data a change.
   if (a.stat && b.stat) return a.stat === b.stat && a.size === b.size;

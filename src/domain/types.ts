@@ -24,6 +24,12 @@ export interface State {
   oid?: GitOid;
   /** A `toolarge` file too large to hash, known by its stat data instead: `ino:mtimeMs:ctimeMs` (src/capture/toolarge.ts). */
   stat?: string;
+  /**
+   * The blob is git's clean form of the file, not its bytes: a snapshot
+   * taken before snapshots held bytes as on disk (src/capture/disk-form.ts),
+   * in a repository where git converts. It compares only with its own kind.
+   */
+  clean?: true;
 }
 
 export type ChangeKind = "added" | "modified" | "deleted" | "typechange" | "mode";
@@ -93,7 +99,7 @@ export interface Stamp {
 
 export type Observed =
   | { kind: "absent" }
-  | { kind: "file"; mode: string; size: number; nlink: number; sha256: Sha256; oid?: GitOid; text: boolean; stamp?: Stamp }
+  | { kind: "file"; mode: string; size: number; nlink: number; sha256: Sha256; oid?: GitOid; cleanOid?: GitOid; text: boolean; stamp?: Stamp }
   | { kind: "symlink"; target: Buffer; sha256: Sha256; oid?: GitOid }
   | { kind: "dir" }
   | { kind: "other" }

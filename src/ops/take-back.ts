@@ -168,11 +168,12 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   const cfg = loadConfig(ctx.store);
   const paths = cs.entries.map((e) => e.path);
   const needOids = cs.entries.some((e) => [e.pre, e.post].some((s) => s && !s.sha256 && s.oid));
+  const clean = new Set(cs.entries.filter((e) => e.pre?.clean || e.post?.clean).map((e) => e.path));
   const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
   // Taken before anything is read: a file whose stat data is older proves itself unchanged at the write (src/capture/observe.ts).
   // A throwaway work tree (seal: false) has no writer to race: it reads everything, and writes nothing to the store.
   const fsNow = opts.dryRun || opts.seal === false ? undefined : fsClock(join(ctx.store, "clock"));
-  const current = await observe(ctx, paths, { oids: needOids, keep: opts.dryRun ? undefined : reader.cache, unreadOver: cfg.sizeCap });
+  const current = await observe(ctx, paths, { oids: needOids, clean, keep: opts.dryRun ? undefined : reader.cache, unreadOver: cfg.sizeCap });
   await reader.prefetch(cs.entries.map((e) => e.pre));
   const ignored = opts.fetched ? await ignoredHere(ctx, paths) : null;
 
@@ -307,7 +308,7 @@ function nowState(o: Observed): NowState {
   return o;
 }
 
-/** A recorded state's bytes in the file's own form (a snapshot's blob is git's: a CRLF file's lines as LF), null where it is no file or its bytes are gone. */
+/** A recorded state's bytes in the file's own form (an older snapshot's blob is git's clean form: a CRLF file's lines as LF), null where it is no file or its bytes are gone. */
 export async function fileForm(ctx: Context, reader: ContentReader, path: RepoPath, state: State | null): Promise<Buffer | null> {
   if (state?.kind !== "file") return null;
   try {

@@ -127,7 +127,7 @@ export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}
     const current = await writeWorkTree(ctx, { scratch: dryRun });
     try {
       const cas = new Cas(join(ctx.store, "cas"));
-      const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: snap.id }, snapshotSide(cas, snap), nowSide(ctx, current), paths);
+      const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: snap.id }, snapshotSide(ctx, cas, snap), nowSide(ctx, current), paths);
       return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore", expect: opts.expect, progress: opts.progress, by: opts.by ?? LIBRARY });
     } finally {
       current.dispose();

@@ -1,8 +1,6 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { closeStaleCalls } from "../capture/capture.js";
-import { storedAsIs } from "../capture/conversion.js";
 import { excludeTexts, loadExcludes } from "../capture/excludes.js";
 import { keepsExecBits, listSnapshots, writeWorkTree, type Snapshot } from "../capture/snapshot.js";
 import { isRepository } from "../capture/private-index.js";
@@ -15,8 +13,8 @@ import { Receipts } from "../store/receipts.js";
 import { acts } from "../domain/actions.js";
 import { pathMatcher } from "../domain/glob.js";
 import { stateNow } from "../capture/observe.js";
-import type { ChangeSet, GitOid, Interleaved, LaterWrite, RepoPath, Scope, State } from "../domain/types.js";
-import { correctDiff, type Side } from "./snapshot-diff.js";
+import type { ChangeSet, Interleaved, LaterWrite, RepoPath, Scope, State } from "../domain/types.js";
+import { correctDiff, legacyForm, type Side } from "./snapshot-diff.js";
 import { callWindows, filePoints, openCalls, runWindows, type RunWindow } from "./fold/windows.js";
 import { attribute, changeEventsLazily, OPEN, snapshotPoints, takeBacks, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
 import { diffPairs, treeChangeSet, treeStates } from "./tree.js";
@@ -107,13 +105,15 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   let first = 0;
   for (let i = 0; i < snaps.length; i++) if (snaps[i]!.at <= from) first = i;
   const cas = new Cas(join(ctx.store, "cas"));
-  const seq: Step[] = snaps.slice(first).map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles }));
+  const seq: Step[] = snaps
+    .slice(first)
+    .map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles, clean: legacyForm(ctx, s), nested: s.nested }));
   // Receipts are never open: the records' windows are the ones that can be.
   const open = windows.filter((c) => c.end === OPEN && c.start >= (seq[0]?.at ?? ""));
   const now = new Date().toISOString();
   const scratch = open.some((c) => c.kind === "tree") ? await writeWorkTree(ctx, { scratch: true }) : null;
   try {
-    if (scratch) seq.push({ at: now, tree: scratch.tree, env: scratch.env, excludes: excludeTexts(ctx), toolarge: scratch.toolargeFiles });
+    if (scratch) seq.push({ at: now, tree: scratch.tree, env: scratch.env, excludes: excludeTexts(ctx), toolarge: scratch.toolargeFiles, nested: scratch.nested });
     const diffs = await consecutiveDiffs(ctx, seq);
     for (const d of diffs) {
       d.entries = await correctDiff(ctx, d.entries, seq[d.index]!, seq[d.index + 1]!);
@@ -162,52 +162,9 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
         return out;
       },
     };
-    // Where git converts bytes on the way in, a capture's raw-bytes id is not the id a snapshot holds.
-    if (!storedAsIs(ctx, capturedPaths)) await cleanOids(ctx, [...recorded, ...[...nowPts.values()].flat()], written.points);
     return { calls, events: changeEventsLazily(points, calls, !keepsExecBits(ctx), more) };
   } finally {
     scratch?.dispose();
-  }
-}
-
-/**
- * Gives each file capture's state the blob id git would store for its bytes
- * at its path (clean filters applied), so it compares with snapshots
- * exactly; its SHA-256 still compares captures with each other and with
- * the disk. One `git hash-object --path` per distinct path and content.
- */
-async function cleanOids(ctx: Context, points: Point[], receipts: ReceiptPoints): Promise<void> {
-  const cas = new Cas(join(ctx.store, "cas"));
-  const done = new Map<string, string>();
-  const dir = mkdtempSync(join(tmpdir(), "unwind-clean-"));
-  const clean = async (path: RepoPath, st: State | null): Promise<State | null> => {
-    if (st?.kind !== "file" || !st.sha256) return st;
-    const k = `${path}\0${st.sha256}`;
-    let oid = done.get(k);
-    if (oid === undefined) {
-      let data: Buffer;
-      try {
-        data = cas.get(st.sha256);
-      } catch {
-        return st; // bytes gone: the raw id stays, and a difference shows as a change (the safe side)
-      }
-      const tmp = join(dir, "blob");
-      writeFileSync(tmp, data);
-      oid = (await ctx.git(["hash-object", `--path=${path}`, tmp])).stdout.toString("utf8").trim();
-      done.set(k, oid);
-    }
-    return { ...st, oid: oid as GitOid };
-  };
-  try {
-    for (const pt of points) pt.state = await clean(pt.path, pt.state);
-    for (const [path, flat] of receipts.byPath) {
-      for (let i = 0; i < flat.length; i += 3) {
-        flat[i + 1] = await clean(path, flat[i + 1] as State | null);
-        flat[i + 2] = await clean(path, flat[i + 2] as State | null);
-      }
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -231,8 +188,10 @@ async function unchangedStates(ctx: Context, first: Step | undefined, diffs: rea
     for (const p of chunk) {
       const big = first.toolarge?.[p];
       if (big) out.set(p, tooLargeState(big));
-      else if (held.has(p)) out.set(p, held.get(p)!);
-      else absent.push(p);
+      else if (held.has(p)) {
+        const st = held.get(p)!;
+        out.set(p, first.clean && st.kind === "file" ? { ...st, clean: true } : st);
+      } else absent.push(p);
     }
   }
   // Inside a nested repository (a submodule, or one git left untracked) a snapshot sees nothing: absence of evidence, not absence.

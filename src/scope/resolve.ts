@@ -261,7 +261,7 @@ export async function withScope<T>(ctx: Context, scope: CheckedScope, opts: Scop
   const current = to ? null : await writeWorkTree(ctx, { scratch: reading !== "apply" });
   try {
     const cas = new Cas(join(ctx.store, "cas"));
-    const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: from.id }, snapshotSide(cas, from), to ? snapshotSide(cas, to) : nowSide(ctx, current!));
+    const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: from.id }, snapshotSide(ctx, cas, from), to ? snapshotSide(ctx, cas, to) : nowSide(ctx, current!));
     return await fn({ cs: onlyPaths(cs, globs, named) });
   } finally {
     current?.dispose();

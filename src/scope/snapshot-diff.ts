@@ -8,6 +8,7 @@ import { sameTooLarge, tooLargeState, type TooLarge } from "../capture/toolarge.
 import type { Context } from "../repo/context.js";
 import type { ChangeSet, RepoPath, Scope, State } from "../domain/types.js";
 import { treeChangeSet } from "./tree.js";
+import { storedAsIs } from "../capture/conversion.js";
 import { correctVisibility, type DiffEntry, type Rules } from "./visibility.js";
 
 /**
@@ -21,6 +22,74 @@ import { correctVisibility, type DiffEntry, type Rules } from "./visibility.js";
 export interface Side extends Rules {
   /** Files left out of the tree for being over the size cap. */
   toolarge?: Readonly<Record<string, TooLarge>> | undefined;
+  /** The tree holds git's clean form of its files where git converts (an older snapshot: `legacyForm`). */
+  clean?: boolean;
+  /** The untracked nested repositories it saw (`dir/`), where it knows (a full status). */
+  nested?: readonly string[] | undefined;
+}
+
+/**
+ * A tree leaves untracked nested repositories out, so one that is gone on
+ * the later side (an agent's `rm -rf`, its uncommitted work with it) shows
+ * in no tree diff: it gets an entry of its own, its earlier state never
+ * recorded (`unknown`: undo says it cannot bring it back), never silence.
+ * Only where both sides know what they saw. Pure.
+ */
+export function goneNested(entries: readonly DiffEntry[], from: Pick<Side, "nested">, to: Pick<Side, "nested">): DiffEntry[] {
+  if (!from.nested?.length || !to.nested) return [...entries];
+  const now = new Set(to.nested);
+  const have = new Set(entries.map((e) => e.path as string));
+  const out = [...entries];
+  for (const d of from.nested) {
+    const path = d.replace(/\/$/, "");
+    if (now.has(d) || have.has(path)) continue;
+    out.push({ path: path as RepoPath, pre: { kind: "unknown" }, post: null });
+  }
+  return out;
+}
+
+/**
+ * Whether snapshot `s` holds git's clean form of files git converts: taken
+ * before snapshots kept bytes as on disk, in a repository where git
+ * converts (judged by the sources git reads for a path at the root:
+ * config, and attributes files outside the tree and at its root).
+ */
+export function legacyForm(ctx: Context, s: Pick<Snapshot, "bytes">): boolean {
+  return s.bytes !== "disk" && !storedAsIs(ctx, [".gitattributes"]);
+}
+
+/** `entries` with each clean-form side's states marked so, and what differs only by form taken out. */
+export async function inForms(ctx: Context, entries: readonly DiffEntry[], from: Pick<Side, "clean">, to: Pick<Side, "clean">, env: Record<string, string>): Promise<DiffEntry[]> {
+  const m = marked(entries, from, to);
+  return Boolean(from.clean) === Boolean(to.clean) ? m : acrossForms(ctx, m, env);
+}
+
+/** `entries` with the states of a clean-form side marked so (`State.clean`). */
+function marked(entries: readonly DiffEntry[], from: Pick<Side, "clean">, to: Pick<Side, "clean">): DiffEntry[] {
+  if (!from.clean && !to.clean) return [...entries];
+  const mark = (s: State | null, clean: boolean | undefined): State | null => (clean && s?.kind === "file" ? { ...s, clean: true } : s);
+  return entries.map((e) => ({ ...e, pre: mark(e.pre, from.clean), post: mark(e.post, to.clean) }));
+}
+
+/**
+ * Across the change of form (an older snapshot and a newer one), a file
+ * git converts differs by id though nothing changed: it is no change where
+ * the bytes of the newer, put through git's conversion at its path, give
+ * the older's id. One git process per such path, only across the change.
+ */
+async function acrossForms(ctx: Context, entries: DiffEntry[], env: Record<string, string>): Promise<DiffEntry[]> {
+  const out: DiffEntry[] = [];
+  for (const e of entries) {
+    const { pre, post } = e;
+    if (pre?.kind === "file" && post?.kind === "file" && Boolean(pre.clean) !== Boolean(post.clean) && pre.oid && post.oid && pre.mode === post.mode) {
+      const [clean, disk] = pre.clean ? [pre, post] : [post, pre];
+      const bytes = (await ctx.git(["cat-file", "blob", disk.oid!], { env })).stdout;
+      const id = (await ctx.git(["hash-object", `--path=${e.path}`, "--stdin"], { input: bytes })).stdout.toString("utf8").trim();
+      if (id === clean.oid) continue;
+    }
+    out.push(e);
+  }
+  return out;
 }
 
 /**
@@ -56,17 +125,18 @@ async function snapshotDiff(ctx: Context, from: Side & { at: string }, to: Side)
 export async function correctDiff(ctx: Context, entries: readonly DiffEntry[], from: Side & { at: string }, to: Side): Promise<DiffEntry[]> {
   // Either side's objects may live in a scratch dir: each tree is read with both environments.
   const env = { ...from.env, ...to.env };
-  return correctVisibility(ctx, withTooLarge(entries, from.toolarge, to.toolarge), { ...from, env }, { ...to, env });
+  const forms = await inForms(ctx, entries, from, to, env);
+  return correctVisibility(ctx, goneNested(withTooLarge(forms, from.toolarge, to.toolarge), from, to), { ...from, env }, { ...to, env });
 }
 
 /** A snapshot as one side of a diff: its tree, its ignore rules (kept in the CAS) and its over-cap files. */
-export function snapshotSide(cas: Cas, s: Snapshot): Side & { at: string } {
-  return { tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles, at: s.at };
+export function snapshotSide(ctx: Context, cas: Cas, s: Snapshot): Side & { at: string } {
+  return { tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles, at: s.at, clean: legacyForm(ctx, s), nested: s.nested };
 }
 
 /** The work tree now (a tree `writeWorkTree` wrote) as one side of a diff. */
 export function nowSide(ctx: Context, now: TreeResult): Side {
-  return { tree: now.tree, env: now.env, excludes: excludeTexts(ctx), toolarge: now.toolargeFiles };
+  return { tree: now.tree, env: now.env, excludes: excludeTexts(ctx), toolarge: now.toolargeFiles, nested: now.nested };
 }
 
 /**

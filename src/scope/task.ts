@@ -8,7 +8,7 @@ import { resolveContext, type Context } from "../repo/context.js";
 import type { ChangeSet, Interleaved, RepoPath } from "../domain/types.js";
 import { diffPairs, treeChangeSet } from "./tree.js";
 import { branchEntries, type BranchStep } from "./fold/branch.js";
-import { withTooLarge } from "./snapshot-diff.js";
+import { inForms, legacyForm, withTooLarge } from "./snapshot-diff.js";
 import { checkName } from "../domain/paths.js";
 import { readJournal } from "../store/journal.js";
 import { mkdirPrivate } from "../sys/files.js";
@@ -355,7 +355,9 @@ async function branchSteps(ctx: Context, b: TaskBinding, fork: string, tip: stri
     ctx,
     chain.map(([c, p]) => ({ from: p!, to: c! })),
   );
-  return chain.map(([c], i) => ({ id: c!, own: own.get(c!)!, entries: diffs[i]! }));
+  // Commits hold git's clean form of what git converts.
+  const clean = legacyForm(ctx, {});
+  return Promise.all(chain.map(async ([c], i) => ({ id: c!, own: own.get(c!)!, entries: await inForms(ctx, diffs[i]!, { clean }, { clean }, {}) })));
 }
 
 /**
@@ -373,6 +375,7 @@ export async function branchChangeSet(ctx: Context, b: TaskBinding): Promise<{ c
     }
     const fork = await forkPoint(ctx, b, tip);
     const steps = await branchSteps(ctx, b, fork, tip);
+    const commitsClean = legacyForm(ctx, {});
     const by = [b.session ?? `branch:${b.branch}`];
     const scope = { kind: "task" as const, id: b.task };
     const wt = b.worktree ? (await worktrees(ctx)).find((w) => safeReal(w.path) === safeReal(b.worktree!) && w.branch === b.branch) : undefined;
@@ -381,8 +384,10 @@ export async function branchChangeSet(ctx: Context, b: TaskBinding): Promise<{ c
       const now = await writeWorkTree(wctx, { scratch: true });
       try {
         const cs = await treeChangeSet(ctx, scope, tip, now.tree, [], by, now.env);
+        // A commit holds git's clean form, the scratch tree the bytes on disk: compared in their forms.
+        const entries = await inForms(ctx, cs.entries, { clean: commitsClean }, {}, now.env);
         // Files over the cap are absent from the scratch tree, not from the worktree (SPEC 2).
-        steps.push({ id: "worktree", own: true, entries: withTooLarge(cs.entries, undefined, now.toolargeFiles) });
+        steps.push({ id: "worktree", own: true, entries: withTooLarge(entries, undefined, now.toolargeFiles) });
       } finally {
         now.dispose();
       }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { git, makeRepo, read, tempDir, unwind, unwindAsync, write, type CliResult } from "../helpers.js";
@@ -195,6 +195,36 @@ describe("nested repositories: absence of evidence is not a change", () => {
     write(root, "vendor/lib/f.txt", "a person's\n");
     const later = unwind(root, ["undo", "--session", S, "--dry-run", "--json"]);
     expect(later.json.items.find((i: { path: string }) => i.path === "vendor/lib/f.txt")).toMatchObject({ action: "conflict", reason: "changed-since" });
+  });
+});
+
+describe("an untracked nested repository an agent removed is said, never silent", () => {
+  function withNested() {
+    const root = makeRepo({ "README.md": "# r\n" });
+    const lib = join(root, "vendor/lib");
+    mkdirSync(lib, { recursive: true });
+    git(lib, "init", "-q");
+    write(root, "vendor/lib/a.txt", "committed\n");
+    git(lib, "add", "-A");
+    git(lib, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c");
+    write(root, "vendor/lib/wip.txt", "uncommitted work\n");
+    return root;
+  }
+  const S = "sess-rmrf-1111";
+
+  it("rm -rf of it in a shell call: the call's change set has a not-captured entry for it, and undo says it cannot bring it back", () => {
+    const root = withNested();
+    claudeCall(root, S, "Bash", { command: "rm -rf vendor/lib" }, () => rmSync(join(root, "vendor/lib"), { recursive: true, force: true }));
+    const c = unwind(root, ["changes", "--session", S, "--json"]);
+    expect(c.json.entries).toMatchObject([{ path: "vendor/lib", change: "deleted", pre: { kind: "unknown" }, post: null }]);
+    const u = unwind(root, ["undo", "--session", S, "--json"]);
+    expect([u.code, u.json.items]).toEqual([1, [expect.objectContaining({ path: "vendor/lib", action: "conflict", reason: "not-captured" })]]);
+  });
+
+  it("control: a shell call that leaves it alone has no entry for it", () => {
+    const root = withNested();
+    claudeCall(root, S, "Bash", { command: "echo x > other.txt" }, () => write(root, "other.txt", "x\n"));
+    expect(unwind(root, ["changes", "--session", S, "--json"]).json.entries.map((e: { path: string }) => e.path)).toEqual(["other.txt"]);
   });
 });
 
