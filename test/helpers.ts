@@ -186,15 +186,17 @@ export { spawnSync };
 
 /**
  * A real git behind a shell wrapper: `before` runs first (sh; "$*" holds the
- * arguments), then the real git. Returns the PATH that puts it first.
+ * arguments), then the real git, then `after` (its exit status kept).
+ * Returns the PATH that puts it first.
  */
-export function wrappedGit(before: string): string {
+export function wrappedGit(before: string, after = ""): string {
   const bin = tempDir();
   const real = (process.env.PATH ?? "")
     .split(":")
     .map((d) => join(d, "git"))
     .find((p) => existsSync(p));
-  writeFileSync(join(bin, "git"), `#!/bin/sh\n${before}\nexec "${real}" "$@"\n`);
+  const run = after ? `"${real}" "$@"\nrc=$?\n${after}\nexit $rc` : `exec "${real}" "$@"`;
+  writeFileSync(join(bin, "git"), `#!/bin/sh\n${before}\n${run}\n`);
   chmodSync(join(bin, "git"), 0o755);
   return `${bin}:${process.env.PATH}`;
 }

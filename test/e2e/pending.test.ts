@@ -141,7 +141,7 @@ describe("the pending record, from a second review", () => {
     expect(existsSync(record)).toBe(false);
   });
 
-  it("a .gitattributes or a conversion setting that changed: recorded files are hashed again, as a fresh index would", () => {
+  it("a .gitattributes or a conversion setting that changed: the snapshot still holds the bytes on disk", () => {
     for (const change of ["attributes", "autocrlf"] as const) {
       const root = makeRepo({ "keep.txt": "k\n" });
       unwind(root, ["snapshot"]);
@@ -153,8 +153,10 @@ describe("the pending record, from a second review", () => {
       else git(root, "config", "core.autocrlf", "true");
       const r = unwind(root, ["snapshot", "--json"]);
       expect(r.code, r.stderr).toBe(0);
-      expect(git(root, "cat-file", "blob", `${r.json.tree}:foo.txt`), change).toBe("crlf\n");
-      expect(r.json.tree, change).toBe(gitsTree(root));
+      expect(git(root, "cat-file", "blob", `${r.json.tree}:foo.txt`), change).toBe("crlf\r\n");
+      expect(git(root, "cat-file", "blob", `${r.json.tree}:bar.txt`), change).toBe("bar2\n");
+      // Negative control: the setting is live, git's own tree holds foo.txt converted.
+      expect(git(root, "cat-file", "blob", `${gitsTree(root)}:foo.txt`), change).toBe("crlf\n");
     }
   });
 });

@@ -131,13 +131,13 @@ describe("trees edited in-process equal the trees git writes", () => {
     expect(git(root, "ls-tree", "-r", "--name-only", r.json.tree)).toContain("a/b/keep.txt");
   });
 
-  it("a changed file that vanishes before git hashes it (a build's temp file) is simply gone from the snapshot, which still succeeds", () => {
-    // The attributes file makes git do the hashing (src/capture/conversion.ts).
+  it("a changed file that vanishes before it is hashed (a build's temp file) is simply gone from the snapshot, which still succeeds", () => {
     const root = makeRepo({ "a/keep.txt": "keep\n", "a/tmp.txt": "tmp\n", ".gitattributes": "*.bin binary\n" });
     unwind(root, ["snapshot"]);
-    // A real git, behind a wrapper that deletes the file the moment hash-object
-    // starts: what a concurrent process deleting it would do, deterministically.
-    const env = { PATH: wrappedGit(`case " $* " in *" hash-object "*) rm -f "$VANISH";; esac`), VANISH: join(root, "a/tmp.txt") };
+    // A real git, behind a wrapper that deletes the file the moment status has
+    // listed it as changed, before the snapshot reads it: what a concurrent
+    // process deleting it would do, deterministically.
+    const env = { PATH: wrappedGit("", `case " $* " in *" status "*) rm -f "$VANISH";; esac`), VANISH: join(root, "a/tmp.txt") };
 
     write(root, "a/keep.txt", "keep 2\n");
     write(root, "a/tmp.txt", "tmp 2\n");
