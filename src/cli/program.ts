@@ -4,6 +4,7 @@ import { Exit, usage } from "../domain/errors.js";
 import { printJsonError, reportError } from "./report-error.js";
 import type * as Undo from "./commands/undo.js";
 import { VERSION } from "../domain/version.js";
+import { ID_HELP, KINDS, NARROWING, SCOPE_KINDS, withKeys } from "../scope/kinds.js";
 import type { Globals } from "./globals.js";
 import { setColorMode, type ColorMode, type Output } from "./render.js";
 
@@ -30,7 +31,16 @@ const port = (v: string) => {
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 const SINCE = "only those at or after this ISO time, or this long ago (2h, 3d)";
-const ID = "an id, or a unique prefix or suffix of 6+ characters (as the lists show them)";
+const ID = ID_HELP;
+
+/** One option per scope kind, from the one table of kinds; a narrowing option (--to) right after the kind it narrows. */
+function scopeFlags<C extends AnyCommand>(c: C): C {
+  for (const k of KINDS) {
+    c.option(SCOPE_KINDS[k].flag, SCOPE_KINDS[k].help);
+    for (const w of withKeys(k)) if (w in NARROWING) c.option(NARROWING[w as keyof typeof NARROWING].flag, NARROWING[w as keyof typeof NARROWING].help);
+  }
+  return c;
+}
 
 /** Adds the example every command's help ends with. */
 function example<C extends { addHelpText(pos: "after", text: string): unknown }>(c: C, ...lines: string[]): C {
@@ -68,15 +78,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   };
   // These add options a command shares with others; its action reads them through the command module's own option type.
   const scopeOptions = <C extends AnyCommand>(c: C): C =>
-    c
-      .option("--session <id>", "a session: full name, bare id, or unique prefix of 6+ characters")
-      .option("--call <id>", "one tool call (with --session to pick among sessions that share the id)")
-      .option("--from-call <id>", "this tool call and every later call of its session")
-      .option("--task <name>", "a task: its sessions, or its branch when bound with `unwind task start`")
-      .option("--snapshot <id>", `changes since this snapshot (${ID})`)
-      .option("--to <id>", "with --snapshot: up to this snapshot (default: the work tree now)")
-      .option("--run <id>", `a run capsule: ${ID}`)
-      .option("--baseline <key>", "a stage baseline: each governed path from the state the stage found to now")
+    scopeFlags(c)
       .option("--prefix <dir>", "with --baseline: only under this prefix, one the baseline covers (repeatable)", collect)
       .option("--since <when>", "only calls that started at or after this ISO time, or this long ago (2h, 3d)")
       .option("--path <glob>", "only paths matching, relative to the current directory (repeatable)", collect)
