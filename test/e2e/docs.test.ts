@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extract, missingLine, REPO, runTour, type Tour } from "../docs-tours.js";
+import { extract, missingLine, REPO, runTour, type Tour, type TourResult } from "../docs-tours.js";
 import { tempDir } from "../helpers.js";
 
 const FILES = [
@@ -44,7 +44,13 @@ describe("the docs' tours", () => {
     const wrongExit = tourOf(`${SETUP}${fence}sh\n$ unwind restore nope\n${fence}\n`);
     const wrongLine = tourOf(`${SETUP}${fence}sh\n$ unwind snapshots\n…  a label it never had\n${fence}\n`);
     const brokenScript = tourOf(`${SETUP}${fence}sh\nunwind snapshto\necho never\n${fence}\n${fence}sh\n$ unwind snapshots\n${fence}\n`);
-    const [g, b, e, w, s] = await Promise.all([good, broken, wrongExit, wrongLine, brokenScript].map((t) => runTour(t, tempDir("unwind-docs-"))));
+    const [g, b, e, w, s] = (await Promise.all([good, broken, wrongExit, wrongLine, brokenScript].map((t) => runTour(t, tempDir("unwind-docs-"))))) as [
+      TourResult,
+      TourResult,
+      TourResult,
+      TourResult,
+      TourResult,
+    ];
     expect(g).toEqual({ ok: true, report: "" });
     expect(b.ok).toBe(false);
     expect(b.report).toContain("$ unwind snapshots --no-such-flag\n  exit 2, the doc says 0");
