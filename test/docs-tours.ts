@@ -12,7 +12,7 @@
 // with `#` is a comment. A command ending in `# exit N` must exit N, any other 0. A block without `$ ` lines
 // is a script, run whole under `set -e` in the same shell (a `cd` or an `export` carries on).
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -171,7 +171,7 @@ function envFor(home: string, tmp: string): NodeJS.ProcessEnv {
 }
 
 /** Runs a tour in `dir` (an empty directory: the scratch home and repository are made under it). */
-export async function runTour(tour: Tour, dir: string, timeoutMs = 60_000): Promise<TourResult> {
+export async function runTour(tour: Tour, dir: string, timeoutMs = 120_000): Promise<TourResult> {
   const home = join(dir, "home");
   const work = join(dir, "work");
   const tmp = join(dir, "tmp");
@@ -193,7 +193,22 @@ export async function runTour(tour: Tour, dir: string, timeoutMs = 60_000): Prom
       done({ output, code });
     });
   });
+  stopWatchers(work);
   return judge(tour, output, code);
+}
+
+// A tour that failed before its `unwind watch stop` leaves the watcher daemon it started running (it runs until
+// stopped): stop it by the pid its own info file names, so a broken doc costs no process that outlives the test.
+function stopWatchers(work: string): void {
+  for (const repo of readdirSync(work)) {
+    const dir = join(work, repo, ".git", "unwind", "watch");
+    if (!existsSync(dir)) continue;
+    for (const f of readdirSync(dir).filter((n) => n.endsWith(".json"))) {
+      try {
+        process.kill(JSON.parse(readFileSync(join(dir, f), "utf8")).pid, "SIGTERM");
+      } catch {}
+    }
+  }
 }
 
 function judge(tour: Tour, output: string, code: number | null): TourResult {

@@ -33,10 +33,14 @@ describe("the docs' tours", () => {
     expect(TOURS.filter((t) => t.file === "README.md").length).toBeGreaterThan(0);
   });
 
-  it.concurrent.each(TOURS.map((t) => [`${t.file} '${t.name}'`, t] as const))("%s runs as the doc shows", async (_, tour) => {
-    const r = await runTour(tour, tempDir("unwind-docs-"));
-    if (!r.ok) throw new Error(`\n${r.report}`);
-  });
+  it.concurrent.each(TOURS.map((t) => [`${t.file} '${t.name}'`, t] as const))(
+    "%s runs as the doc shows",
+    async (_, tour) => {
+      const r = await runTour(tour, tempDir("unwind-docs-"));
+      if (!r.ok) throw new Error(`\n${r.report}`);
+    },
+    150_000,
+  );
 
   it("negative control: a broken command, or a line its output lacks, fails the tour and shows the output to paste", async () => {
     const good = tourOf(`${SETUP}${fence}sh\n$ unwind snapshots\n…  start\n$ unwind restore nope   # exit 3\nunwind: no snapshot nope…\n${fence}\n`);
