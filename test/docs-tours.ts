@@ -250,3 +250,14 @@ function pasteable(b: Block, bi: number, got: Map<string, { out: string; exit: n
 }
 
 const fail = (report: string): TourResult => ({ ok: false, report });
+
+/** The relative links of a doc whose file does not exist, resolved from the doc's own directory. */
+export function brokenLinks(file: string, markdown: string): string[] {
+  const broken: string[] = [];
+  for (const m of markdown.matchAll(/\]\(([^)\s]+)\)/g)) {
+    const target = m[1]!.split("#")[0]!;
+    if (target === "" || /^[a-z]+:/.test(target)) continue;
+    if (!existsSync(join(REPO, dirname(file), target))) broken.push(`${file}: ${m[1]}`);
+  }
+  return broken;
+}

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { extract, missingLine, REPO, runTour, type Tour, type TourResult } from "../docs-tours.js";
+import { brokenLinks, extract, missingLine, REPO, runTour, type Tour, type TourResult } from "../docs-tours.js";
 import { tempDir } from "../helpers.js";
 
 const FILES = [
@@ -31,6 +31,12 @@ describe("the docs' tours", () => {
     expect(EXTRACTED.flatMap((e) => e.errors)).toEqual([]);
     // The README's own tour is the one a new user follows first.
     expect(TOURS.filter((t) => t.file === "README.md").length).toBeGreaterThan(0);
+  });
+
+  it("every relative link of README.md and docs/*.md leads to a file that exists (a section moved is a link to fix)", () => {
+    expect(FILES.flatMap((f) => brokenLinks(f, readFileSync(join(REPO, f), "utf8")))).toEqual([]);
+    // Control: the same check finds a link to a guide that is not there.
+    expect(brokenLinks("README.md", "[a](docs/sessions.md) [b](docs/nope.md#x) [c](https://example.com) [d](#top)")).toEqual(["README.md: docs/nope.md#x"]);
   });
 
   it.concurrent.each(TOURS.map((t) => [`${t.file} '${t.name}'`, t] as const))(
