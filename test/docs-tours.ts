@@ -78,7 +78,9 @@ export function extract(file: string, markdown: string): Extracted {
     let j = i + 1;
     while (j < lines.length && !lines[j]!.startsWith(fence)) body.push(lines[j++]!);
     const at = `${file}:${i + 1}`;
-    if (lang !== "sh") {
+    if (["bash", "shell", "console", "zsh", "shell-session"].includes(lang)) {
+      out.errors.push(`${at}: a \`${lang}\` fence: make it \`sh\` (a tour, or marked not a tour)`);
+    } else if (lang !== "sh") {
       if (body.some((l) => l.startsWith("$ "))) out.errors.push(`${at}: a \`$ \` transcript in a \`${lang || "plain"}\` fence: make it \`sh\` (a tour, or marked not a tour)`);
     } else if (skipReason !== undefined) {
       out.skipped.push({ file, line: i + 1, reason: skipReason });

@@ -78,11 +78,15 @@ describe("the docs' tours", () => {
     expect(s.report.split("--- its output:")[1]).not.toContain("never"); // set -e stopped the block at its broken line
   });
 
-  it("the extractor refuses an unmarked sh block and a transcript outside sh, and skips a marked one", () => {
-    const e = extract("x.md", `${fence}sh\nls\n${fence}\n\n${fence}\n$ unwind status\n${fence}\n\n<!-- not a tour: installs from npm -->\n${fence}sh\nnpm i -g unwind\n${fence}\n<!-- tour: t -->\n`);
+  it("the extractor refuses an unmarked sh block, a transcript outside sh and a bash fence, and skips a marked one", () => {
+    const e = extract(
+      "x.md",
+      `${fence}sh\nls\n${fence}\n\n${fence}\n$ unwind status\n${fence}\n\n<!-- not a tour: installs from npm -->\n${fence}sh\nnpm i -g unwind\n${fence}\n<!-- tour: t -->\n${fence}bash\nls\n${fence}\n`,
+    );
     expect(e.errors).toEqual([
       "x.md:1: an `sh` block outside any tour: put <!-- tour: NAME --> before it, or <!-- not a tour: REASON --> right above it",
       "x.md:5: a `$ ` transcript in a `plain` fence: make it `sh` (a tour, or marked not a tour)",
+      "x.md:14: a `bash` fence: make it `sh` (a tour, or marked not a tour)",
       "x.md:13: tour 't' has no `sh` block",
     ]);
     expect(e.skipped).toEqual([{ file: "x.md", line: 10, reason: "installs from npm" }]);
