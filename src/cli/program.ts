@@ -3,7 +3,7 @@ import type { SnapshotStart } from "../capture/snapshot.js";
 import { Exit, usage } from "../domain/errors.js";
 import { printJsonError, reportError } from "./report-error.js";
 import type * as Undo from "./commands/undo.js";
-import { VERSION } from "../domain/version.js";
+import { STORE_FORMAT, VERSION } from "../domain/version.js";
 import type { Globals } from "./globals.js";
 import { setColorMode, type ColorMode, type Output } from "./render.js";
 
@@ -47,7 +47,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   const program = new Command()
     .name("unwind")
     .description("A flight recorder and precise undo for AI coding agents.")
-    .version(VERSION)
+    .version(`${VERSION} (store format ${STORE_FORMAT})`)
     .option("--root <dir>", "the work tree to guard (default: the repository of the current directory)")
     .option("--json", "print exactly one JSON document on stdout (messages go to stderr)")
     .addOption(new Option("--color <when>", "colour in human output (NO_COLOR and FORCE_COLOR are honoured under auto)").choices(["auto", "always", "never"] as const).default("auto" as const))
