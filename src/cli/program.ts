@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option, type OptionValues } from "@commander-js/extra-typings";
+import { Argument, Command, CommanderError, Option, type OptionValues } from "@commander-js/extra-typings";
 import type { SnapshotStart } from "../capture/snapshot.js";
 import { Exit, usage } from "../domain/errors.js";
 import { printJsonError, reportError } from "./report-error.js";
@@ -6,6 +6,7 @@ import type * as Undo from "./commands/undo.js";
 import { STORE_FORMAT, VERSION } from "../domain/version.js";
 import type { Globals } from "./globals.js";
 import { setColorMode, type ColorMode, type Output } from "./render.js";
+import { EXAMPLES, SHELLS } from "./describe.js";
 
 type Handler = () => Promise<Output>;
 
@@ -34,6 +35,7 @@ const ID = "an id, or a unique prefix or suffix of 6+ characters (as the lists s
 
 /** Adds the example every command's help ends with. */
 function example<C extends { addHelpText(pos: "after", text: string): unknown }>(c: C, ...lines: string[]): C {
+  EXAMPLES.set(c, lines);
   c.addHelpText("after", `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}`);
   return c;
 }
@@ -517,6 +519,18 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind task list --json",
   );
 
+  example(
+    program
+      .command("completion")
+      .description("print the shell completion script for bash, zsh or fish (commands, options, option values)")
+      .addArgument(new Argument("<shell>", "bash, zsh or fish").choices(SHELLS))
+      .action(function (shell) {
+        run(g(this), async () => (await import("./commands/help.js")).completion(program, shell));
+      }),
+    'eval "$(unwind completion bash)"   (in ~/.bashrc; zsh: in ~/.zshrc after compinit)',
+    "unwind completion fish > ~/.config/fish/completions/unwind.fish",
+  );
+
   return program;
 }
 
@@ -532,7 +546,10 @@ export async function runCli(argv: string[], early: { start: SnapshotStart | nul
   }, early);
   const jsonWanted = argv.includes("--json");
   try {
-    await program.parseAsync(argv, { from: "user" });
+    // `unwind` alone (global options at most): commander would print the command list as an error.
+    const { operands, unknown } = program.parseOptions(argv);
+    if (operands.length === 0 && unknown.length === 0 && !argv.some((a) => /^-(h|V|-help|-version)$/.test(a))) pending = startScreen(program);
+    else await program.parseAsync(argv, { from: "user" });
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return Exit.ok;
@@ -555,4 +572,11 @@ export async function runCli(argv: string[], early: { start: SnapshotStart | nul
   } catch (e) {
     return reportError(e, Boolean(p.globals.json));
   }
+}
+
+/** A person's first screen: where this work tree stands, what to type next. */
+function startScreen(program: Command): { globals: Globals; h: Handler } {
+  const globals = program.opts() as Globals & { color?: ColorMode };
+  setColorMode(globals.color ?? "auto");
+  return { globals, h: async () => (await import("./commands/help.js")).startHere(globals, program) };
 }
