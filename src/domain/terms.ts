@@ -40,10 +40,13 @@ const UI: Table = [
   [/globs are relative to the current directory; list the paths with: unwind changes/g, "the change set lists the paths"],
   [/, or pass --any-worktree to write it here/g, " (the UI writes only this work tree's own)"],
   [/give the digest a dry run printed \(its first 12\+ hex digits\)/g, "preview it again (Preview undo or Preview restore) and apply that plan"],
+  [/name one of --session, --call, --from-call, --task, --snapshot, --run or --baseline/g, "pick a session, call, task, run or snapshot in the timeline"],
   [/--dry-run\b/g, "a preview (Preview undo or Preview restore)"],
   [/--force\b/g, "the Force checkbox"],
   [/--merge\b/g, "the Merge checkbox"],
   [/--expect\b/g, "the plan"],
+  [/--from-call\b/g, "fromCall"],
+  [/--(session|call|task|snapshot|to|since|run|baseline|path)\b/g, "$1"],
 ];
 
 /** `text`, a library message or hint, as it reads over MCP or in the web UI. */
