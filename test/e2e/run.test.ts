@@ -343,6 +343,7 @@ describe("owned processes", () => {
     const human = unwind(root, ["run", "show", "names"]).stdout;
     expect(human).toContain("python3 -m http.server");
     expect(human).toContain("sleep 301");
+    expect(human).toMatch(new RegExp(`child +sh -c sh ${script.replace(/[.]/g, "\\.")} +exited`)); // the child: the command the run was given
 
     // The job execs into its own program after the run ended: cleanup reads it again, from the process.
     const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();

@@ -92,7 +92,13 @@ function renderShow(r: RunShow): string {
     ? table(
         [
           ["PID", "START", "HOW", "COMMAND", "WHEN THE RUN ENDED"],
-          ...r.processes.map((p) => [String(p.pid), p.start ?? "?", p.how, processName(p), p.end ?? (p.how === "child" ? "exited" : c.keepProcesses ? "kept (--keep-processes)" : "-")]),
+          ...r.processes.map((p) => [
+            String(p.pid),
+            p.start ?? "?",
+            p.how,
+            processName(p.how === "child" && !p.cmd ? { ...p, cmd: c.argv } : p),
+            p.end ?? (p.how === "child" ? "exited" : c.keepProcesses ? "kept (--keep-processes)" : "-"),
+          ]),
         ],
         [],
         { fit: [3] },
