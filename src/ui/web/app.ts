@@ -114,6 +114,12 @@ const stateShort = (s: State | null) => (s === null ? "absent" : s.kind === "fil
 const scopeParams = (t: Target): Record<string, string> => (t.kind === "call" ? { call: t.id, session: t.session } : { [t.kind]: t.id });
 /** The snapshots a hook took around a shell call: its restore points, shown in the call's row and page, not as rows of their own. */
 const snapshotsOf = (t: Timeline, session: string, call: string) => t.snapshots.filter((x) => x.session === session && x.call === call).sort((a, b) => (a.at < b.at ? -1 : 1));
+/** The run a snapshot was taken around (`unwind run` labels them "run ID: before" and "run ID: after"), when that run is listed. */
+const runOfSnapshot = (t: Timeline, s: SnapshotInfo) => {
+  const m = /^run (.+): (before|after)$/.exec(s.label ?? "");
+  return m && t.runList.some((r) => r.id === m[1]) ? m[1]! : null;
+};
+const runSnapshots = (t: Timeline, id: string) => t.snapshots.filter((s) => runOfSnapshot(t, s) === id).sort((a, b) => (a.at < b.at ? -1 : 1));
 
 // ---------------------------------------------------------------- timeline
 
@@ -236,6 +242,7 @@ function renderTimeline(): void {
     }
     for (const s of t.snapshots) {
       if (s.session !== null && s.call !== null && t.sessions.some((x) => x.session === s.session)) continue; // folded into its call's row
+      if (runOfSnapshot(t, s) !== null) continue; // folded into its run's row
       if (run) continue;
       if (session && s.session !== session) continue;
       if (task && s.task !== task) continue;
@@ -346,7 +353,8 @@ async function showScope(t: Target): Promise<void> {
   const extra = h("div", { id: "about" });
   const changes = h("div", { id: "changes" }, h("p", { class: "muted" }, "Loading the change set…"));
   const render = () => void renderChanges(t, changes, preview);
-  const around = t.kind === "call" && state.timeline ? snapshotsOf(state.timeline, t.session, t.id) : [];
+  const around = !state.timeline ? [] : t.kind === "call" ? snapshotsOf(state.timeline, t.session, t.id) : t.kind === "run" ? runSnapshots(state.timeline, t.id) : [];
+  const what = t.kind === "run" ? "the run" : "this call";
   clear(
     pane,
     h(
@@ -361,7 +369,7 @@ async function showScope(t: Target): Promise<void> {
             { class: "around" },
             "Restore points: ",
             ...around.map((x, i) =>
-              h("button", { class: "link", type: "button", onclick: () => openSnapshot(x.id) }, `${around.length === 2 ? (i === 0 ? "before" : "after") : `#${i + 1}`} this call (${short(x.id, 12)})`),
+              h("button", { class: "link", type: "button", onclick: () => openSnapshot(x.id) }, `${around.length === 2 ? (i === 0 ? "before" : "after") : `#${i + 1}`} ${what} (${short(x.id, 12)})`),
             ),
           )
         : null,
@@ -475,12 +483,10 @@ async function renderChanges(t: Target, box: HTMLElement, preview: HTMLElement):
         h("span", { class: "by" }, e.by.join(", ")),
         e.shared?.length ? h("span", { class: "shared" }, `shared with ${e.shared.map((c) => (c.session === `run:${c.call}` ? `run ${c.call}` : `${c.session} ${c.call}`)).join(", ")}`) : null,
         e.unclosed ? h("span", { class: "shared" }, "unclosed call") : null,
-        h("label", { class: "viewed-label" }, viewed, " Viewed"),
       ),
       body,
     );
-    // A click on the box marks it viewed; it must not also fold or open the file.
-    viewed.addEventListener("click", (ev) => ev.stopPropagation());
+    // Beside the summary, not in it: a control inside a summary is a control inside a button to a screen reader.
     viewed.addEventListener("change", () => {
       const k = key(e);
       if (viewed.checked) state.viewed.add(k);
@@ -501,7 +507,7 @@ async function renderChanges(t: Target, box: HTMLElement, preview: HTMLElement):
     details.addEventListener("toggle", () => details.open && load());
     if (i < 20 && !seen) load();
     anchors.set(e.path, details);
-    files.append(details);
+    files.append(h("div", { class: "entry-box" }, details, h("label", { class: "viewed-label" }, viewed, " Viewed")));
   });
   const tree = fileTree(cs.entries, (path) => {
     const d = anchors.get(path);
