@@ -78,7 +78,15 @@ for (const c of candidates) {
   }
   // Read from disk: not every package exports its package.json.
   const version = JSON.parse(readFileSync(new URL(`../node_modules/${c.pkg}/package.json`, import.meta.url), "utf8")).version;
-  const bundled = await build({ stdin: { contents: c.entry, resolveDir: process.cwd(), loader: "js" }, bundle: true, minify: true, write: false, format: "iife", platform: "browser", logLevel: "silent" });
+  const bundled = await build({
+    stdin: { contents: c.entry, resolveDir: process.cwd(), loader: "js" },
+    bundle: true,
+    minify: true,
+    write: false,
+    format: "iife",
+    platform: "browser",
+    logLevel: "silent",
+  });
   const size = bundled.outputFiles[0].contents.length;
   const highlight = await c.load();
   await highlight(before); // warm-up

@@ -51,7 +51,10 @@ const SERVER = [
   "createServer((req, res) => void serve(req, res)).listen(PORT);",
   "",
 ].join("\n");
-const SERVER_AFTER = SERVER.replace("process.env.PORT ?? 3000", "process.env.PORT ?? 8080").replace('  res.writeHead(500);\n  res.end("internal error");', '  res.writeHead(500, { "content-type": "text/plain" });\n  res.end(`internal error: ${String(e)}`);');
+const SERVER_AFTER = SERVER.replace("process.env.PORT ?? 3000", "process.env.PORT ?? 8080").replace(
+  '  res.writeHead(500);\n  res.end("internal error");',
+  '  res.writeHead(500, { "content-type": "text/plain" });\n  res.end(`internal error: \u0024{String(e)}`);',
+);
 
 let root: string;
 let ui: RunningUi;
@@ -61,13 +64,22 @@ const contexts: BrowserContext[] = [];
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), or point UNWIND_CHROMIUM at one`);
   root = makeRepo({ "src/server.ts": SERVER, "src/util/log.ts": "export const log = console.log;\n", "README.md": "# shop\n\nA small static server.\n", "package.json": '{ "name": "shop" }\n' });
-  const browserStarted = chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"] });
+  const browserStarted = chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
   const server = join(root, "src/server.ts");
-  claudeCall(root, SA, "Edit", { file_path: server, old_string: "3000", new_string: "8080" }, () => write(root, "src/server.ts", SERVER.replace("process.env.PORT ?? 3000", "process.env.PORT ?? 8080")));
+  claudeCall(root, SA, "Edit", { file_path: server, old_string: "3000", new_string: "8080" }, () =>
+    write(root, "src/server.ts", SERVER.replace("process.env.PORT ?? 3000", "process.env.PORT ?? 8080")),
+  );
   claudeCall(root, SA, "Edit", { file_path: server, old_string: "res.writeHead(500);", new_string: "res.writeHead(500, …);" }, () => write(root, "src/server.ts", SERVER_AFTER));
-  claudeCall(root, SA, "Write", { file_path: join(root, "src/util/format.ts"), content: "…" }, () => write(root, "src/util/format.ts", "/** Bytes as a person reads them. */\nexport function bytes(n: number): string {\n  return n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`;\n}\n"));
+  claudeCall(root, SA, "Write", { file_path: join(root, "src/util/format.ts"), content: "…" }, () =>
+    write(root, "src/util/format.ts", "/** Bytes as a person reads them. */\nexport function bytes(n: number): string {\n  return n < 1024 ? `\u0024{n} B` : `\u0024{(n / 1024).toFixed(1)} KiB`;\n}\n"),
+  );
   claudeCall(root, SA, "Bash", { command: "npm run gen", description: "generate the route table" }, () => write(root, "gen/routes.json", '{ "routes": 48 }\n'));
-  claudeCall(root, SB, "Edit", { file_path: join(root, "README.md"), old_string: "A small", new_string: "A small, fast" }, () => write(root, "README.md", "# shop\n\nA small, fast static server.\n\nRun it with `npm start`.\n"));
+  claudeCall(root, SB, "Edit", { file_path: join(root, "README.md"), old_string: "A small", new_string: "A small, fast" }, () =>
+    write(root, "README.md", "# shop\n\nA small, fast static server.\n\nRun it with `npm start`.\n"),
+  );
   expect(unwind(root, ["run", "--id", "build-1", "--", "sh", "-c", "mkdir -p out && echo built > out/app.js"]).code).toBe(0);
   [ui, browser] = await Promise.all([startUi(root), browserStarted]);
 });
@@ -87,8 +99,11 @@ async function page(width = 1400, opts: { bypassCSP?: boolean } = {}): Promise<P
   return p;
 }
 
+/** The README's pictures (at 1400 px); UNWIND_LOOK_DIR also keeps every view at each width tested, for a person to look at. */
 const shot = async (p: Page, name: string) => {
-  if (SHOTS) await p.screenshot({ path: join(import.meta.dirname, "..", "..", "docs", `ui-${name}.png`) });
+  const width = p.viewportSize()?.width ?? 0;
+  if (SHOTS && width === 1400) await p.screenshot({ path: join(import.meta.dirname, "..", "..", "docs", `ui-${name}.png`) });
+  if (process.env.UNWIND_LOOK_DIR) await p.screenshot({ path: join(process.env.UNWIND_LOOK_DIR, `${name}-${width}.png`) });
 };
 
 /** Opens session A's row and waits for its first diff. */
@@ -111,7 +126,6 @@ const axe = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 async function axeSerious(p: Page): Promise<string[]> {
   await p.evaluate(readFileSync(axe, "utf8"));
   const found = await p.evaluate(async () => {
-    // biome-ignore lint/suspicious/noExplicitAny: axe is injected by the test, untyped in the page
     const r = await (window as any).axe.run(document, { resultTypes: ["violations"] });
     return (r.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map((v) => ({ id: v.id, impact: v.impact, at: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) }));
   });
@@ -128,7 +142,7 @@ describe("unwind ui: reviewing an agent's work", () => {
       expect(await diff.locator("tr").first().getAttribute("class")).toBe("fold"); // starts with a folded run: the case that squeezed it
       const sel = 'details.entry[data-path="src/server.ts"] table.diff td.code.add';
       expect(await codeShare(p, sel), `unified at ${width}`).toBeGreaterThan(0.8);
-      await shot(p, `diff-${width}`);
+      await shot(p, "diff");
       // Negative control: the same table without its column widths (the layout before the fix) squeezes the code.
       await p.evaluate(() => {
         for (const c of document.querySelectorAll("table.diff colgroup")) c.remove();
@@ -169,7 +183,9 @@ describe("unwind ui: reviewing an agent's work", () => {
 
   it("a shell call's snapshots are folded into its row; runs and baselines have rows of their own", async () => {
     const p = await page();
-    const timeline = (await p.evaluate(() => fetch("./api/timeline", { headers: { "x-unwind-token": document.querySelector<HTMLMetaElement>('meta[name="unwind-token"]')!.content } }).then((r) => r.json()))) as {
+    const timeline = (await p.evaluate(() =>
+      fetch("./api/timeline", { headers: { "x-unwind-token": document.querySelector<HTMLMetaElement>('meta[name="unwind-token"]')!.content } }).then((r) => r.json()),
+    )) as {
       snapshots: { session: string | null; call: string | null }[];
     };
     // Control: the record has the Bash call's snapshots (before and after it)...
@@ -259,7 +275,7 @@ describe("unwind ui: reviewing an agent's work", () => {
     await expect.poll(() => p.locator(".plan h3").textContent()).toMatch(/^Take back hunk 2 of src\/server\.ts preview/);
     const what = p.locator(".plan details.what table.diff");
     await what.waitFor();
-    expect(await what.locator("td.code.del").allTextContents()).toEqual(['-  res.writeHead(500, { "content-type": "text/plain" });', "-  res.end(`internal error: ${String(e)}`);"]);
+    expect(await what.locator("td.code.del").allTextContents()).toEqual(['-  res.writeHead(500, { "content-type": "text/plain" });', "-  res.end(`internal error: \u0024{String(e)}`);"]);
     expect(await what.locator("td.code.add").allTextContents()).toEqual(["+  res.writeHead(500);", '+  res.end("internal error");']);
     const cli = unwind(root, ["undo", "--session", `claude:${SA}`, "--path", "src/server.ts", "--hunk", "2", "--dry-run", "--json"]);
     expect(await p.locator(".plan .digest").getAttribute("title")).toBe(JSON.parse(cli.stdout).plan);
@@ -278,7 +294,7 @@ describe("unwind ui: reviewing an agent's work", () => {
     await receipt.click();
     const redo = p.locator(".plan details.what table.diff");
     await redo.waitFor();
-    expect(await redo.locator("td.code.add").allTextContents()).toEqual(['+  res.writeHead(500, { "content-type": "text/plain" });', "+  res.end(`internal error: ${String(e)}`);"]);
+    expect(await redo.locator("td.code.add").allTextContents()).toEqual(['+  res.writeHead(500, { "content-type": "text/plain" });', "+  res.end(`internal error: \u0024{String(e)}`);"]);
     await p.locator("#apply").click();
     await p.locator("#apply-result .done").waitFor();
     expect(read(root, "src/server.ts")).toBe(SERVER_AFTER);

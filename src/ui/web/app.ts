@@ -230,7 +230,20 @@ function renderTimeline(): void {
     }
     for (const b of t.baselines) {
       if (session || task || run) continue;
-      items.push({ at: b.lastAt, render: () => rows.push(row({ kind: "baseline", id: b.key }, "baseline", b.key, `${b.paths} path${b.paths === 1 ? "" : "s"} under ${b.prefixes.join(", ")} · ${b.captures} capture${b.captures === 1 ? "" : "s"}`, b.lastAt, 0)) });
+      items.push({
+        at: b.lastAt,
+        render: () =>
+          rows.push(
+            row(
+              { kind: "baseline", id: b.key },
+              "baseline",
+              b.key,
+              `${b.paths} path${b.paths === 1 ? "" : "s"} under ${b.prefixes.join(", ")} · ${b.captures} capture${b.captures === 1 ? "" : "s"}`,
+              b.lastAt,
+              0,
+            ),
+          ),
+      });
     }
     for (const name of tasksOf(t)) {
       if (run) continue;
@@ -378,7 +391,11 @@ async function showScope(t: Target): Promise<void> {
         { class: "actions" },
         h("button", { id: "preview-undo", class: "primary", onclick: () => void showUndoPreview(t, preview, {}) }, "Preview undo"),
         t.kind === "call"
-          ? h("button", { id: "preview-from-here", title: "this call and every later call of its session", onclick: () => void showUndoPreview(t, preview, { fromHere: true }) }, "Preview undo from here")
+          ? h(
+              "button",
+              { id: "preview-from-here", title: "this call and every later call of its session", onclick: () => void showUndoPreview(t, preview, { fromHere: true }) },
+              "Preview undo from here",
+            )
           : null,
         t.kind === "run" ? h("button", { id: "preview-safe", onclick: () => void showUndoPreview(t, preview, { safeOnly: true }) }, "Preview safe-only undo") : null,
         t.kind === "run" ? h("button", { id: "preview-cleanup", onclick: () => void showCleanup(t.id, preview) }, "Preview cleanup") : null,
@@ -429,7 +446,11 @@ async function renderRun(id: string, box: HTMLElement): Promise<void> {
         h("dt", {}, "command"),
         h("dd", {}, h("code", {}, (rec.argv ?? []).join(" "))),
         h("dt", {}, "exit"),
-        h("dd", {}, `${rec.exit?.status ?? "?"}${rec.exit?.signal ? ` (${rec.exit.signal})` : ""}${rec.exit?.timedOut ? ", timed out" : ""}${rec.durationMs !== undefined ? ` after ${(rec.durationMs / 1000).toFixed(1)} s` : ""}`),
+        h(
+          "dd",
+          {},
+          `${rec.exit?.status ?? "?"}${rec.exit?.signal ? ` (${rec.exit.signal})` : ""}${rec.exit?.timedOut ? ", timed out" : ""}${rec.durationMs !== undefined ? ` after ${(rec.durationMs / 1000).toFixed(1)} s` : ""}`,
+        ),
         h("dt", {}, "paths"),
         h("dd", {}, `${r.entries.length}: ${decisions.allow} allow (kept by a safe-only undo), ${decisions.review} review, ${decisions.deny} deny`),
         h("dt", {}, "processes"),
@@ -501,7 +522,8 @@ async function renderChanges(t: Target, box: HTMLElement, preview: HTMLElement):
     const load = () => {
       if (loaded) return;
       loaded = true;
-      const take = e.hunks && e.hunks.length > 0 && t.kind !== "snapshot" ? (n: number) => void showUndoPreview(t, preview, { path: e.path, hunks: [n], states: { pre: e.pre, post: e.post } }) : undefined;
+      const take =
+        e.hunks && e.hunks.length > 0 && t.kind !== "snapshot" ? (n: number) => void showUndoPreview(t, preview, { path: e.path, hunks: [n], states: { pre: e.pre, post: e.post } }) : undefined;
       void renderEntryDiff(e.pre, e.post, body, e.path, { hunks: e.hunks ?? null, takeBack: take });
     };
     details.addEventListener("toggle", () => details.open && load());
@@ -539,17 +561,19 @@ function fileTree(entries: ChangeSetReport["entries"], go: (path: string) => voi
     h(
       "ul",
       {},
-      ...[...d.dirs.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, sub]) => {
-        // A folder with one folder in it and nothing else reads as one step (src/ui/web), as GitHub shows it.
-        let label = name;
-        let inner = sub;
-        while (inner.files.length === 0 && inner.dirs.size === 1) {
-          const [n, s] = [...inner.dirs.entries()][0]!;
-          label += `/${n}`;
-          inner = s;
-        }
-        return h("li", { class: "dir" }, h("span", { class: "dir-name" }, `${label}/`), list(inner));
-      }),
+      ...[...d.dirs.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, sub]) => {
+          // A folder with one folder in it and nothing else reads as one step (src/ui/web), as GitHub shows it.
+          let label = name;
+          let inner = sub;
+          while (inner.files.length === 0 && inner.dirs.size === 1) {
+            const [n, s] = [...inner.dirs.entries()][0]!;
+            label += `/${n}`;
+            inner = s;
+          }
+          return h("li", { class: "dir" }, h("span", { class: "dir-name" }, `${label}/`), list(inner));
+        }),
       ...d.files
         .sort((a, b) => a.name.localeCompare(b.name))
         .map((f) => {
@@ -648,7 +672,11 @@ async function showUndoPreview(t: Target, box: HTMLElement, o: Options): Promise
     current: o,
     again: (n) => void showUndoPreview(t, box, n),
     apply: (digest) =>
-      api<UndoReport>("/api/undo", {}, { ...undoArgs(t, o), ...(o.hunks ? { hunks: o.hunks } : {}), ...(o.safeOnly ? { safeOnly: true } : {}), force: Boolean(o.force), merge: Boolean(o.merge), plan: digest }),
+      api<UndoReport>(
+        "/api/undo",
+        {},
+        { ...undoArgs(t, o), ...(o.hunks ? { hunks: o.hunks } : {}), ...(o.safeOnly ? { safeOnly: true } : {}), force: Boolean(o.force), merge: Boolean(o.merge), plan: digest },
+      ),
   });
   box.scrollIntoView({ block: "nearest" });
 }

@@ -263,7 +263,14 @@ export function renderDiff(before: string, after: string, mode: DiffMode, opts: 
   return h(
     "div",
     { class: "diffwrap" },
-    h("div", { class: "diffstat" }, h("span", { class: "add" }, `+${added}`), " ", h("span", { class: "del" }, `−${deleted}`), hunks.length ? h("span", { class: "muted" }, ` · ${hunks.length} hunk${hunks.length === 1 ? "" : "s"}`) : null),
+    h(
+      "div",
+      { class: "diffstat" },
+      h("span", { class: "add" }, `+${added}`),
+      " ",
+      h("span", { class: "del" }, `−${deleted}`),
+      hunks.length ? h("span", { class: "muted" }, ` · ${hunks.length} hunk${hunks.length === 1 ? "" : "s"}`) : null,
+    ),
     table,
   );
 }
