@@ -74,7 +74,11 @@ beforeAll(async () => {
   );
   claudeCall(root, SA, "Edit", { file_path: server, old_string: "res.writeHead(500);", new_string: "res.writeHead(500, …);" }, () => write(root, "src/server.ts", SERVER_AFTER));
   claudeCall(root, SA, "Write", { file_path: join(root, "src/util/format.ts"), content: "…" }, () =>
-    write(root, "src/util/format.ts", "/** Bytes as a person reads them. */\nexport function bytes(n: number): string {\n  return n < 1024 ? `\u0024{n} B` : `\u0024{(n / 1024).toFixed(1)} KiB`;\n}\n"),
+    write(
+      root,
+      "src/util/format.ts",
+      "/** Bytes as a person reads them. */\nexport function bytes(n: number): string {\n  return n < 1024 ? `\u0024{n} B` : `\u0024{(n / 1024).toFixed(1)} KiB`;\n}\n",
+    ),
   );
   claudeCall(root, SA, "Bash", { command: "npm run gen", description: "generate the route table" }, () => write(root, "gen/routes.json", '{ "routes": 48 }\n'));
   claudeCall(root, SB, "Edit", { file_path: join(root, "README.md"), old_string: "A small", new_string: "A small, fast" }, () =>
