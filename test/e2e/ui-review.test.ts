@@ -127,12 +127,12 @@ const codeShare = (p: Page, sel: string) =>
 const axe = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 
 /** axe-core's serious and critical findings on the page as it is now (injected by the test alone; the app never loads it). */
-async function axeSerious(p: Page): Promise<string[]> {
-  await p.evaluate(readFileSync(axe, "utf8"));
-  const found = await p.evaluate(async () => {
-    const r = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+async function axeSerious(p: Page, within?: string): Promise<string[]> {
+  if (!(await p.evaluate(() => "axe" in window))) await p.evaluate(readFileSync(axe, "utf8"));
+  const found = await p.evaluate(async (sel) => {
+    const r = await (window as any).axe.run(sel ? document.querySelector(sel) : document, { resultTypes: ["violations"] });
     return (r.violations as { id: string; impact: string; nodes: { target: string[] }[] }[]).map((v) => ({ id: v.id, impact: v.impact, at: v.nodes.map((n) => n.target.join(" ")).slice(0, 3) }));
-  });
+  }, within);
   return found.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} at ${v.at.join(", ")}`);
 }
 
@@ -160,7 +160,7 @@ describe("unwind ui: reviewing an agent's work", () => {
     }
   });
 
-  it("shows hunks with syntax colours and the words a line changed; a folded run expands into its lines", async () => {
+  it("shows hunks with syntax colours and the words a line changed; a folded run expands; the file tree leads to each file; a viewed file stays viewed after a reload", async () => {
     const p = await page();
     await openSessionA(p);
     const diff = p.locator('details.entry[data-path="src/server.ts"] table.diff');
@@ -182,11 +182,30 @@ describe("unwind ui: reviewing an agent's work", () => {
     const nums = await diff.locator("tr.ctx td.num:first-child").allTextContents();
     expect(nums).toContain("13");
     expect(nums).toContain("57");
+    // The file tree leads to each file; a viewed file folds away and stays viewed after a reload.
+    expect(await p.locator(".tree").textContent()).toBe("gen/routes.jsonsrc/util/format.tsserver.ts");
+    const entry = p.locator('details.entry[data-path="src/util/format.ts"]');
+    await p.locator(".tree button.file", { hasText: "format.ts" }).click();
+    await expect.poll(() => entry.getAttribute("open")).toBe("");
+    await p.getByRole("checkbox", { name: "viewed src/util/format.ts" }).check();
+    await expect.poll(() => entry.getAttribute("open")).toBe(null);
+    expect(await p.locator("#changes h3").textContent()).toBe("3 changed paths · 1 of 3 viewed");
+    await p.reload();
+    await openSessionA(p);
+    expect(await p.getByRole("checkbox", { name: "viewed src/util/format.ts" }).isChecked()).toBe(true);
+    expect(await p.getByRole("checkbox", { name: "viewed src/server.ts" }).isChecked()).toBe(false); // control
     await p.context().close();
   });
 
-  it("a shell call's snapshots are folded into its row; runs and baselines have rows of their own", async () => {
+  it("Escape in the path filter unfilters the timeline; a shell call's snapshots are folded into its row; runs have rows of their own", async () => {
     const p = await page();
+    const all = await p.locator(".row").count();
+    await p.keyboard.press("/");
+    await p.keyboard.type("README");
+    await expect.poll(() => p.locator(".row .title").allTextContents()).toEqual([`claude:${SB}`, expect.stringMatching(/^Edit /)]);
+    await p.keyboard.press("Escape");
+    expect(await p.locator("#f-path").inputValue()).toBe("");
+    await expect.poll(() => p.locator(".row").count()).toBe(all);
     const timeline = (await p.evaluate(() =>
       fetch("./api/timeline", { headers: { "x-unwind-token": document.querySelector<HTMLMetaElement>('meta[name="unwind-token"]')!.content } }).then((r) => r.json()),
     )) as {
@@ -227,35 +246,6 @@ describe("unwind ui: reviewing an agent's work", () => {
     await p.context().close();
   });
 
-  it("the file tree leads to each file; a viewed file folds away and stays viewed after a reload", async () => {
-    const p = await page();
-    await openSessionA(p);
-    expect(await p.locator(".tree").textContent()).toBe("gen/routes.jsonsrc/util/format.tsserver.ts");
-    const entry = p.locator('details.entry[data-path="src/util/format.ts"]');
-    await p.locator(".tree button.file", { hasText: "format.ts" }).click();
-    await expect.poll(() => entry.getAttribute("open")).toBe("");
-    await p.getByRole("checkbox", { name: "viewed src/util/format.ts" }).check();
-    await expect.poll(() => entry.getAttribute("open")).toBe(null);
-    expect(await p.locator("#changes h3").textContent()).toBe("3 changed paths · 1 of 3 viewed");
-    await p.reload();
-    await openSessionA(p);
-    expect(await p.getByRole("checkbox", { name: "viewed src/util/format.ts" }).isChecked()).toBe(true);
-    expect(await p.getByRole("checkbox", { name: "viewed src/server.ts" }).isChecked()).toBe(false); // control
-    await p.context().close();
-  });
-
-  it("Escape in the path filter empties the box and unfilters the timeline", async () => {
-    const p = await page();
-    const all = await p.locator(".row").count();
-    await p.keyboard.press("/");
-    await p.keyboard.type("README");
-    await expect.poll(() => p.locator(".row .title").allTextContents()).toEqual([`claude:${SB}`, expect.stringMatching(/^Edit /)]);
-    await p.keyboard.press("Escape");
-    expect(await p.locator("#f-path").inputValue()).toBe("");
-    await expect.poll(() => p.locator(".row").count()).toBe(all);
-    await p.context().close();
-  });
-
   it("has no serious accessibility violations on the timeline, a diff and a preview (axe-core)", async () => {
     const p = await page(1400, { bypassCSP: true });
     expect(await axeSerious(p)).toEqual([]);
@@ -265,7 +255,7 @@ describe("unwind ui: reviewing an agent's work", () => {
     expect(await axeSerious(p)).toEqual([]);
     // Control: the check finds a real problem when there is one (a button with no name).
     await p.evaluate(() => document.querySelector("#detail")!.append(Object.assign(document.createElement("button"), { id: "nameless" })));
-    expect((await axeSerious(p)).join("\n")).toContain("button-name at #nameless");
+    expect((await axeSerious(p, "#nameless")).join("\n")).toContain("button-name at #nameless");
     await p.context().close();
   });
 
