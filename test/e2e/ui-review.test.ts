@@ -94,7 +94,10 @@ afterAll(async () => {
   await ui?.stop();
 });
 
-async function page(width = 1400, opts: { bypassCSP?: boolean } = {}): Promise<Page> {
+/** The width of most tests' pages: 1400 px, or UNWIND_LOOK_WIDTH (to look at every view at 1024 px, say). */
+const WIDTH = Number(process.env.UNWIND_LOOK_WIDTH ?? 1400);
+
+async function page(width = WIDTH, opts: { bypassCSP?: boolean } = {}): Promise<Page> {
   const ctx = await browser.newContext({ viewport: { width, height: 860 }, colorScheme: "light", ...opts });
   contexts.push(ctx);
   const p = await ctx.newPage();
@@ -106,7 +109,7 @@ async function page(width = 1400, opts: { bypassCSP?: boolean } = {}): Promise<P
 /** The README's pictures (at 1400 px); UNWIND_LOOK_DIR also keeps every view at each width tested, for a person to look at. */
 const shot = async (p: Page, name: string) => {
   const width = p.viewportSize()?.width ?? 0;
-  if (SHOTS && width === 1400) await p.screenshot({ path: join(import.meta.dirname, "..", "..", "docs", `ui-${name}.png`) });
+  if (SHOTS && width === 1400 && ["timeline", "diff", "undo-preview"].includes(name)) await p.screenshot({ path: join(import.meta.dirname, "..", "..", "docs", `ui-${name}.png`) });
   if (process.env.UNWIND_LOOK_DIR) await p.screenshot({ path: join(process.env.UNWIND_LOOK_DIR, `${name}-${width}.png`) });
 };
 
@@ -190,6 +193,7 @@ describe("unwind ui: reviewing an agent's work", () => {
     await p.getByRole("checkbox", { name: "viewed src/util/format.ts" }).check();
     await expect.poll(() => entry.getAttribute("open")).toBe(null);
     expect(await p.locator("#changes h3").textContent()).toBe("3 changed paths · 1 of 3 viewed");
+    await shot(p, "viewed");
     await p.reload();
     await openSessionA(p);
     expect(await p.getByRole("checkbox", { name: "viewed src/util/format.ts" }).isChecked()).toBe(true);
@@ -240,6 +244,7 @@ describe("unwind ui: reviewing an agent's work", () => {
     await p.locator("#preview-cleanup").click();
     await expect.poll(() => p.locator(".plan h3").textContent()).toBe("Cleanup preview");
     expect(await p.locator("#apply").textContent()).toBe("Nothing to end");
+    await shot(p, "run");
     // The run filter keeps the run and drops the sessions it did not hold.
     await p.locator("#f-run").selectOption("build-1");
     await expect.poll(() => p.locator(".row .title").allTextContents()).toEqual(["run build-1"]);
@@ -247,7 +252,7 @@ describe("unwind ui: reviewing an agent's work", () => {
   });
 
   it("has no serious accessibility violations on the timeline, a diff and a preview (axe-core)", async () => {
-    const p = await page(1400, { bypassCSP: true });
+    const p = await page(WIDTH, { bypassCSP: true });
     expect(await axeSerious(p)).toEqual([]);
     await openSessionA(p);
     await p.locator("#preview-undo").click();
@@ -303,6 +308,7 @@ describe("unwind ui: reviewing an agent's work", () => {
     await expect.poll(() => p.locator(".plan h3").textContent()).toMatch(/^Undo from this call on preview/);
     // The Write and the Bash after it; not the two Edits before.
     expect((await p.locator("tr.item .path").allTextContents()).sort()).toEqual(["gen/routes.json", "src/util/format.ts"]);
+    await shot(p, "from-call");
     await p.context().close();
   });
 });

@@ -452,7 +452,7 @@ async function renderRun(id: string, box: HTMLElement): Promise<void> {
           `${rec.exit?.status ?? "?"}${rec.exit?.signal ? ` (${rec.exit.signal})` : ""}${rec.exit?.timedOut ? ", timed out" : ""}${rec.durationMs !== undefined ? ` after ${(rec.durationMs / 1000).toFixed(1)} s` : ""}`,
         ),
         h("dt", {}, "paths"),
-        h("dd", {}, `${r.entries.length}: ${decisions.allow} allow (kept by a safe-only undo), ${decisions.review} review, ${decisions.deny} deny`),
+        h("dd", {}, `${r.entries.length} (${decisions.allow} allow, kept by a safe-only undo; ${decisions.review} review; ${decisions.deny} deny)`),
         h("dt", {}, "processes"),
         h("dd", {}, `${r.processes.length}${running ? `, ${running} left running` : ""}`),
         h("dt", {}, "sessions"),
