@@ -522,8 +522,9 @@ async function renderChanges(t: Target, box: HTMLElement, preview: HTMLElement):
     const load = () => {
       if (loaded) return;
       loaded = true;
-      const take =
-        e.hunks && e.hunks.length > 0 && t.kind !== "snapshot" ? (n: number) => void showUndoPreview(t, preview, { path: e.path, hunks: [n], states: { pre: e.pre, post: e.post } }) : undefined;
+      // The engine takes back hunks of a file's change (an added file's too), not of a deletion, a link or a snapshot's change up to now.
+      const hunkable = e.post?.kind === "file" && (e.pre === null || e.pre.kind === "file") && t.kind !== "snapshot";
+      const take = hunkable && e.hunks && e.hunks.length > 0 ? (n: number) => void showUndoPreview(t, preview, { path: e.path, hunks: [n], states: { pre: e.pre, post: e.post } }) : undefined;
       void renderEntryDiff(e.pre, e.post, body, e.path, { hunks: e.hunks ?? null, takeBack: take });
     };
     details.addEventListener("toggle", () => details.open && load());
