@@ -12,7 +12,8 @@ import { startUi, type RunningUi } from "../ui-helpers.js";
 
 // The web app in real headless Chromium (Debian's chromium package; CI
 // installs it, .ci/run). One browser for the file, one page per test.
-// The README's pictures come of test/e2e/ui-review.test.ts.
+// The pictures in docs/ (README.md and docs/ui.md show them) come of
+// test/e2e/ui-review.test.ts (npm run screenshots).
 
 const CHROMIUM = process.env.UNWIND_CHROMIUM ?? "/usr/bin/chromium";
 const SA = "3f2a9c1e-agent-one";
