@@ -265,7 +265,7 @@ describe("unwind ui: the API is the library's", () => {
       ["/api/plan?session=X&path=src/a.ts&hunks=one", null, /hunks: expected hunk numbers from 1/],
       ["/api/plan?session=X&path=src/a.ts&hunks=0", null, /hunks: expected hunk numbers from 1/],
       ["/api/plan?session=X&hunks=1", null, /--hunk needs the path/],
-      ["/api/plan?session=X&safeOnly=1", null, /--safe-only goes with --run/],
+      ["/api/plan?session=X&safeOnly=1", null, /--safe-only goes with (--)?run/],
       ["/api/undo", { session: SA, path: "src/a.ts", hunks: "1", plan }, /hunks: expected hunk numbers/],
       ["/api/undo", { session: SA, path: "src/a.ts", hunks: [1.5], plan }, /hunks: expected hunk numbers/],
       ["/api/undo", { session: SA, hunks: [1], plan }, /--hunk needs the path/],
