@@ -102,7 +102,8 @@ export async function init(
     throw usage(`--mcp-allow ${allow}: expected own or any`, "own: an agent takes back only its own session's work over MCP; any: whatever you could");
   const { HARNESSES } = await import("../capture/harness/index.js");
   const without = opts.mcp ? harnesses.filter((h) => HARNESSES[h].mcp === undefined) : [];
-  if (without.length > 0) throw usage(`--mcp: unwind does not register its MCP server with ${without.join(", ")} yet`, `run unwind init --${without[0]} without --mcp, and --mcp with the other clients`);
+  if (without.length > 0)
+    throw usage(`--mcp: unwind does not register its MCP server with ${without.join(", ")} yet`, `run unwind init --${without[0]} without --mcp, and --mcp with the other clients`);
   const { hookCommand, installHooks } = await import("../capture/harness/settings.js");
   const { installMcpServer } = await import("../capture/harness/mcp-config.js");
   const { HOOK_ENV, hookProgram, nextSteps } = await import("../capture/harness/setup.js");

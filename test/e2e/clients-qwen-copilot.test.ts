@@ -220,7 +220,8 @@ describe("two sessions, one of each client", () => {
 
 describe("unwind init --qwen / --copilot", () => {
   it("merges into the user's own settings, keeps their comments and hooks, and a second run changes nothing", () => {
-    const qwenFile = '{\n  // mine\n  "$version": 3,\n  "model": { "name": "qwen3" },\n  "hooks": { "PreToolUse": [{ "matcher": "run_shell_command", "hooks": [{ "type": "command", "command": "./lint.sh" }] }] }\n}\n';
+    const qwenFile =
+      '{\n  // mine\n  "$version": 3,\n  "model": { "name": "qwen3" },\n  "hooks": { "PreToolUse": [{ "matcher": "run_shell_command", "hooks": [{ "type": "command", "command": "./lint.sh" }] }] }\n}\n';
     const mine = { type: "command", bash: "./audit.sh", timeoutSec: 5 };
     const root = makeRepo({
       ".qwen/settings.json": qwenFile,

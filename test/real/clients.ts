@@ -4,8 +4,8 @@
  * a network namespace that has nothing but its own loopback, against the fake
  * model server (fake-model-server.mjs) that netns-runner.mjs starts in there.
  *
- * Versions: UNWIND_REAL_CLAUDE, UNWIND_REAL_CODEX, UNWIND_REAL_GEMINI override
- * the pinned ones; the cache is `${XDG_CACHE_HOME:-~/.cache}/unwind-real-clients`
+ * Versions: UNWIND_REAL_CLAUDE, UNWIND_REAL_CODEX, UNWIND_REAL_GEMINI,
+ * UNWIND_REAL_QWEN, UNWIND_REAL_COPILOT override the pinned ones; the cache is `${XDG_CACHE_HOME:-~/.cache}/unwind-real-clients`
  * (UNWIND_REAL_CACHE overrides).
  */
 import { spawnSync } from "node:child_process";
@@ -14,7 +14,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export type ClientName = "claude" | "codex" | "gemini";
+export type ClientName = "claude" | "codex" | "gemini" | "qwen" | "copilot";
 
 interface ClientSpec {
   pkg: string;
@@ -28,6 +28,8 @@ export const CLIENTS: Record<ClientName, ClientSpec> = {
   claude: { pkg: "@anthropic-ai/claude-code", bin: "claude", version: "2.1.332", versionEnv: "UNWIND_REAL_CLAUDE" },
   codex: { pkg: "@openai/codex", bin: "codex", version: "0.169.0", versionEnv: "UNWIND_REAL_CODEX" },
   gemini: { pkg: "@google/gemini-cli", bin: "gemini", version: "0.61.0", versionEnv: "UNWIND_REAL_GEMINI" },
+  qwen: { pkg: "@qwen-code/qwen-code", bin: "qwen", version: "0.24.4", versionEnv: "UNWIND_REAL_QWEN" },
+  copilot: { pkg: "@github/copilot", bin: "copilot", version: "1.0.102", versionEnv: "UNWIND_REAL_COPILOT" },
 };
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -136,6 +138,8 @@ export interface TrustOptions {
   codexHooks?: "bypass" | "approved" | "none";
   /** Gemini: GEMINI_CLI_TRUST_WORKSPACE=true (default), the folder in trustedFolders.json, or neither. */
   geminiTrust?: "env" | "file" | "none";
+  /** Copilot: COPILOT_ALLOW_ALL=true (default; it also trusts the folder), or only --allow-all-tools. */
+  copilotTrust?: "env" | "none";
 }
 
 const UNSHARE = ["-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', process.execPath];
@@ -216,6 +220,42 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
     }
     // Project hooks also need approving (/hooks, or hooks.state in config.toml) or this flag; the sandbox is the namespace.
     args = ["exec", ...(hooks === "bypass" ? ["--dangerously-bypass-hook-trust"] : []), "--dangerously-bypass-approvals-and-sandbox", "--color", "never", PROMPT];
+  } else if (name === "qwen") {
+    const settings = join(home, ".qwen", "settings.json");
+    mkdirSync(dirname(settings), { recursive: true });
+    writeFileSync(
+      settings,
+      JSON.stringify(
+        {
+          security: { auth: { selectedType: "openai" } },
+          privacy: { usageStatisticsEnabled: false },
+          telemetry: { enabled: false },
+          general: { disableAutoUpdate: true, disableUpdateNag: true },
+        },
+        null,
+        2,
+      ),
+    );
+    Object.assign(env, {
+      OPENAI_API_KEY: "sk-fake-key-for-the-fake-server",
+      OPENAI_BASE_URL: "http://127.0.0.1:{{PORT}}/v1",
+      OPENAI_MODEL: "fake-model",
+      QWEN_CODE_SUPPRESS_YOLO_WARNING: "1",
+    });
+    // A positional prompt is one-shot (-p is deprecated); --yolo approves every tool.
+    args = ["--auth-type", "openai", "--yolo", "--max-session-turns", "30", PROMPT];
+  } else if (name === "copilot") {
+    // Bring-your-own-model: no GitHub login. COPILOT_ALLOW_ALL=true (exactly "true") also trusts the
+    // folder; without trust Copilot CLI silently runs none of the repository's hooks.
+    Object.assign(env, {
+      COPILOT_PROVIDER_BASE_URL: "http://127.0.0.1:{{PORT}}/v1",
+      COPILOT_PROVIDER_API_KEY: "sk-fake-key-for-the-fake-server",
+      COPILOT_MODEL: "fake-model",
+      COPILOT_OFFLINE: "true",
+      COPILOT_AUTO_UPDATE: "false",
+    });
+    if ((trust.copilotTrust ?? "env") === "env") env.COPILOT_ALLOW_ALL = "true";
+    args = ["-p", PROMPT, "--allow-all-tools", "--disable-client-telemetry"];
   } else {
     const settings = join(home, ".gemini", "settings.json");
     mkdirSync(dirname(settings), { recursive: true });

@@ -166,9 +166,7 @@ export function nextSteps(root: string, harness: Harness, env: Env = process.env
   if (harness === "copilot") {
     const config = join(env.COPILOT_HOME || join(home, ".copilot"), "config.json");
     if (env.COPILOT_ALLOW_ALL === "true" || copilotTrusts(config, root)) return [];
-    return [
-      `trust this folder in Copilot CLI (until then it silently runs none of its hooks): start copilot here and trust it, or add "${root}" to "trusted_folders" in ${config}`,
-    ];
+    return [`trust this folder in Copilot CLI (until then it silently runs none of its hooks): start copilot here and trust it, or add "${root}" to "trusted_folders" in ${config}`];
   }
   const folders = env.GEMINI_CLI_TRUSTED_FOLDERS_PATH || join(env.GEMINI_CLI_HOME || home, ".gemini", "trustedFolders.json");
   if (env.GEMINI_CLI_TRUST_WORKSPACE === "true" || geminiTrusts(folders, root)) return [];
