@@ -111,6 +111,8 @@ export interface Payload {
   cwd: string;
   env: Record<string, string>;
   payload: Record<string, unknown>;
+  /** The event, where the hook command named it (Copilot CLI's payload does not). */
+  event?: string;
 }
 
 export interface RunResult {
@@ -320,8 +322,8 @@ function readPayloads(dir: string): Payload[] {
   return readdirSync(dir)
     .sort((a, b) => (BigInt(a.split("-")[0]!) < BigInt(b.split("-")[0]!) ? -1 : 1))
     .map((f) => {
-      const rec = JSON.parse(readFileSync(join(dir, f), "utf8")) as { cwd: string; env: Record<string, string>; payload: string };
-      return { cwd: rec.cwd, env: rec.env, payload: JSON.parse(rec.payload) as Record<string, unknown> };
+      const rec = JSON.parse(readFileSync(join(dir, f), "utf8")) as { cwd: string; env: Record<string, string>; payload: string; event?: string };
+      return { cwd: rec.cwd, env: rec.env, payload: JSON.parse(rec.payload) as Record<string, unknown>, ...(rec.event ? { event: rec.event } : {}) };
     });
 }
 
@@ -329,7 +331,7 @@ function readPayloads(dir: string): Payload[] {
  * A matcher that leaves out read-only tools by a negative lookahead (issue 16
  * item 3): whether each client accepts it is the question the probe answers.
  */
-export const PROBE_MATCHER: Record<ClientName, string> = {
+export const PROBE_MATCHER: Record<"claude" | "codex" | "gemini", string> = {
   claude: "^(?!(?:Read|Glob|Grep|LS)$).*",
   codex: "^(?!(?:view_image|read_file)$).*",
   gemini: "^(?!(?:read_file|glob|grep_search|list_directory)$).*",
@@ -344,23 +346,45 @@ export const PROBE_MATCHER: Record<ClientName, string> = {
  * `unwind init` chose.
  */
 export function addRecorder(repo: string, name: ClientName, work: string): void {
-  const file = join(repo, { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json" }[name]);
+  const file = join(repo, { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json", qwen: ".qwen/settings.json", copilot: ".github/hooks/unwind.json" }[name]);
   const dir = join(work, "payloads");
   const probe = join(work, "probe");
   const all = join(work, "all");
   for (const d of [dir, probe, all]) mkdirSync(d, { recursive: true });
+  if (name === "copilot") return addFlatRecorder(file, dir, all);
   const settings = JSON.parse(readFileSync(file, "utf8")) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<Record<string, unknown>> }>> };
   const command = `${process.execPath} ${RECORDER} ${dir}`;
   let added = 0;
   for (const groups of Object.values(settings.hooks)) {
     for (const group of groups) {
-      const ours = group.hooks.find((h) => typeof h.command === "string" && / hook (claude|codex|gemini)$/.test(h.command));
+      const ours = group.hooks.find((h) => typeof h.command === "string" && / hook (claude|codex|gemini|qwen)$/.test(h.command));
       if (ours === undefined) continue;
       group.hooks.push({ ...ours, ...(name === "gemini" ? { name: "payload-recorder" } : {}), command });
       added++;
     }
-    groups.push({ matcher: PROBE_MATCHER[name], hooks: [{ type: "command", ...(name === "gemini" ? { name: "matcher-probe" } : {}), command: `${process.execPath} ${RECORDER} ${probe}` }] });
+    // The clients added later have no probe: the recorder beside unwind's hook sees what unwind's own matcher lets through.
+    const matcher = (PROBE_MATCHER as Partial<Record<ClientName, string>>)[name];
+    if (matcher !== undefined) groups.push({ matcher, hooks: [{ type: "command", ...(name === "gemini" ? { name: "matcher-probe" } : {}), command: `${process.execPath} ${RECORDER} ${probe}` }] });
     groups.push({ hooks: [{ type: "command", ...(name === "gemini" ? { name: "every-call" } : {}), command: `${process.execPath} ${RECORDER} ${all}` }] });
+  }
+  if (added === 0) throw new Error(`no unwind hook found in ${file} to put the recorder beside`);
+  writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`);
+}
+
+/**
+ * Copilot CLI's entries sit right under each event, each with its matcher: a
+ * recorder entry beside unwind's (same matcher) and one with none, each told
+ * the event, which the payload does not carry.
+ */
+function addFlatRecorder(file: string, dir: string, all: string): void {
+  const settings = JSON.parse(readFileSync(file, "utf8")) as { hooks: Record<string, Array<Record<string, unknown>>> };
+  let added = 0;
+  for (const [event, entries] of Object.entries(settings.hooks)) {
+    const ours = entries.find((e) => typeof e.bash === "string" && / hook copilot \w+$/.test(e.bash));
+    if (ours === undefined) continue;
+    entries.push({ ...ours, bash: `${process.execPath} ${RECORDER} ${dir} ${event}` });
+    entries.push({ type: "command", bash: `${process.execPath} ${RECORDER} ${all} ${event}`, timeoutSec: 30 });
+    added++;
   }
   if (added === 0) throw new Error(`no unwind hook found in ${file} to put the recorder beside`);
   writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`);

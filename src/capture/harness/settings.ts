@@ -104,7 +104,9 @@ function merge(harness: Harness, existing: unknown, command: string, label: stri
     throw new SettingsError(label, `the top level is ${describe(existing)}, expected a JSON object`);
   }
   // Work on a copy: the caller's value is never mutated. Key order survives a JSON round trip.
-  const settings: Json = existing === undefined ? { ...rules.settings.fresh } : (JSON.parse(JSON.stringify(existing)) as Json);
+  // A file with nothing in it yet starts as the client writes one; a user's file keeps what it says.
+  const fresh = existing === undefined || Object.keys(existing).length === 0;
+  const settings: Json = fresh ? { ...rules.settings.fresh } : (JSON.parse(JSON.stringify(existing)) as Json);
   if (settings.hooks === undefined) settings.hooks = {};
   const hooks = settings.hooks;
   if (!isObject(hooks)) throw new SettingsError(label, `"hooks" is ${describe(hooks)}, expected an object`);
