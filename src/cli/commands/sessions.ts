@@ -2,7 +2,8 @@ import { Exit } from "../../domain/errors.js";
 import type { StartedBy } from "../../domain/types.js";
 import type { ListOptions } from "../../ops/list.js";
 import type { Globals } from "../globals.js";
-import { more, shortIds, showPath, table, when, type Output } from "../render.js";
+import { shortIds } from "../../domain/ids.js";
+import { more, showPath, table, when, type Output } from "../render.js";
 import { openFor } from "./common.js";
 
 export async function sessions(globals: Globals, opts: ListOptions & { task?: string }): Promise<Output> {
@@ -10,8 +11,9 @@ export async function sessions(globals: Globals, opts: ListOptions & { task?: st
   const r = await u.sessions(opts);
   // Fetched sessions (SPEC section 14) add an ORIGIN column; local ones show "-" there.
   const origins = r.sessions.some((s) => s.origin !== undefined);
+  // Each session by its shortest unique tail: a Claude session's full name is 44 characters, and every command takes the tail back.
   const rows = r.sessions.map((s) => [
-    s.session,
+    s.short,
     s.harness,
     s.agents.join(",") || "-",
     s.tasks.join(",") || "-",
@@ -33,7 +35,7 @@ export async function sessions(globals: Globals, opts: ListOptions & { task?: st
 export async function log(globals: Globals, opts: ListOptions & { session?: string; task?: string }): Promise<Output> {
   const u = await openFor(globals);
   const r = await u.log(opts);
-  const rows = r.calls.map((c) => [when(c.at), c.session, c.tool, c.call, c.paths.map(showPath).join(" ") || "-"]);
+  const rows = r.calls.map((c) => [when(c.at), c.sessionShort, c.tool, c.short, c.paths.map(showPath).join(" ") || "-"]);
   const human = rows.length ? [table([["WHEN", "SESSION", "TOOL", "CALL", "PATHS"], ...rows]), ...more(rows.length, r.total, "calls")].join("\n") : "no calls recorded";
   return { json: r, human, exit: Exit.ok };
 }
