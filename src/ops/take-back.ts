@@ -167,13 +167,14 @@ function nowTuple(n: NowState): unknown[] {
 async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<{ plan: Plan; reader: ContentReader; merged: Map<Sha256, Buffer>; fsNow: number | undefined }> {
   const cfg = loadConfig(ctx.store);
   const paths = cs.entries.map((e) => e.path);
-  const needOids = cs.entries.some((e) => [e.pre, e.post].some((s) => s && !s.sha256 && s.oid));
   const clean = new Set(cs.entries.filter((e) => e.pre?.clean || e.post?.clean).map((e) => e.path));
   const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
   // Taken before anything is read: a file whose stat data is older proves itself unchanged at the write (src/capture/observe.ts).
   // A throwaway work tree (seal: false) has no writer to race: it reads everything, and writes nothing to the store.
   const fsNow = opts.dryRun || opts.seal === false ? undefined : fsClock(join(ctx.store, "clock"));
-  const current = await observe(ctx, paths, { oids: needOids, clean, keep: opts.dryRun ? undefined : reader.cache, unreadOver: cfg.sizeCap });
+  // Every path's git blob id, not only where a record lacks SHA-256: a report names what a path holds now by it, as it names
+  // the record's states (one id family on every surface: docs/design.md); the bytes are read anyway, hashing them costs little.
+  const current = await observe(ctx, paths, { oids: true, clean, keep: opts.dryRun ? undefined : reader.cache, unreadOver: cfg.sizeCap });
   await reader.prefetch(cs.entries.map((e) => e.pre));
   const ignored = opts.fetched ? await ignoredHere(ctx, paths) : null;
 

@@ -155,7 +155,7 @@ function nowOf(i: ReportItem): string {
   if (n.kind === "blocked") return n.file ? `(under the file ${n.at})` : `(beyond the symlink ${n.at})`;
   if (holds(n, i.post)) return short(hashOf(i.post));
   if (holds(n, i.pre)) return short(hashOf(i.pre));
-  return `${short(n.sha256)}*`;
+  return `${short(n.oid ?? n.sha256)}*`;
 }
 
 /** What undo makes (or would make) the path. */
