@@ -588,7 +588,12 @@ function sinceView(i: ReportItem): HTMLElement {
             "div",
             { class: "binary" },
             h("div", {}, h("strong", {}, "this work left: "), left.note ?? "text"),
-            h("div", {}, h("strong", {}, "now: "), `${now.kind}, ${bytes(now.size ?? 0)}${now.binary ? ", binary" : ""}${now.oid ? `, git ${short(now.oid)}` : now.sha256 ? `, sha256 ${short(now.sha256, 16)}` : ""}`),
+            h(
+              "div",
+              {},
+              h("strong", {}, "now: "),
+              `${now.kind}, ${bytes(now.size ?? 0)}${now.binary ? ", binary" : ""}${now.oid ? `, git ${short(now.oid)}` : now.sha256 ? `, sha256 ${short(now.sha256, 16)}` : ""}`,
+            ),
           ),
         );
     } catch (e) {
