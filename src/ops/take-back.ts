@@ -17,7 +17,7 @@ import { applyPlan, type Progress } from "../apply/apply.js";
 import { checkoutBytes } from "../apply/checkout-form.js";
 import { ContentReader } from "../store/content.js";
 import { matches } from "../domain/states.js";
-import { hunksOf, isText, revertHunks } from "../domain/hunks.js";
+import { gitPatch, hunksOf, isText, revertHunks } from "../domain/hunks.js";
 import { acts, countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
@@ -62,6 +62,8 @@ export interface UndoOptions {
   hunks?: readonly number[] | undefined;
   /** Who started it, for the receipt (SPEC section 13). */
   by?: StartedBy | undefined;
+  /** With `dryRun`: the report carries `patch`, what each path would hold after, as a patch from what it holds now. */
+  patch?: boolean | undefined;
 }
 
 /** What a path held when it was planned, as plain data (a symlink's target as its hash). */
@@ -98,6 +100,10 @@ export interface UndoReport {
   counts: Counts;
   /** Conflicts, or skips other than `unchanged`, remain: the command exits 1. */
   partial: boolean;
+  /** A dry run's, when asked: the content each path would get, as git's patch from what it holds now (`git apply` makes it so). */
+  patch?: string;
+  /** With `patch`: paths the undo writes whose content is no text (binary, a symlink), so not in the patch. */
+  notText?: string[];
 }
 
 /**
@@ -114,7 +120,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
       hint: "preview it again (--dry-run; undo_preview or restore_preview over MCP), check it, and apply with the new digest",
     });
   }
-  if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
+  if (opts.dryRun) return { ...report(null, cs.scope, true, digest, planned), ...(opts.patch ? await planPatch(ctx, reader, plan, merged) : {}) };
   // Nothing to write: no receipt, so the chain, `receipts` and redo hold only what changed something.
   if (!plan.items.some((i) => acts(i.action))) return report(null, cs.scope, false, digest, planned);
   const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow, by: opts.by });
@@ -124,6 +130,34 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
 }
 
 const short = (d: string) => d.slice(0, 12);
+
+/**
+ * What each path the plan writes would hold after it, as git's patch from
+ * what it holds now: a restore's earlier state, a merge's result, nothing
+ * for a delete. Read only; the patch shows content where the report's
+ * hashes do not. A side that is no text leaves the path to `notText`.
+ */
+async function planPatch(ctx: Context, reader: ContentReader, plan: Plan, merged: ReadonlyMap<Sha256, Buffer>): Promise<{ patch: string; notText: string[] }> {
+  const parts: string[] = [];
+  const notText: string[] = [];
+  const side = (bytes: Buffer | null | undefined, mode: string) => (bytes && isText(bytes) ? { text: bytes.toString("utf8"), mode } : undefined);
+  for (const i of plan.items) {
+    if (!acts(i.action)) continue;
+    const now = i.expect.kind === "absent" ? null : i.expect.kind === "file" ? side(currentBytes(ctx, i.path), i.expect.mode) : undefined;
+    const mode = i.expect.kind === "file" ? i.expect.mode : "100644";
+    const after =
+      i.action === "delete"
+        ? null
+        : i.action === "merge"
+          ? side(i.merged ? merged.get(i.merged) : undefined, i.mergedMode ?? mode)
+          : i.pre?.kind === "file"
+            ? side(await fileForm(ctx, reader, i.path, i.pre), i.pre.mode ?? mode)
+            : undefined;
+    if (now === undefined || after === undefined) notText.push(i.path);
+    else parts.push(gitPatch(i.path, now, after));
+  }
+  return { patch: parts.join(""), notText };
+}
 
 /** A digest as a person copies it: the whole of it, or its first 12+ hex digits. Checked before anything is read. */
 export function checkDigest(expect: string | undefined): void {

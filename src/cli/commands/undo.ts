@@ -1,3 +1,4 @@
+import { acts } from "../../domain/actions.js";
 import { callName } from "../../domain/call-ref.js";
 import { Exit, usage } from "../../domain/errors.js";
 import type { State } from "../../domain/types.js";
@@ -6,7 +7,7 @@ import type { NowState, ReportItem, UndoReport } from "../../ops/take-back.js";
 import { checkScope, checkScopeOptions, type ScopeFields } from "../../scope/resolve.js";
 import { checkHunks } from "../../ops/undo.js";
 import type { Globals } from "../globals.js";
-import { paint, progress, short, showJsonPath, table, type Color, type Output } from "../render.js";
+import { paint, progress, short, showJsonPath, showPath, table, type Color, type Output } from "../render.js";
 import { cwdDirs, cwdGlobs, cwdPaths, openFor } from "./common.js";
 import { idOrLast } from "../../domain/ids.js";
 
@@ -44,7 +45,7 @@ function hunkList(text: string | undefined): number[] | undefined {
   return text.split(",").map((t) => (/^\d+$/.test(t.trim()) ? Number(t.trim()) : Number.NaN));
 }
 
-export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean; safeOnly?: boolean; hunk?: string }): Promise<Output> {
+export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean; safeOnly?: boolean; hunk?: string; patch?: boolean }): Promise<Output> {
   const scope = scopeOf(opts);
   const hunks = hunkList(opts.hunk);
   checkHunks({ hunks, paths: opts.path });
@@ -62,10 +63,11 @@ export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { 
       safeOnly: opts.safeOnly,
       expect: opts.expect,
       hunks,
+      patch: opts.patch,
       progress: line.tick,
       by: CLI,
     });
-    return renderReport(r, opts);
+    return opts.patch ? renderPlanPatch(r) : renderReport(r, opts);
   } finally {
     line.done();
   }
@@ -116,6 +118,22 @@ function renderPatch(cs: ChangeSetReport): string {
   });
   const notText = cs.entries.filter((e) => e.hunks === null).map((e) => `# ${showJsonPath(e)}: ${e.change}, not text: no patch`);
   return [files.join("").trimEnd(), ...notText].filter(Boolean).join("\n") || "no changes";
+}
+
+/**
+ * A dry run as the patch it would make (`git apply` takes it), then what
+ * the patch cannot show as `#` lines, which git apply skips: paths that are
+ * no text, every skip and conflict, and the summary with the digest.
+ */
+function renderPlanPatch(r: UndoReport): Output {
+  const notes = [
+    ...(r.notText ?? []).map((p) => `# ${showPath(p)}: ${r.items.find((i) => i.path === p)?.action ?? "written"}, not text: no patch`),
+    ...r.items.filter((i) => !acts(i.action)).map((i) => `# ${i.action} ${showJsonPath(i)}${i.reason ? `: ${i.reason}${i.detail ? ` (${i.detail})` : ""}` : ""}`),
+  ];
+  const summary = renderReport(r, { quiet: true })
+    .human.split("\n")
+    .map((l) => `# ${l.trimStart()}`);
+  return { json: r, human: [r.patch?.trimEnd() ?? "", ...notes, ...summary].filter(Boolean).join("\n"), exit: r.partial ? Exit.partial : Exit.ok };
 }
 
 function renderChanges(cs: ChangeSetReport): string {
