@@ -112,6 +112,19 @@ export async function log(ctx: Context, opts: ListOptions & { session?: string |
   return { calls: items.map(shorts), total };
 }
 
+/**
+ * Every session's and call's short id (`shortIds`), for output that names
+ * them beside other things (a change's writers, a receipt's scope): a name
+ * that is neither is given back as it is. Reads the journal only.
+ */
+export async function shortNames(ctx: Context): Promise<(name: string) => string> {
+  const { records } = readJournal(ctx.store);
+  const docs = (await fetchedSessions(ctx)).flatMap((f) => (f.doc ? [f.doc] : []));
+  const sessions = shortIds([...records.map((r) => r.session), ...docs.map((d) => d.session)]);
+  const calls = shortIds([...records.map((r) => r.call), ...docs.flatMap((d) => d.calls.map((c) => c.call))]);
+  return (name) => sessions.get(name) ?? calls.get(name) ?? name;
+}
+
 /** The short ids of calls and sessions, unique among every local and fetched one (a page of the log must not show a tail another call shares). */
 function callShorts(records: readonly JournalRecord[], shared: readonly FetchedSession[]): (c: CallSummary) => ListedCall {
   const docs = shared.flatMap((f) => (f.doc ? [f.doc] : []));

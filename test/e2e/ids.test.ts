@@ -83,6 +83,12 @@ describe("short ids", () => {
         .json.calls.map((c: { call: string }) => c.call)
         .sort(),
     ).toEqual([c1, c2].sort());
+    // Output that names a session beside other things names it the same way: changes' writers, a receipt's scope.
+    const human = unwind(root, ["changes", "--session", s1]).stdout;
+    expect(human).toMatch(new RegExp(`^modified +src/app\\.ts +[0-9a-f]{8} -> [0-9a-f]{8} +${s1}$`, "m"));
+    expect(human).not.toContain(S1);
+    expect(unwind(root, ["undo", "--call", short(c2)]).code).toBe(0);
+    expect(unwind(root, ["receipts"]).stdout).toMatch(new RegExp(` call ${short(c2)} +cli `));
     // The control: five characters of a tail name nothing, and say how many are needed.
     const five = unwind(root, ["changes", "--call", short(c1).slice(-5)]);
     expect([five.code, five.stderr]).toEqual([3, expect.stringContaining(`no call '${short(c1).slice(-5)}'`)]);

@@ -7,6 +7,7 @@ import type { ChangeSetReport } from "../../ops/changes.js";
 import type { NowState, ReportItem, UndoReport } from "../../ops/take-back.js";
 import { checkScope, checkScopeOptions, type ScopeFields } from "../../scope/resolve.js";
 import { checkHunks } from "../../ops/undo.js";
+import { shortNames } from "../../ops/sessions.js";
 import type { Globals } from "../globals.js";
 import { paint, progress, short, showJsonPath, showPath, table, type Color, type Output } from "../render.js";
 import { cwdDirs, cwdGlobs, cwdPaths, openFor, realCwd } from "./common.js";
@@ -133,7 +134,7 @@ export async function changes(globals: Globals, opts: ScopeFlags & { patch?: boo
   const scope = scopeOf(opts);
   const u = await openFor(globals);
   const cs = await u.changes(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree, prefixes: cwdDirs(u.root, opts.prefix, "--prefix"), patch: opts.patch });
-  return { json: cs, human: opts.patch ? renderPatch(cs) : renderChanges(cs), exit: Exit.ok };
+  return { json: cs, human: opts.patch ? renderPatch(cs) : renderChanges(cs, await shortNames(u.context)), exit: Exit.ok };
 }
 
 /**
@@ -167,14 +168,15 @@ function renderPlanPatch(r: UndoReport, retry: Retry): Output {
   return { json: r, human: [r.patch?.trimEnd() ?? "", ...notes, ...summary].filter(Boolean).join("\n"), exit: r.partial ? Exit.partial : Exit.ok };
 }
 
-function renderChanges(cs: ChangeSetReport): string {
+/** The change set as a table; `name` gives a writer's short id (`sessions` and `log` show the same). */
+function renderChanges(cs: ChangeSetReport, name: (id: string) => string): string {
   // A run's entries lead with the policy's decision (SPEC section 9).
   const rows = cs.entries.map((e) => [
     ...(e.decision ? [e.decision] : []),
     e.change,
     showJsonPath(e),
     `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`,
-    e.by.join(","),
+    e.by.map(name).join(","),
     [e.shared ? `shared with ${e.shared.map(callName).join(", ")}` : "", e.unclosed ? "unclosed" : "", e.reversible === false ? `cannot be taken back: ${e.why}` : ""].filter(Boolean).join("; "),
   ]);
   return rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
