@@ -17,6 +17,12 @@ function starts(id: string): string[] {
   return out;
 }
 
+/** Names this long or shorter are shown whole (see `shortIds`). */
+const SHORT_NAME = 12;
+
+/** An id without its harness: `agent-1` of `record:agent-1`. */
+const nameOf = (id: string) => id.slice(id.indexOf(":") + 1);
+
 /**
  * Whether `wanted` names `id` short of being it: 6+ characters that end the
  * id or start one of its parts (see `starts`). The one rule every command
@@ -32,7 +38,8 @@ export function idMatches(id: string, wanted: string): boolean {
  * The shortest tail of each id (at least 6 characters) that names it
  * alone among `ids` under `idMatches`: no other id ends with it or has a
  * part that starts with it. An id with no such tail (another id ends with
- * all of it) is shown whole, which an exact match resolves. Pure; sorting
+ * all of it) is shown whole, which an exact match resolves; a name of 12
+ * characters or fewer (after a harness's `claude:`) is shown as it is. Pure; sorting
  * makes it n log n, so a journal of 50,000 calls costs milliseconds.
  */
 export function shortIds(ids: Iterable<string>): Map<string, string> {
@@ -70,7 +77,16 @@ export function shortIds(ids: Iterable<string>): Map<string, string> {
     for (let k = lo; k < parts.length && parts[k]![0].startsWith(s); k++) if (parts[k]![1] !== owner) return true;
     return false;
   };
+  // A short name a person or a test chose (`record:agent-1`, `toolu_01`) reads better whole than by its tail: shown as the
+  // name after the harness where no other id has that name (every resolver takes an exact name first).
+  const names = new Map<string, number>();
+  for (const id of all) names.set(nameOf(id), (names.get(nameOf(id)) ?? 0) + 1);
   all.forEach((id, i) => {
+    const name = nameOf(id);
+    if (name.length <= SHORT_NAME && names.get(name) === 1) {
+      out.set(id, name);
+      return;
+    }
     let n = Math.max(MIN_ID, tailLen[i]!);
     while (n < id.length && startsOther(id.slice(-n), i)) n++;
     out.set(id, n >= id.length ? id : id.slice(-n));

@@ -11,11 +11,16 @@ import { claudeCall, claudeUuid, HEX, pick, rng } from "../../real-ids.js";
 const claudeSession = (r: () => number) => `claude:${claudeUuid(r)}`;
 const receipt = (r: () => number, k: number) => `r-20261203T0${String(k % 60).padStart(2, "0")}000Z-${pick(r, HEX, 8)}`;
 
-/** What a person typing `s` gets: every id it names (an exact id wins, as in the resolvers). */
-const named = (ids: readonly string[], s: string) => (ids.includes(s) ? [s] : ids.filter((o) => idMatches(o, s)));
+/** What a person typing `s` gets: every id it names (an exact id or name after the harness wins, as in the resolvers). */
+function named(ids: readonly string[], s: string): string[] {
+  const exact = ids.filter((o) => o === s || o.slice(o.indexOf(":") + 1) === s);
+  return exact.length === 1 ? exact : ids.filter((o) => idMatches(o, s));
+}
 
 /** The brute force: the shortest tail of 6+ characters naming the id alone, else the whole id. */
 function slow(ids: readonly string[], id: string): string {
+  const name = id.slice(id.indexOf(":") + 1);
+  if (name.length <= 12 && ids.filter((o) => o.slice(o.indexOf(":") + 1) === name).length === 1) return name;
   for (let n = MIN_ID; n < id.length; n++) {
     const s = id.slice(-n);
     const hits = named(ids, s);
