@@ -1,6 +1,6 @@
 /**
  * What unwind knows about one harness, as one typed object per harness
- * (claude.ts, codex.ts, gemini.ts): how its hook payloads read (the parsing
+ * (claude.ts, codex.ts, gemini.ts, qwen.ts, copilot.ts): how its hook payloads read (the parsing
  * in index.ts) and how its hook settings file is written (settings.ts).
  *
  * Types only, plus the JSON shapes the payload rules read: the hook bundle
@@ -8,7 +8,7 @@
  */
 import type { Phase, Target } from "../event.js";
 
-export type Harness = "claude" | "codex" | "gemini";
+export type Harness = "claude" | "codex" | "gemini" | "qwen" | "copilot";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -31,7 +31,10 @@ export interface HarnessRules {
    * leave tools out and keep unknown ones in.
    */
   quiet: readonly string[];
-  /** The `tool_input` flag that starts a shell command in the background: it goes on writing after its post event. */
+  /**
+   * The `tool_input` flag that starts a shell command in the background: it goes on writing after its post event.
+   * `field=value` names a field that does it by that string value (Copilot CLI's `mode=async`).
+   */
   background: readonly string[];
   // Shell tools (claude Bash, codex Bash/shell/local_shell/exec_command/unified_exec,
   // gemini run_shell_command) need no table: a tree snapshot is also what every
@@ -42,6 +45,12 @@ export interface HarnessRules {
    * undefined for every other tool. Asked after readOnly and fileTools.
    */
   classify?(tool: string, input: Json | undefined): Target | { error: string } | undefined;
+  /**
+   * A payload whose fields are not Claude Code's (Copilot CLI's camelCase, no event name): the same
+   * payload in Claude Code's field names, or (a string) an error for the capture error log. `event` is what the
+   * hook command names after the harness (`unwind hook copilot preToolUse`), when it names one.
+   */
+  payload?(payload: JsonObject, event: string | undefined): JsonObject | string;
   /** The project settings file `unwind init` merges its hooks into. */
   settings: SettingsRules;
   /**
@@ -49,8 +58,9 @@ export interface HarnessRules {
    * servers (`unwind init --mcp`): JSON with `mcpServers.<name>`, or for a
    * `.toml` file a `[mcp_servers.<name>]` table (src/capture/harness/mcp-config.ts);
    * `prefix`: how its hook events name the tools of the server registered as `unwind`.
+   * Undefined where unwind does not register itself with the client (`init --mcp` says so).
    */
-  mcp: { file: string; prefix: string };
+  mcp?: { file: string; prefix: string };
 }
 
 export interface SettingsRules {
@@ -66,6 +76,15 @@ export interface SettingsRules {
   comments?: true;
   /** The settings file for this machine only, not shared through the repository (`unwind init --local`). */
   local?: string;
+  /**
+   * The hook entries sit right under each event, each its own (Copilot CLI), not in matcher groups
+   * under `hooks`; `command` is the field that holds the command (Copilot CLI's `bash`).
+   */
+  flat?: { command: string };
+  /** The hook command names its event after the harness: the payload does not say it (Copilot CLI). */
+  eventArg?: true;
+  /** Top-level fields a file `unwind init` creates starts with (Copilot CLI's `version`, Qwen Code's `$version`). */
+  fresh?: Readonly<Record<string, unknown>>;
 }
 
 /**
