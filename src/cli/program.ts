@@ -162,12 +162,14 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
           .option("--force", "take back paths changed since too (the receipt keeps what is overwritten)")
           .option("--merge", "three-way merge text files changed since, taking back only this scope's hunks")
           .option("--safe-only", "with --run: take back only review and deny paths; allow paths are kept (skip / retained)")
-          .option("--hunk <n,...>", "with one --path: take back only these hunks of its change (numbered as changes --patch shows them)"),
+          .option("--hunk <n,...>", "with one --path: take back only these hunks of its change (numbered as changes --patch shows them)")
+          .option("--patch", "with --dry-run: what each path would hold after, as a patch from what it holds now"),
       ),
     ).action(function (opts) {
       run(g(this), async () => (await import("./commands/undo.js")).undo(g(this), opts as Opts<typeof Undo.undo, 1>));
     }),
     "unwind undo --session claude:3f2a9c --dry-run",
+    "unwind undo --session claude:3f2a9c --dry-run --patch",
     "unwind undo --session claude:3f2a9c --expect 5be1c0a9d2f4",
     "unwind undo --call toolu_01AbC --path 'src/**'",
     "unwind undo --run 1a2b3c4d --safe-only",

@@ -151,28 +151,6 @@ function local(t: number): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
-/**
- * The shortest part of each id that names it alone among `ids`, at least
- * `min` characters: the prefix of the random tail after the last "-" for
- * ids that have one (`s-<time>-<tail>`), else the id's prefix. Every
- * command that takes an id accepts what this shows (src/domain/ids.ts).
- */
-export function shortIds(ids: readonly string[], min = 6): Map<string, string> {
-  const out = new Map<string, string>();
-  const part = (id: string) => (id.includes("-") ? id.slice(id.lastIndexOf("-") + 1) : id);
-  for (const id of ids) {
-    const mine = part(id);
-    if (mine.length < min) {
-      out.set(id, id);
-      continue;
-    }
-    let n = min;
-    while (n < mine.length && ids.some((o) => o !== id && (o.startsWith(mine.slice(0, n)) || part(o).startsWith(mine.slice(0, n))))) n++;
-    out.set(id, n >= mine.length && ids.some((o) => o !== id && part(o) === mine) ? id : mine.slice(0, n));
-  }
-  return out;
-}
-
 /** A progress line (see `progress`): `tick` says how far the work is, `done` clears the line. */
 export interface ProgressLine {
   tick(done: number, total: number): void;

@@ -39,7 +39,7 @@ const unknown = (caller: Caller) => !caller.session;
 const UNKNOWN = "the calling session is unknown: neither the client's environment nor a hook event of this call names it";
 const HOOKS = "with unwind's hooks installed (unwind init --claude, --codex or --gemini), the client's hook event for each call names its session";
 
-/** The scope an undo may take back: the caller's own session, or a call narrowed to it. Throws E_NOT_ALLOWED otherwise. */
+/** The scope an undo may take back: the caller's own session, or a call (or from a call on) narrowed to it. Throws E_NOT_ALLOWED otherwise. */
 export function ownScope(u: Unwind, caller: Caller, scope: ScopeFields): ScopeFields {
   if (loadMcpAllow(u.store) === "any") return scope;
   const own = caller.session;
@@ -51,6 +51,7 @@ export function ownScope(u: Unwind, caller: Caller, scope: ScopeFields): ScopeFi
     return refuse(u, "undo", `session ${scope.session} is not the calling session (${own})`, mine);
   }
   // A call is looked for among the caller's own calls only: another session's call of the same id is not found.
+  if (scope.fromCall !== undefined) return { fromCall: scope.fromCall, session: own };
   return scope.call !== undefined ? { call: scope.call, session: own } : { session: own };
 }
 

@@ -42,7 +42,7 @@ export const TOOLS = UNWIND_MCP_TOOLS;
 const SESSIONS_HINT = "the sessions tool lists them, most recently active first";
 
 const OWN_ONLY =
-  "Unless the person allowed more (mcp.allow in unwind's config): only the calling session's own work (the session, or one of its calls); another session, a task or a snapshot is refused (E_NOT_ALLOWED), and so is any undo when the calling session is unknown.";
+  "Unless the person allowed more (mcp.allow in unwind's config): only the calling session's own work (the session, one of its calls, or from one of its calls on); another session, a task or a snapshot is refused (E_NOT_ALLOWED), and so is any undo when the calling session is unknown.";
 
 const name = (what: string) => z.string().min(1, `${what} must not be empty`);
 const limit = z.number().int().min(1).optional().describe("At most this many, newest first.");
@@ -53,12 +53,19 @@ const scopeShape = (defaultSession: boolean) => ({
   session: name("session")
     .optional()
     .describe(
-      `The session whose work this is about: its full name (claude:3f2a9c1e-…), bare id, or a unique prefix of 6+ characters; ${SESSIONS_HINT}.` +
+      `The session whose work this is about: its full name (claude:3f2a9c1e-…), bare id, its short form (the sessions tool's short), or a unique prefix or tail of 6+ characters; ${SESSIONS_HINT}.` +
         (defaultSession
           ? " Default, when no call, task or snapshot is given either: the calling agent's own session (this client names it)."
           : " Required unless call, task or snapshot is given: this client does not say which session is calling."),
     ),
-  call: name("call").optional().describe("Only one tool call's changes: its id (e.g. toolu_01AbC…, as the log tool lists it). With session, to pick among sessions that share the id."),
+  call: name("call")
+    .optional()
+    .describe("Only one tool call's changes: its id (e.g. toolu_01AbC…, as the log tool lists it), or its short form (the log tool's short). With session, to pick among sessions that share the id."),
+  fromCall: name("fromCall")
+    .optional()
+    .describe(
+      "This call and every later call of its session (where the agent went wrong, and everything after): the call's id or short form, as for call. With session, to pick among sessions that share the id.",
+    ),
   task: name("task").optional().describe("A task's changes: the sessions labelled with it (UNWIND_TASK), or its branch when bound with `unwind task start`."),
   snapshot: name("snapshot").optional().describe("Changes since this snapshot: its id, or a unique prefix or suffix of 6+ characters (the snapshots tool lists them)."),
   to: name("to").optional().describe("With snapshot: up to this later snapshot instead of the work tree now."),
@@ -133,6 +140,12 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     },
   );
 
+  // The SDK refuses arguments its schema check rejects (an unknown or misspelt field, a wrong type) before a tool runs, as a
+  // bare text error; every such refusal is the caller's input, so it is said as any other usage error: E_USAGE, with the
+  // same structured content a tool's own refusals carry.
+  (server as unknown as { createToolError: (message: string) => Result }).createToolError = (message) =>
+    toolError(usage(message.replace(/^MCP error -?\d+: /, "").replace(/\s*\n\s*/g, " "), "the tool's input schema (tools/list) names every field it takes"));
+
   /**
    * Runs one operation on a freshly opened record (a crashed apply is
    * finished first), told who is calling; errors become tool errors. For a
@@ -159,13 +172,13 @@ export function createServer(opts: ServeOptions = {}): McpServer {
 
   /** The scope a call names; with none, the caller's own session when the client says which it is. */
   const scopeOf = (a: ScopeFields, who: Caller): { scope: ScopeFields; defaulted: boolean } => {
-    const { session, call, task, snapshot, to } = a;
-    if (session === undefined && call === undefined && task === undefined && snapshot === undefined) {
+    const { session, call, fromCall, task, snapshot, to } = a;
+    if (session === undefined && call === undefined && fromCall === undefined && task === undefined && snapshot === undefined) {
       if (to !== undefined) throw usage("to goes with snapshot");
       if (!who.session) throw usage("no scope given: name a session (or a call, task or snapshot)", `this client does not say which session is calling; ${SESSIONS_HINT}`);
       return { scope: { session: who.session }, defaulted: true };
     }
-    return { scope: { session, call, task, snapshot, to }, defaulted: false };
+    return { scope: { session, call, fromCall, task, snapshot, to }, defaulted: false };
   };
   /** A defaulted session that has no record here says where the default came from. */
   const explain = async <T>(defaulted: boolean, who: Caller, p: Promise<T>): Promise<T> => {
@@ -204,7 +217,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
       title: "Tool calls",
       description: "Recorded tool calls, newest first (50 unless limit says otherwise), each with its session, tool, call id and the paths it changed.",
       inputSchema: z.strictObject({
-        session: name("session").optional().describe(`Only this session's calls: full name, bare id, or a unique prefix of 6+ characters; ${SESSIONS_HINT}.`),
+        session: name("session").optional().describe(`Only this session's calls: full name, bare id, short form, or a unique prefix or tail of 6+ characters; ${SESSIONS_HINT}.`),
         task: name("task").optional().describe("Only calls labelled with this task."),
         limit,
         since,

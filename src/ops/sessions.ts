@@ -4,9 +4,10 @@ import { resolveSession, treeCallPaths } from "../scope/calls.js";
 import { readJournal, type JournalRecord } from "../store/journal.js";
 import { listed, type ListOptions } from "./list.js";
 import { UnwindError } from "../domain/errors.js";
+import { shortIds } from "../domain/ids.js";
 import type { SharedSessionDoc, SharedSummary } from "../domain/share.js";
 import { fetchedChangeSet, findFetched } from "../scope/fetched.js";
-import { fetchedSessions } from "../store/shared.js";
+import { fetchedSessions, type FetchedSession } from "../store/shared.js";
 
 /** One session as `unwind sessions` lists it: the summary a shared record carries too, plus its name and harness. */
 export interface SessionSummary extends SharedSummary {
@@ -14,6 +15,11 @@ export interface SessionSummary extends SharedSummary {
   harness: string;
   /** Only on a fetched session (SPEC section 14): the origin it was pushed from. Local sessions have none. */
   origin?: string;
+}
+
+/** A session as listed: its summary and `short`, the shortest tail that names it among every session here (`shortIds`), which every command accepts for it. */
+export interface ListedSession extends SessionSummary {
+  short: string;
 }
 
 /** Pure: one summary per session, most recently active first; `treePaths` holds what each tree-captured call changed. */
@@ -44,7 +50,7 @@ export function summarizeSessions(records: readonly JournalRecord[], treePaths: 
 }
 
 /** Sessions with harness, agent, task, first/last time, calls and paths; most recently active first. */
-export async function sessions(ctx: Context, opts: ListOptions & { task?: string | undefined } = {}): Promise<{ sessions: SessionSummary[]; total: number }> {
+export async function sessions(ctx: Context, opts: ListOptions & { task?: string | undefined } = {}): Promise<{ sessions: ListedSession[]; total: number }> {
   const { records } = readJournal(ctx.store);
   const treeCalls = new Set(records.filter((r) => r.kind === "tree").map((r) => `${r.session}\0${r.call}`));
   const treePaths = treeCalls.size > 0 ? await treeCallPaths(ctx, records, treeCalls) : new Map<string, string[]>();
@@ -52,9 +58,11 @@ export async function sessions(ctx: Context, opts: ListOptions & { task?: string
   // Fetched sessions (SPEC section 14) are listed beside local ones, with their origin.
   const fetched = await fetchedSummaries(ctx);
   if (fetched.length > 0) all = [...all, ...fetched].sort((a, b) => (a.last < b.last ? 1 : a.last > b.last ? -1 : 0));
+  // Unique among every session, not only those listed: what is shown must resolve whatever the filter.
+  const short = shortIds(all.map((s) => s.session));
   if (opts.task !== undefined) all = all.filter((s) => s.tasks.includes(opts.task!));
   const { items, total } = listed(all, opts, (s) => s.last);
-  return { sessions: items, total };
+  return { sessions: items.map((s) => ({ ...s, short: short.get(s.session)! })), total };
 }
 
 export interface CallSummary {
@@ -68,13 +76,21 @@ export interface CallSummary {
   origin?: string;
 }
 
+/** A call as listed: `short` and `sessionShort` are the shortest tails that name the call and its session among every one here (`shortIds`). */
+export interface ListedCall extends CallSummary {
+  short: string;
+  sessionShort: string;
+}
+
 /** Calls, newest first, with the paths each changed (50 unless `limit` says otherwise). */
-export async function log(ctx: Context, opts: ListOptions & { session?: string | undefined; task?: string | undefined } = {}): Promise<{ calls: CallSummary[]; total: number }> {
+export async function log(ctx: Context, opts: ListOptions & { session?: string | undefined; task?: string | undefined } = {}): Promise<{ calls: ListedCall[]; total: number }> {
   const { records } = readJournal(ctx.store);
-  const fetched = await fetchedCalls(ctx, records, opts);
+  const shared = await fetchedSessions(ctx);
+  const fetched = await fetchedCalls(ctx, records, shared, opts);
+  const shorts = callShorts(records, shared);
   if (fetched.only) {
     const { items, total } = listed(fetched.calls, { since: opts.since, limit: opts.limit ?? 50 }, (c) => c.at);
-    return { calls: items, total };
+    return { calls: items.map(shorts), total };
   }
   const session = opts.session !== undefined ? resolveSession(records, opts.session) : null;
   const mine = records.filter((r) => (!session || r.session === session) && (opts.task === undefined || r.task === opts.task));
@@ -93,7 +109,28 @@ export async function log(ctx: Context, opts: ListOptions & { session?: string |
     const c = calls.get(k);
     if (c) c.paths = sortByPath(paths.map((path) => ({ path }))).map((p) => p.path);
   }
-  return { calls: items, total };
+  return { calls: items.map(shorts), total };
+}
+
+/**
+ * Every session's and call's short id (`shortIds`), for output that names
+ * them beside other things (a change's writers, a receipt's scope): a name
+ * that is neither is given back as it is. Reads the journal only.
+ */
+export async function shortNames(ctx: Context): Promise<(name: string) => string> {
+  const { records } = readJournal(ctx.store);
+  const docs = (await fetchedSessions(ctx)).flatMap((f) => (f.doc ? [f.doc] : []));
+  const sessions = shortIds([...records.map((r) => r.session), ...docs.map((d) => d.session)]);
+  const calls = shortIds([...records.map((r) => r.call), ...docs.flatMap((d) => d.calls.map((c) => c.call))]);
+  return (name) => sessions.get(name) ?? calls.get(name) ?? name;
+}
+
+/** The short ids of calls and sessions, unique among every local and fetched one (a page of the log must not show a tail another call shares). */
+function callShorts(records: readonly JournalRecord[], shared: readonly FetchedSession[]): (c: CallSummary) => ListedCall {
+  const docs = shared.flatMap((f) => (f.doc ? [f.doc] : []));
+  const calls = shortIds([...records.map((r) => r.call), ...docs.flatMap((d) => d.calls.map((c) => c.call))]);
+  const sessions = shortIds([...records.map((r) => r.session), ...docs.map((d) => d.session)]);
+  return (c) => ({ ...c, short: calls.get(c.call)!, sessionShort: sessions.get(c.session)! });
 }
 
 /** Summaries of the fetched sessions whose seal holds (a damaged one is for `verify` to name, not to list). */
@@ -106,7 +143,12 @@ async function fetchedSummaries(ctx: Context): Promise<SessionSummary[]> {
  * session but a fetched one, only that one's (`only`); with no `--session`,
  * every fetched session's (narrowed by `--task`) beside the local ones.
  */
-async function fetchedCalls(ctx: Context, records: readonly JournalRecord[], opts: { session?: string | undefined; task?: string | undefined }): Promise<{ only: boolean; calls: CallSummary[] }> {
+async function fetchedCalls(
+  ctx: Context,
+  records: readonly JournalRecord[],
+  all: readonly FetchedSession[],
+  opts: { session?: string | undefined; task?: string | undefined },
+): Promise<{ only: boolean; calls: CallSummary[] }> {
   const callsOf = (d: SharedSessionDoc, origin: string) => d.calls.map((c) => ({ ...c, session: d.session, origin }));
   if (opts.session !== undefined) {
     try {
@@ -120,6 +162,5 @@ async function fetchedCalls(ctx: Context, records: readonly JournalRecord[], opt
       return { only: true, calls: callsOf(doc, f.origin).filter(() => opts.task === undefined || doc.summary.tasks.includes(opts.task)) };
     }
   }
-  const all = await fetchedSessions(ctx);
   return { only: false, calls: all.flatMap((f) => (f.doc && (opts.task === undefined || f.doc.summary.tasks.includes(opts.task)) ? callsOf(f.doc, f.origin) : [])) };
 }

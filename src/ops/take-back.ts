@@ -18,7 +18,7 @@ import { applyPlan, type Progress } from "../apply/apply.js";
 import { checkoutBytes } from "../apply/checkout-form.js";
 import { ContentReader } from "../store/content.js";
 import { matches } from "../domain/states.js";
-import { hunksOf, isText, revertHunks } from "../domain/hunks.js";
+import { gitPatch, hunksOf, isText, revertHunks } from "../domain/hunks.js";
 import { acts, countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
@@ -63,6 +63,8 @@ export interface UndoOptions {
   hunks?: readonly number[] | undefined;
   /** Who started it, for the receipt (SPEC section 13). */
   by?: StartedBy | undefined;
+  /** With `dryRun`: the report carries `patch`, what each path would hold after, as a patch from what it holds now. */
+  patch?: boolean | undefined;
 }
 
 /** What a path held when it was planned, as plain data (a symlink's target as its hash). */
@@ -99,6 +101,10 @@ export interface UndoReport {
   counts: Counts;
   /** Conflicts, or skips other than `unchanged`, remain: the command exits 1. */
   partial: boolean;
+  /** A dry run's, when asked: the content each path would get, as git's patch from what it holds now (`git apply` makes it so). */
+  patch?: string;
+  /** With `patch`: paths the undo writes whose content is no text (binary, a symlink), so not in the patch. */
+  notText?: string[];
 }
 
 /**
@@ -115,7 +121,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
       hint: "preview it again (--dry-run; undo_preview or restore_preview over MCP), check it, and apply with the new digest",
     });
   }
-  if (opts.dryRun) return report(null, cs.scope, true, digest, planned);
+  if (opts.dryRun) return { ...report(null, cs.scope, true, digest, planned), ...(opts.patch ? await planPatch(ctx, reader, plan, merged) : {}) };
   // Nothing to write: no receipt, so the chain, `receipts` and redo hold only what changed something.
   if (!plan.items.some((i) => acts(i.action))) return report(null, cs.scope, false, digest, planned);
   const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow, by: opts.by });
@@ -125,6 +131,34 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
 }
 
 const short = (d: string) => d.slice(0, 12);
+
+/**
+ * What each path the plan writes would hold after it, as git's patch from
+ * what it holds now: a restore's earlier state, a merge's result, nothing
+ * for a delete. Read only; the patch shows content where the report's
+ * hashes do not. A side that is no text leaves the path to `notText`.
+ */
+async function planPatch(ctx: Context, reader: ContentReader, plan: Plan, merged: ReadonlyMap<Sha256, Buffer>): Promise<{ patch: string; notText: string[] }> {
+  const parts: string[] = [];
+  const notText: string[] = [];
+  const side = (bytes: Buffer | null | undefined, mode: string) => (bytes && isText(bytes) ? { text: bytes.toString("utf8"), mode } : undefined);
+  for (const i of plan.items) {
+    if (!acts(i.action)) continue;
+    const now = i.expect.kind === "absent" ? null : i.expect.kind === "file" ? side(currentBytes(ctx, i.path), i.expect.mode) : undefined;
+    const mode = i.expect.kind === "file" ? i.expect.mode : "100644";
+    const after =
+      i.action === "delete"
+        ? null
+        : i.action === "merge"
+          ? side(i.merged ? merged.get(i.merged) : undefined, i.mergedMode ?? mode)
+          : i.pre?.kind === "file"
+            ? side(await fileForm(ctx, reader, i.path, i.pre), i.pre.mode ?? mode)
+            : undefined;
+    if (now === undefined || after === undefined) notText.push(i.path);
+    else parts.push(gitPatch(i.path, now, after));
+  }
+  return { patch: parts.join(""), notText };
+}
 
 /** A digest as a person copies it: the whole of it, or its first 12+ hex digits. Checked before anything is read. */
 export function checkDigest(expect: string | undefined): void {
@@ -168,13 +202,14 @@ function nowTuple(n: NowState): unknown[] {
 async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<{ plan: Plan; reader: ContentReader; merged: Map<Sha256, Buffer>; fsNow: number | undefined }> {
   const cfg = loadConfig(ctx.store);
   const paths = cs.entries.map((e) => e.path);
-  const needOids = cs.entries.some((e) => [e.pre, e.post].some((s) => s && !s.sha256 && s.oid));
   const clean = new Set(cs.entries.filter((e) => e.pre?.clean || e.post?.clean).map((e) => e.path));
   const reader = new ContentReader(ctx, Cas.in(ctx.store));
   // Taken before anything is read: a file whose stat data is older proves itself unchanged at the write (src/capture/observe.ts).
   // A throwaway work tree (seal: false) has no writer to race: it reads everything, and writes nothing to the store.
   const fsNow = opts.dryRun || opts.seal === false ? undefined : fsClock(storePath(ctx.store, "clock"));
-  const current = await observe(ctx, paths, { oids: needOids, clean, keep: opts.dryRun ? undefined : reader.cache, unreadOver: cfg.sizeCap });
+  // Every path's git blob id, not only where a record lacks SHA-256: a report names what a path holds now by it, as it names
+  // the record's states (one id family on every surface: docs/design.md); the bytes are read anyway, hashing them costs little.
+  const current = await observe(ctx, paths, { oids: true, clean, keep: opts.dryRun ? undefined : reader.cache, unreadOver: cfg.sizeCap });
   await reader.prefetch(cs.entries.map((e) => e.pre));
   const ignored = opts.fetched ? await ignoredHere(ctx, paths) : null;
 

@@ -31,6 +31,8 @@ export interface UndoOptions extends ScopeOptions {
   progress?: Progress | undefined;
   /** Who started it, recorded in the receipt (default: the library). */
   by?: StartedBy | undefined;
+  /** With `dryRun`: also the content each path would get, as git's patch from what it holds now (the report's `patch`). */
+  patch?: boolean | undefined;
 }
 
 /** A program calling the library names no client: its receipts say `library`. */
@@ -56,6 +58,7 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
   checkHunks(opts);
   checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
+  if (opts.patch && !dryRun) throw usage("--patch shows what a dry run would write: add --dry-run", "e.g. unwind undo --session S --dry-run --patch");
   // A refused plan writes nothing: checked first by a dry run, then planned again under the lock.
   if (opts.expect !== undefined && !dryRun) await undo(ctx, scopeFields, { ...opts, dryRun: true, progress: undefined });
   return guarded(ctx, dryRun, "undo", () =>
@@ -73,6 +76,7 @@ export async function undo(ctx: Context, scopeFields: ScopeFields, opts: UndoOpt
         hunks: opts.hunks,
         fetched,
         by: opts.by ?? LIBRARY,
+        patch: dryRun && Boolean(opts.patch),
       });
       // After sealing only results are added to a capsule (SPEC section 9): this undo's receipt.
       // A fetched run's capsule is not this store's: its receipt is the record here (SPEC section 14: fetched records are read-only).

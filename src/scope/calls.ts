@@ -7,6 +7,7 @@ import { keepsExecBits, listSnapshots, writeWorkTree, type Snapshot } from "../c
 import { isRepository } from "../capture/private-index.js";
 import { tooLargeState } from "../capture/toolarge.js";
 import { UnwindError } from "../domain/errors.js";
+import { idMatches } from "../domain/ids.js";
 import { Cas } from "../store/cas.js";
 import type { Context } from "../repo/context.js";
 import { readJournal, sessionFile, type JournalRecord } from "../store/journal.js";
@@ -28,26 +29,27 @@ export interface JournalScope {
   session?: string;
 }
 
-/** A name as the user typed it: the full `<harness>:<id>`, the bare id, or a unique prefix (6+) of either. */
+/** A name as the user typed it: the full `<harness>:<id>`, the bare id, or what `idMatches` accepts (a unique tail, or start of either, of 6+). */
 export function resolveSession(records: readonly JournalRecord[], wanted: string): string {
   const names = [...new Set(records.map((r) => r.session))].sort();
   const bare = (n: string) => n.slice(n.indexOf(":") + 1);
   const exact = names.filter((n) => n === wanted || bare(n) === wanted);
   if (exact.length === 1) return exact[0]!;
-  const hits = exact.length > 1 ? exact : wanted.length >= 6 ? names.filter((n) => n.startsWith(wanted) || bare(n).startsWith(wanted)) : [];
+  const hits = exact.length > 1 ? exact : names.filter((n) => idMatches(n, wanted));
   if (hits.length === 1) return hits[0]!;
   if (hits.length > 1) {
     throw new UnwindError("E_SCOPE_AMBIGUOUS", `${hits.length} sessions match '${wanted}': ${hits.slice(0, 8).join(", ")}`, {
       hint: "give the full <harness>:<id> name or more characters",
     });
   }
-  throw new UnwindError("E_SCOPE_UNKNOWN", `no session '${wanted}'${wanted.length < 6 && names.length ? " (a prefix needs 6+ characters)" : ""}`, {
+  throw new UnwindError("E_SCOPE_UNKNOWN", `no session '${wanted}'${wanted.length < 6 && names.length ? " (a part of it needs 6+ characters)" : ""}`, {
     hint: "list them with: unwind sessions",
   });
 }
 
 /**
- * A call id as typed: exact, or a unique prefix of 6+ characters. Call ids
+ * A call id as typed: exact, or a unique part `idMatches` accepts (a tail
+ * or a start of 6+ characters, as `shortIds` shows it). Call ids
  * are the harness's own and need not be unique across sessions (Gemini and
  * `record` derive them; an orchestrator may number them): one that two
  * sessions share is ambiguous, and `--session` narrows it.
@@ -58,7 +60,7 @@ export function resolveCall(records: readonly JournalRecord[], wanted: string): 
     return { session, call };
   });
   let hits = calls.filter((c) => c.call === wanted);
-  if (hits.length === 0 && wanted.length >= 6) hits = calls.filter((c) => c.call.startsWith(wanted));
+  if (hits.length === 0) hits = calls.filter((c) => idMatches(c.call, wanted));
   if (hits.length === 1) return hits[0]!;
   if (hits.length > 1) {
     throw new UnwindError(

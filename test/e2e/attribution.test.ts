@@ -77,8 +77,10 @@ describe("undo lines say what a path holds now and what to do (issue 9, case 17)
     expect(a).toMatch(/^conflict\s+a\.txt\s+[0-9a-f]{8}\* -> /);
     expect(a).toContain(`-> ${oid("a1\n")}`);
     expect(b).toContain(`${oid("b2\n")} -> ${oid("b1\n")}`);
-    // The hint points at what works: --merge, --hunk, --force, and the command that shows this scope's change (unwind diff takes snapshots).
-    expect(r.stdout).toMatch(new RegExp(`changed-since: .*--merge.*--hunk N.*--force.*see the scope's change with: unwind diff ${s}`));
+    // The hints are whole commands for this scope and path: see its change, --merge, --force (test/e2e/hints.test.ts runs them).
+    const scope = `--snapshot ${s} --to ${s2} --path a.txt`;
+    expect(r.stdout).toContain(`changed-since: changed since the scope wrote it\n`);
+    for (const cmd of [`unwind changes ${scope} --patch`, `unwind undo ${scope} --merge`, `unwind undo ${scope} --force`]) expect(r.stdout).toContain(`\n      ${cmd}\n`);
   });
 });
 

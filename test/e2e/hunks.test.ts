@@ -110,3 +110,37 @@ describe("undo --hunk", () => {
     expect(read(root, "f.txt")).toBe(lines(20).replace("line 18\n", "line EIGHTEEN\n"));
   });
 });
+
+describe("undo --dry-run --patch", () => {
+  it("is the content each path would get, as a patch git apply makes so: applied, the tree is what the undo then makes", () => {
+    const root = edited();
+    write(root, "f.txt", read(root, "f.txt").replace("line 10\n", "a person's line\n"));
+    const before = { f: read(root, "f.txt"), g: read(root, "g.txt") };
+    // Without --merge the person's edit is a conflict: not in the patch, named in a line git apply skips.
+    const plain = unwind(root, ["undo", "--session", S, "--dry-run", "--patch"]);
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toMatch(/^diff --git a\/g\.txt b\/g\.txt$/m);
+    expect(plain.stdout).not.toMatch(/^diff --git a\/f\.txt/m);
+    expect(plain.stdout).toMatch(/^# conflict f\.txt: changed-since/m);
+    const p = unwind(root, ["undo", "--session", S, "--merge", "--dry-run", "--patch"]);
+    expect(p.code).toBe(0);
+    expect(p.stdout).toMatch(/^-line TWO$/m);
+    expect(p.stdout).toMatch(/^\+line 2$/m);
+    expect(p.stdout).not.toMatch(/^-a person's line$/m); // the later edit stays
+    const digest = p.stdout.match(/--expect ([0-9a-f]{12})/)![1]!;
+    expect([read(root, "f.txt"), read(root, "g.txt")]).toEqual([before.f, before.g]); // a dry run
+    const apply = (args: string[]) => spawnSync("git", ["apply", ...args], { cwd: root, input: p.stdout, encoding: "utf8" });
+    expect(apply(["--check"]).status).toBe(0);
+    expect(apply([]).status).toBe(0);
+    const byPatch = { f: read(root, "f.txt"), g: read(root, "g.txt") };
+    expect(byPatch).not.toEqual(before);
+    expect(apply(["--check"]).status).not.toBe(0); // control: the patch is of the tree as it was, not as it is now
+    expect(apply(["-R"]).status).toBe(0);
+    expect(unwind(root, ["undo", "--session", S, "--merge", "--expect", digest]).code).toBe(0);
+    expect({ f: read(root, "f.txt"), g: read(root, "g.txt") }).toEqual(byPatch);
+    // Only a dry run: anything else is a usage error, nothing written.
+    const bad = unwind(root, ["undo", "--session", S, "--patch"]);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("add --dry-run")]);
+    expect({ f: read(root, "f.txt"), g: read(root, "g.txt") }).toEqual(byPatch);
+  });
+});

@@ -3,7 +3,8 @@ import type { ListOptions } from "../../ops/list.js";
 import type { RunReport } from "../../ops/run.js";
 import type { CleanupReport, RunShow } from "../../ops/runs.js";
 import type { Globals } from "../globals.js";
-import { more, paint, shortIds, showJsonPath, short, table, when, type Output } from "../render.js";
+import { shortIds } from "../../domain/ids.js";
+import { more, paint, showJsonPath, short, table, when, type Output } from "../render.js";
 import { openFor } from "./common.js";
 
 const seconds = (ms: number) => (ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`);

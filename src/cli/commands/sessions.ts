@@ -1,8 +1,10 @@
 import { Exit } from "../../domain/errors.js";
 import type { StartedBy } from "../../domain/types.js";
 import type { ListOptions } from "../../ops/list.js";
+import { shortNames } from "../../ops/sessions.js";
 import type { Globals } from "../globals.js";
-import { more, shortIds, showPath, table, when, type Output } from "../render.js";
+import { shortIds } from "../../domain/ids.js";
+import { more, showPath, table, when, type Output } from "../render.js";
 import { openFor } from "./common.js";
 
 export async function sessions(globals: Globals, opts: ListOptions & { task?: string }): Promise<Output> {
@@ -10,8 +12,9 @@ export async function sessions(globals: Globals, opts: ListOptions & { task?: st
   const r = await u.sessions(opts);
   // Fetched sessions (SPEC section 14) add an ORIGIN column; local ones show "-" there.
   const origins = r.sessions.some((s) => s.origin !== undefined);
+  // Each session by its shortest unique tail: a Claude session's full name is 44 characters, and every command takes the tail back.
   const rows = r.sessions.map((s) => [
-    s.session,
+    s.short,
     s.harness,
     s.agents.join(",") || "-",
     s.tasks.join(",") || "-",
@@ -33,7 +36,7 @@ export async function sessions(globals: Globals, opts: ListOptions & { task?: st
 export async function log(globals: Globals, opts: ListOptions & { session?: string; task?: string }): Promise<Output> {
   const u = await openFor(globals);
   const r = await u.log(opts);
-  const rows = r.calls.map((c) => [when(c.at), c.session, c.tool, c.call, c.paths.map(showPath).join(" ") || "-"]);
+  const rows = r.calls.map((c) => [when(c.at), c.sessionShort, c.tool, c.short, c.paths.map(showPath).join(" ") || "-"]);
   const human = rows.length ? [table([["WHEN", "SESSION", "TOOL", "CALL", "PATHS"], ...rows]), ...more(rows.length, r.total, "calls")].join("\n") : "no calls recorded";
   return { json: r, human, exit: Exit.ok };
 }
@@ -42,6 +45,7 @@ export async function receipts(globals: Globals, opts: ListOptions): Promise<Out
   const u = await openFor(globals);
   const r = await u.receipts(opts);
   const ids = shortIds(r.receipts.map((x) => x.id));
+  const name = await shortNames(u.context);
   const rows = r.receipts.map((x) => {
     const c = x.counts;
     const parts = [
@@ -56,14 +60,14 @@ export async function receipts(globals: Globals, opts: ListOptions): Promise<Out
         .filter(([n]) => n > 0)
         .map(([n, w]) => `${n} ${w}`)
         .join(", ") || "nothing to do") + (x.recovered ? " (recovered)" : "");
-    return [ids.get(x.id)!, when(x.at), x.kind, `${x.scope.kind} ${x.scope.id}`, byText(x.by), counts];
+    return [ids.get(x.id)!, when(x.at), x.kind, `${x.scope.kind} ${name(x.scope.id)}`, byText(x.by, name), counts];
   });
   const human = rows.length ? [table([["RECEIPT", "WHEN", "KIND", "SCOPE", "BY", "COUNTS"], ...rows], [], { fit: [5] }), ...more(rows.length, r.total, "receipts")].join("\n") : "no receipts";
   return { json: r, human, exit: Exit.ok };
 }
 
 /** Who started an apply: `cli`, `ui`, `mcp claude:<id>`; `-` for a receipt older than the record of it. */
-function byText(o: StartedBy | null): string {
+function byText(o: StartedBy | null, name: (s: string) => string): string {
   if (!o) return "-";
-  return o.session ? `${o.client} ${o.session}` : o.client;
+  return o.session ? `${o.client} ${name(o.session)}` : o.client;
 }

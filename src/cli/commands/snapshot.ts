@@ -3,7 +3,8 @@ import { Exit, usage } from "../../domain/errors.js";
 import type { SnapshotInfo } from "../../ops/snapshot.js";
 import { taskName } from "../../scope/resolve.js";
 import type { Globals } from "../globals.js";
-import { more, paint, progress, shortIds, showPath, table, when, type Output } from "../render.js";
+import { shortIds } from "../../domain/ids.js";
+import { more, paint, progress, showPath, table, when, type Output } from "../render.js";
 import { openFor } from "./common.js";
 import { idOrLast } from "../../domain/ids.js";
 

@@ -1,3 +1,5 @@
+import { join, relative } from "node:path";
+import { acts } from "../../domain/actions.js";
 import { callName } from "../../domain/call-ref.js";
 import { Exit, usage } from "../../domain/errors.js";
 import type { State } from "../../domain/types.js";
@@ -5,9 +7,10 @@ import type { ChangeSetReport } from "../../ops/changes.js";
 import type { NowState, ReportItem, UndoReport } from "../../ops/take-back.js";
 import { checkScope, checkScopeOptions, type ScopeFields } from "../../scope/resolve.js";
 import { checkHunks } from "../../ops/undo.js";
+import { shortNames } from "../../ops/sessions.js";
 import type { Globals } from "../globals.js";
-import { paint, progress, short, showJsonPath, table, type Color, type Output } from "../render.js";
-import { cwdDirs, cwdGlobs, cwdPaths, openFor } from "./common.js";
+import { paint, progress, short, showJsonPath, showPath, table, type Color, type Output } from "../render.js";
+import { cwdDirs, cwdGlobs, cwdPaths, openFor, realCwd } from "./common.js";
 import { idOrLast } from "../../domain/ids.js";
 
 interface ScopeFlags extends ScopeFields {
@@ -38,13 +41,40 @@ function scopeOf(opts: ScopeFlags & { safeOnly?: boolean }): ScopeFields {
   return scope;
 }
 
+/** The scope and its narrowing as the person typed them (ids as given: they resolved), for hints that repeat the command. */
+function typedScope(opts: ScopeFlags & { safeOnly?: boolean }): string[] {
+  const flags: [string, string | undefined][] = [
+    ["--session", opts.session],
+    ["--call", opts.call],
+    ["--from-call", opts.fromCall],
+    ["--task", opts.task],
+    ["--snapshot", opts.snapshot],
+    ["--to", opts.to],
+    ["--run", opts.run],
+    ["--baseline", opts.baseline],
+    ["--since", opts.since],
+  ];
+  return [
+    ...flags.flatMap(([f, v]) => (v === undefined ? [] : [f, v])),
+    ...(opts.prefix ?? []).flatMap((p) => ["--prefix", p]),
+    ...(opts.anyWorktree ? ["--any-worktree"] : []),
+    ...(opts.safeOnly ? ["--safe-only"] : []),
+  ];
+}
+
+/** A root-relative path as the current directory names it (what --path and restore's paths take). */
+function fromHere(root: string): (path: string) => string {
+  const cwd = realCwd();
+  return (path) => relative(cwd, join(root, path)) || ".";
+}
+
 /** `--hunk 1,3` as numbers; anything else is left for the library's check to name. */
 function hunkList(text: string | undefined): number[] | undefined {
   if (text === undefined) return undefined;
   return text.split(",").map((t) => (/^\d+$/.test(t.trim()) ? Number(t.trim()) : Number.NaN));
 }
 
-export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean; safeOnly?: boolean; hunk?: string }): Promise<Output> {
+export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { merge?: boolean; safeOnly?: boolean; hunk?: string; patch?: boolean }): Promise<Output> {
   const scope = scopeOf(opts);
   const hunks = hunkList(opts.hunk);
   checkHunks({ hunks, paths: opts.path });
@@ -62,10 +92,12 @@ export async function undo(globals: Globals, opts: ScopeFlags & ReportFlags & { 
       safeOnly: opts.safeOnly,
       expect: opts.expect,
       hunks,
+      patch: opts.patch,
       progress: line.tick,
       by: CLI,
     });
-    return renderReport(r, opts);
+    const retry: Retry = { command: "undo", args: typedScope(opts), paths: opts.path ?? [], here: fromHere(u.root), merged: Boolean(opts.merge) };
+    return opts.patch ? renderPlanPatch(r, retry) : renderReport(r, opts, retry);
   } finally {
     line.done();
   }
@@ -79,7 +111,8 @@ export async function restore(globals: Globals, id: string | undefined, rawPaths
   const line = progress(opts.dryRun ? "planning" : "restoring");
   try {
     const r = await u.restore(which, { paths: cwdPaths(u.root, rawPaths), dryRun: opts.dryRun, force: opts.force, expect: opts.expect, anyWorktree: opts.anyWorktree, progress: line.tick, by: CLI });
-    return renderReport(r, opts);
+    const args = [typeof which === "string" ? which : r.scope.id, ...(opts.anyWorktree ? ["--any-worktree"] : [])];
+    return renderReport(r, opts, { command: "restore", args, paths: rawPaths, here: fromHere(u.root), merged: false });
   } finally {
     line.done();
   }
@@ -90,7 +123,8 @@ export async function redo(globals: Globals, id: string | undefined, opts: Repor
   const u = await openFor(globals);
   const line = progress(opts.dryRun ? "planning" : "redoing");
   try {
-    return renderReport(await u.redo(which, { dryRun: opts.dryRun, expect: opts.expect, anyWorktree: opts.anyWorktree, progress: line.tick, by: CLI }), opts);
+    const r = await u.redo(which, { dryRun: opts.dryRun, expect: opts.expect, anyWorktree: opts.anyWorktree, progress: line.tick, by: CLI });
+    return renderReport(r, opts, { command: "redo", args: [], paths: [], here: fromHere(u.root), merged: false });
   } finally {
     line.done();
   }
@@ -100,7 +134,7 @@ export async function changes(globals: Globals, opts: ScopeFlags & { patch?: boo
   const scope = scopeOf(opts);
   const u = await openFor(globals);
   const cs = await u.changes(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree, prefixes: cwdDirs(u.root, opts.prefix, "--prefix"), patch: opts.patch });
-  return { json: cs, human: opts.patch ? renderPatch(cs) : renderChanges(cs), exit: Exit.ok };
+  return { json: cs, human: opts.patch ? renderPatch(cs) : renderChanges(cs, await shortNames(u.context)), exit: Exit.ok };
 }
 
 /**
@@ -118,14 +152,31 @@ function renderPatch(cs: ChangeSetReport): string {
   return [files.join("").trimEnd(), ...notText].filter(Boolean).join("\n") || "no changes";
 }
 
-function renderChanges(cs: ChangeSetReport): string {
+/**
+ * A dry run as the patch it would make (`git apply` takes it), then what
+ * the patch cannot show as `#` lines, which git apply skips: paths that are
+ * no text, every skip and conflict, and the summary with the digest.
+ */
+function renderPlanPatch(r: UndoReport, retry: Retry): Output {
+  const notes = [
+    ...(r.notText ?? []).map((p) => `# ${showPath(p)}: ${r.items.find((i) => i.path === p)?.action ?? "written"}, not text: no patch`),
+    ...r.items.filter((i) => !acts(i.action)).map((i) => `# ${i.action} ${showJsonPath(i)}${i.reason ? `: ${i.reason}${i.detail ? ` (${i.detail})` : ""}` : ""}`),
+  ];
+  const summary = renderReport(r, { quiet: true }, retry)
+    .human.split("\n")
+    .map((l) => `# ${l.trimStart()}`);
+  return { json: r, human: [r.patch?.trimEnd() ?? "", ...notes, ...summary].filter(Boolean).join("\n"), exit: r.partial ? Exit.partial : Exit.ok };
+}
+
+/** The change set as a table; `name` gives a writer's short id (`sessions` and `log` show the same). */
+function renderChanges(cs: ChangeSetReport, name: (id: string) => string): string {
   // A run's entries lead with the policy's decision (SPEC section 9).
   const rows = cs.entries.map((e) => [
     ...(e.decision ? [e.decision] : []),
     e.change,
     showJsonPath(e),
     `${short(hashOf(e.pre))} -> ${short(hashOf(e.post))}`,
-    e.by.join(","),
+    e.by.map(name).join(","),
     [e.shared ? `shared with ${e.shared.map(callName).join(", ")}` : "", e.unclosed ? "unclosed" : "", e.reversible === false ? `cannot be taken back: ${e.why}` : ""].filter(Boolean).join("; "),
   ]);
   return rows.length ? table(rows) + `\n${rows.length} path(s)` : "no changes";
@@ -155,7 +206,7 @@ function nowOf(i: ReportItem): string {
   if (n.kind === "blocked") return n.file ? `(under the file ${n.at})` : `(beyond the symlink ${n.at})`;
   if (holds(n, i.post)) return short(hashOf(i.post));
   if (holds(n, i.pre)) return short(hashOf(i.pre));
-  return `${short(n.sha256)}*`;
+  return `${short(n.oid ?? n.sha256)}*`;
 }
 
 /** What undo makes (or would make) the path. */
@@ -166,38 +217,76 @@ function targetOf(i: ReportItem): string {
   return i.pre ? short(hashOf(i.pre)) : "-";
 }
 
-/** `changed-since` where --merge itself conflicted: suggesting --merge again would be no help. */
-const MERGE_OVERLAPS =
-  "changed since the scope wrote it: the merge overlaps the later edit: take back the hunks it does not touch (--path P --hunk N), or take it back anyway with --force (the receipt keeps it)";
-
-/** What a person can do about each kind of conflict left. */
+/** What each kind of conflict means; the commands that act on it follow, whole (`hintCommands`). */
 const NEXT: Partial<Record<NonNullable<ReportItem["reason"]>, string>> = {
-  "changed-since": "changed since the scope wrote it: keep the later edit with --merge (or take back single hunks: --path P --hunk N), or take it back anyway with --force (the receipt keeps it)",
-  "later-write": "another session wrote it later: --merge keeps their hunks, --force takes it back anyway (the receipt keeps it)",
-  "concurrent-call": "another call was running when it changed, so it may be theirs: undo a scope that holds both calls, or --force",
+  "changed-since": "changed since the scope wrote it",
+  "later-write": "another session wrote it later",
+  "concurrent-call": "another call was running when it changed, so it may be theirs",
   "not-captured": "its earlier state was never recorded: there is nothing to go back to, restore it by hand",
   toolarge: "over the size cap: recorded by hash only, never overwritten or deleted",
   symlink: "a symlink the record does not show is in the way: nothing is written through it",
   hardlink: "the file has other links: writing would change them too",
   "not-regular": "not a regular file (a directory, fifo, device or submodule): left alone",
-  "missing-blob": "the stored bytes are gone: run `unwind verify`",
-  "hash-mismatch": "the stored bytes are damaged: run `unwind verify`",
+  "missing-blob": "the stored bytes are gone",
+  "hash-mismatch": "the stored bytes are damaged",
   "unsafe-path": "outside the root, in .git or in the store: never written",
   "ignored-path": "git ignores it here and the record was fetched: a fetched record never writes where git status cannot show it; write it by hand if you want it",
   "io-error": "writing failed (see the detail); nothing was changed at that path",
 };
 
 /**
- * The hint for a kind of conflict, with the command that shows what the
- * scope changed (`unwind diff` takes snapshots only). Where --merge itself
- * conflicted, suggesting --merge again would be no help.
+ * How the command that made a report was typed, so a hint can be a whole
+ * command that works as written: the same scope and narrowing, with the
+ * conflicting paths as `--path` (relative to the current directory).
  */
-function nextFor(reason: NonNullable<ReportItem["reason"]>, r: UndoReport): string {
-  const mergeFailed = reason === "changed-since" && r.items.some((i) => i.reason === reason && i.detail === "the three-way merge conflicts");
-  const text = mergeFailed ? MERGE_OVERLAPS : NEXT[reason]!;
-  if (reason !== "changed-since" && reason !== "later-write") return text;
-  const see = r.scope.kind === "snapshot" ? `unwind diff ${r.scope.id}` : r.scope.kind === "receipt" ? "" : `unwind changes --${r.scope.kind} ${r.scope.id} --patch`;
-  return see ? `${text}; see the scope's change with: ${see}` : text;
+export interface Retry {
+  command: "undo" | "restore" | "redo";
+  /** The scope and its narrowing as typed: `--session X --since 2h`, a restore's snapshot id. */
+  args: string[];
+  /** The --path globs as typed, for when the conflicting paths are too many to name. */
+  paths: readonly string[];
+  /** A root-relative path as the current directory names it. */
+  here: (path: string) => string;
+  /** A merge asked for: a --merge that conflicted is not suggested again. */
+  merged: boolean;
+}
+
+/** An argument as a POSIX shell takes it back unchanged. */
+export function shellArg(a: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The conflicting paths of one reason as --path arguments: named when few and free of glob characters, else the --path globs as typed. */
+function narrowing(r: UndoReport, reason: string, retry: Retry): string[] {
+  const paths = r.items.filter((i) => i.action === "conflict" && i.reason === reason && i.pathBytes === undefined).map((i) => i.path);
+  if (paths.length > 0 && paths.length <= 3 && !paths.some((p) => /[*?[\]\\]/.test(p))) return paths.flatMap((p) => ["--path", retry.here(p)]);
+  return retry.paths.flatMap((p) => ["--path", p]);
+}
+
+/**
+ * The commands that act on one kind of conflict, each whole and as it
+ * works: keep the later edits (--merge, never again after a --merge that
+ * conflicted), take it back anyway (--force), see the change.
+ */
+export function hintCommands(reason: NonNullable<ReportItem["reason"]>, r: UndoReport, retry: Retry): [string, string][] {
+  if (reason === "missing-blob" || reason === "hash-mismatch") return [["check the store", "unwind verify"]];
+  if (reason !== "changed-since" && reason !== "later-write" && reason !== "concurrent-call") return [];
+  const line = (...a: string[]) => ["unwind", ...a].map(shellArg).join(" ");
+  if (retry.command === "redo") return [];
+  if (retry.command === "restore") {
+    const paths = r.items.filter((i) => i.action === "conflict" && i.reason === reason && i.pathBytes === undefined).map((i) => retry.here(i.path));
+    const id = retry.args[0]!;
+    return [
+      ["see what changed since the snapshot", line("diff", id, "--patch")],
+      ["restore anyway (the receipt keeps it)", line("restore", ...retry.args, "--force", ...(paths.length > 0 && paths.length <= 3 ? ["--", ...paths] : []))],
+    ];
+  }
+  const narrow = narrowing(r, reason, retry);
+  // changes lists a run's paths whole: --safe-only is undo's alone.
+  const out: [string, string][] = [["see the scope's change", line("changes", ...retry.args.filter((a) => a !== "--safe-only"), ...narrow, "--patch")]];
+  if (reason !== "concurrent-call" && !retry.merged) out.push(["keep the later edits, take back the rest", line("undo", ...retry.args, ...narrow, "--merge")]);
+  out.push(["take it back anyway (the receipt keeps what is there)", line("undo", ...retry.args, ...narrow, "--force")]);
+  return out;
 }
 
 /** How many of the skips a run's --safe-only kept on purpose. */
@@ -214,7 +303,7 @@ const SHOWN = 100;
  * long report shows every conflict and the first of the rest; `quiet`
  * shows only the summary; `all` every path.
  */
-export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boolean } = {}): Output {
+export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boolean } = {}, retry?: Retry): Output {
   const c = r.counts;
   const covers = r.scope.kind === "from-call" && r.scope.calls !== undefined ? `call ${r.scope.id} and the ${r.scope.calls - 1} after it: ` : "";
   const summary =
@@ -238,6 +327,6 @@ export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boole
   const rest = r.items.length - shown.length;
   const cutLine = rest > 0 && !opts.quiet ? [paint(`… and ${rest} more path(s) (--all lists every one, --json gives them all)`, "dim")] : [];
   const reasons = [...new Set(r.items.filter((i) => i.action === "conflict" && i.reason).map((i) => i.reason!))];
-  const next = reasons.filter((x) => NEXT[x]).map((x) => `  ${x}: ${nextFor(x, r)}`);
+  const next = reasons.filter((x) => NEXT[x]).flatMap((x) => [`  ${x}: ${NEXT[x]}`, ...(retry ? hintCommands(x, r, retry) : []).map(([what, cmd]) => `    ${what}:\n      ${cmd}`)]);
   return { json: r, human: [...body, ...cutLine, summary, ...next].join("\n"), exit: r.partial ? Exit.partial : Exit.ok };
 }

@@ -110,7 +110,7 @@ function errorBox(e: unknown, retry?: { label: string; run: () => void }): HTMLE
 }
 
 const short = (s: string | null | undefined, n = 8) => (s ? s.slice(0, n) : "-");
-const stateShort = (s: State | null) => (s === null ? "absent" : s.kind === "file" ? short(s.sha256 ?? s.oid) : `${s.kind} ${short(s.sha256 ?? s.oid)}`);
+const stateShort = (s: State | null) => (s === null ? "absent" : s.kind === "file" ? short(s.oid ?? s.sha256) : `${s.kind} ${short(s.oid ?? s.sha256)}`);
 const scopeParams = (t: Target): Record<string, string> => (t.kind === "call" ? { call: t.id, session: t.session } : { [t.kind]: t.id });
 /** The snapshots a hook took around a shell call: its restore points, shown in the call's row and page, not as rows of their own. */
 const snapshotsOf = (t: Timeline, session: string, call: string) => t.snapshots.filter((x) => x.session === session && x.call === call).sort((a, b) => (a.at < b.at ? -1 : 1));
@@ -602,7 +602,7 @@ async function side(s: State | null, path?: string): Promise<{ text: string | nu
     if (now.sha256 !== (s.sha256 ?? now.sha256) || now.oid !== (s.oid ?? now.oid)) return { text: null, note: "the work tree changed since this list was made: open it again" };
     c = now;
   }
-  const hash = `${bytes(c.size)}, sha256 ${short(c.sha256 ?? "", 16) || "-"}${c.oid ? `, git ${short(c.oid, 12)}` : ""}`;
+  const hash = `${bytes(c.size)}, ${c.oid ? `git ${short(c.oid)}` : `sha256 ${short(c.sha256 ?? "", 16) || "-"}`}`;
   if (c.binary) return { text: null, note: `binary: ${hash}` };
   if (c.tooLarge) return { text: null, note: `too large to show: ${hash}` };
   return { text: s.kind === "symlink" ? `→ ${c.text}` : c.text, note: null };
@@ -921,7 +921,12 @@ function sinceView(i: ReportItem): HTMLElement {
             "div",
             { class: "binary" },
             h("div", {}, h("strong", {}, "this work left: "), left.note ?? "text"),
-            h("div", {}, h("strong", {}, "now: "), `${now.kind}, ${bytes(now.size ?? 0)}${now.binary ? ", binary" : ""}${now.sha256 ? `, sha256 ${short(now.sha256, 16)}` : ""}`),
+            h(
+              "div",
+              {},
+              h("strong", {}, "now: "),
+              `${now.kind}, ${bytes(now.size ?? 0)}${now.binary ? ", binary" : ""}${now.oid ? `, git ${short(now.oid)}` : now.sha256 ? `, sha256 ${short(now.sha256, 16)}` : ""}`,
+            ),
           ),
         );
     } catch (e) {
@@ -932,8 +937,8 @@ function sinceView(i: ReportItem): HTMLElement {
 }
 
 function nowShort(n: ReportItem["now"]): string {
-  if (n.kind === "file") return short(n.sha256);
-  if (n.kind === "symlink") return `symlink ${short(n.sha256)}`;
+  if (n.kind === "file") return short(n.oid ?? n.sha256);
+  if (n.kind === "symlink") return `symlink ${short(n.oid ?? n.sha256)}`;
   if (n.kind === "blocked") return `blocked at ${n.at}`;
   return n.kind;
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { progress, shortIds, table, when } from "../../../src/cli/render.js";
+import { progress, table, when } from "../../../src/cli/render.js";
 
 /** A stream that records what is written, and says whether it is a terminal. */
 function stream(isTTY: boolean) {
@@ -55,13 +55,5 @@ describe("tables and times", () => {
     expect(when("2026-12-01T11:57:00Z", now)).toBe("3m ago");
     expect(when("2026-11-30T12:00:00Z", now)).toBe("1d ago");
     expect(when("2026-11-01T12:00:00Z", now)).toMatch(/^2026-11-0[12] \d\d:\d\d$/);
-  });
-
-  it("short ids are the shortest unique tail prefix of 6+ characters", () => {
-    const ids = ["s-20261201T000000000Z-abcdef12", "s-20261201T000001000Z-abcdef99", "s-20261201T000002000Z-0f0f0f0f"];
-    const m = shortIds(ids);
-    expect(m.get(ids[0]!)).toBe("abcdef1");
-    expect(m.get(ids[1]!)).toBe("abcdef9");
-    expect(m.get(ids[2]!)).toBe("0f0f0f");
   });
 });
