@@ -1,5 +1,5 @@
 /**
- * `unwind hook claude|codex|gemini`: capture one hook event from stdin.
+ * `unwind hook claude|codex|gemini|opencode|cline`: capture one hook event from stdin.
  *
  * A hook runs inside every tool call an agent makes. It must never block or
  * break the agent: it always exits 0, prints nothing on stdout, and records
@@ -53,9 +53,9 @@ function readInput(limit: number): string | null {
 }
 
 /** What `unwind hook` says to a person who runs it by hand: it reads a harness's event from stdin. */
-const BY_HAND = `Usage: unwind hook claude|codex|gemini
+const BY_HAND = `Usage: unwind hook claude|codex|gemini|opencode|cline
 
-unwind hook claude|codex|gemini reads one hook event (JSON) from stdin; the harness runs it on every tool call.
+unwind hook <harness> reads one hook event (JSON) from stdin; the harness runs it on every tool call.
 It always exits 0: a capture that fails is logged (see unwind status), never the agent's problem.
 
 Example:

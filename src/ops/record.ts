@@ -100,7 +100,8 @@ export async function init(
   const allow = opts.mcpAllow;
   if (allow !== undefined && !MCP_ALLOW.includes(allow as McpAllow))
     throw usage(`--mcp-allow ${allow}: expected own or any`, "own: an agent takes back only its own session's work over MCP; any: whatever you could");
-  const { installHooks } = await import("../capture/harness/settings.js");
+  const { hookCommand, installHooks } = await import("../capture/harness/settings.js");
+  const { installOwnFiles, isOwnHarness } = await import("../capture/harness/own-files.js");
   const { installMcpServer } = await import("../capture/harness/mcp-config.js");
   const { HOOK_ENV, hookProgram, nextSteps } = await import("../capture/harness/setup.js");
   const command = opts.command ?? `${HOOK_ENV} ${hookProgram(thisBinary())}`;
@@ -108,7 +109,7 @@ export async function init(
   // Every file is read and checked before any is written: one that cannot be parsed leaves them all as they were.
   const pass = (write: boolean) => {
     try {
-      const hooks = harnesses.map((h) => installHooks(ctx.root, h, command, write, opts.local === true));
+      const hooks = harnesses.map((h) => (isOwnHarness(h) ? installOwnFiles(ctx.root, h, hookCommand(h, command), write) : installHooks(ctx.root, h, command, write, opts.local === true)));
       // After the hooks: Gemini CLI keeps both in .gemini/settings.json, so this reads what the hooks wrote.
       const mcp = opts.mcp ? harnesses.map((h) => installMcpServer(ctx.root, h, entry, write)) : [];
       return { hooks, mcp };

@@ -12,6 +12,7 @@
 // For a Codex custom tool (apply_patch as a freeform tool) `input` is the raw
 // text; for a function tool it is the arguments object.
 import { createServer } from "node:http";
+import { chatCompletions } from "./fake-chat-completions.mjs";
 
 /** Every request, in order: what the client asked and what it got. */
 function makeLog() {
@@ -229,6 +230,7 @@ export function startFakeModelServer(script, { port = 0, onUnknown = (e) => proc
       try {
         if (req.method === "POST" && /\/v1\/messages(\/count_tokens)?$/.test(path)) return anthropic(req, res, body, script, log);
         if (req.method === "POST" && path.endsWith("/responses")) return responses(req, res, body, script, log);
+        if (req.method === "POST" && path.endsWith("/chat/completions")) return chatCompletions(req, res, body, script, log);
         if (req.method === "POST" && /\/models\/[^/]+:(stream)?[gG]enerateContent$|:countTokens$|:embedContent$|:batchEmbedContents$/.test(path)) return gemini(req, res, body, script, log);
         // Side endpoints (model lists, telemetry, update checks): something harmless, and on the record.
         const entry = { api: "other", method: req.method, url, bytes: raw.length };

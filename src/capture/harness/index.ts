@@ -15,9 +15,11 @@ import type { CaptureEvent, ParseResult, Target } from "../event.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { gemini } from "./gemini.js";
+import { opencode } from "./opencode.js";
+import { cline } from "./cline.js";
 import { isObject, TAKING_BACK_TOOLS, type Harness, type HarnessRules, type Json } from "./rules.js";
 
-export const HARNESSES: Readonly<Record<Harness, HarnessRules>> = { claude, codex, gemini };
+export const HARNESSES: Readonly<Record<Harness, HarnessRules>> = { claude, codex, gemini, opencode, cline };
 
 export function parseHookEvent(harness: string, raw: string): ParseResult {
   try {
@@ -44,6 +46,11 @@ function parse(harness: string, raw: string): ParseResult {
   if (!isObject(payload)) return fail(`payload is not a JSON object (got ${describe(payload)})`);
 
   const rules = HARNESSES[harness];
+  if (rules.payload !== undefined) {
+    const read = rules.payload(payload);
+    if (typeof read === "string") return fail(read);
+    payload = read;
+  }
   const sessionId = nonEmptyString(payload.session_id);
   if (sessionId === undefined) return fail("payload has no session_id (a non-empty string)");
   const eventName = nonEmptyString(payload.hook_event_name);
@@ -70,7 +77,8 @@ function parse(harness: string, raw: string): ParseResult {
   const agentType = nonEmptyString(payload.agent_type);
   if (agentType !== undefined) event.agentType = agentType;
   if (target.kind === "tree" && isObject(toolInput) && rules.background.some((f) => toolInput[f] === true)) event.background = true;
-  const own = tool.startsWith(rules.mcp.prefix) ? tool.slice(rules.mcp.prefix.length) : undefined;
+  const prefix = rules.mcp?.prefix;
+  const own = prefix !== undefined && tool.startsWith(prefix) ? tool.slice(prefix.length) : undefined;
   if (own !== undefined && TAKING_BACK_TOOLS.includes(own)) event.unwindTool = own;
   return { ok: true, event };
 }

@@ -57,7 +57,9 @@ function describe(v: unknown): string {
 
 /** The file `unwind init --mcp` edits for a harness. */
 export function mcpConfigFile(harness: Harness): string {
-  return HARNESSES[harness].mcp.file;
+  const mcp = HARNESSES[harness].mcp;
+  if (mcp === undefined) throw new Error(`--mcp: unwind does not register its MCP server with ${harness} yet; leave --mcp out for it`);
+  return mcp.file;
 }
 
 /**

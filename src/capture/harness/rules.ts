@@ -8,7 +8,7 @@
  */
 import type { Phase, Target } from "../event.js";
 
-export type Harness = "claude" | "codex" | "gemini";
+export type Harness = "claude" | "codex" | "gemini" | "opencode" | "cline";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -42,6 +42,12 @@ export interface HarnessRules {
    * undefined for every other tool. Asked after readOnly and fileTools.
    */
   classify?(tool: string, input: Json | undefined): Target | { error: string } | undefined;
+  /**
+   * A harness whose payload is not Claude Code's shape (OpenCode, Cline):
+   * the payload in the fields the parser reads (session_id, hook_event_name,
+   * tool_name, tool_input, tool_use_id, cwd, agent_id), or a one-line error.
+   */
+  payload?(p: JsonObject): JsonObject | string;
   /** The project settings file `unwind init` merges its hooks into. */
   settings: SettingsRules;
   /**
@@ -49,8 +55,9 @@ export interface HarnessRules {
    * servers (`unwind init --mcp`): JSON with `mcpServers.<name>`, or for a
    * `.toml` file a `[mcp_servers.<name>]` table (src/capture/harness/mcp-config.ts);
    * `prefix`: how its hook events name the tools of the server registered as `unwind`.
+   * None where `--mcp` does not register it (OpenCode and Cline keep MCP servers in shapes of their own).
    */
-  mcp: { file: string; prefix: string };
+  mcp?: { file: string; prefix: string };
 }
 
 export interface SettingsRules {
@@ -66,6 +73,12 @@ export interface SettingsRules {
   comments?: true;
   /** The settings file for this machine only, not shared through the repository (`unwind init --local`). */
   local?: string;
+  /**
+   * No JSON settings to merge into: unwind writes files of its own instead
+   * (src/capture/harness/own-files.ts): an OpenCode plugin that runs
+   * `unwind hook opencode`, or one Cline hook executable per event.
+   */
+  own?: "opencode-plugin" | "cline-hooks";
 }
 
 /**

@@ -21,8 +21,11 @@ export async function record(globals: Globals, paths: string[], opts: RecordOpti
   return { json: r, human, exit: r.skipped > 0 ? Exit.partial : Exit.ok };
 }
 
-export async function init(globals: Globals, opts: { claude?: boolean; codex?: boolean; gemini?: boolean; mcp?: boolean; local?: boolean; mcpAllow?: string }): Promise<Output> {
-  const harnesses = (["claude", "codex", "gemini"] as const).filter((h) => opts[h]);
+export async function init(
+  globals: Globals,
+  opts: { claude?: boolean; codex?: boolean; gemini?: boolean; opencode?: boolean; cline?: boolean; mcp?: boolean; local?: boolean; mcpAllow?: string },
+): Promise<Output> {
+  const harnesses = (["claude", "codex", "gemini", "opencode", "cline"] as const).filter((h) => opts[h]);
   if (opts.mcp && harnesses.length === 0) throw usage("--mcp: name the clients to register the server with", "add --claude, --codex and/or --gemini");
   if (opts.local && !opts.claude) throw usage("--local is for Claude Code's .claude/settings.local.json", "add --claude");
   const u = await openFor(globals);
@@ -40,7 +43,7 @@ export async function init(globals: Globals, opts: { claude?: boolean; codex?: b
   }
   if (opts.mcp || opts.mcpAllow !== undefined)
     lines.push(`mcp allow ${r.mcpAllow}: ${r.mcpAllow === "any" ? "an agent may take back any work over MCP" : "an agent takes back only its own session's work over MCP"}`);
-  if (harnesses.length === 0) lines.push("no harness named: pass --claude, --codex and/or --gemini to install hooks");
+  if (harnesses.length === 0) lines.push("no harness named: pass --claude, --codex, --gemini, --opencode\nand/or --cline to install hooks");
   else lines.push("then: unwind status says, per harness, when its hooks last ran");
   return { json: r, human: lines.join("\n"), exit: Exit.ok };
 }

@@ -14,12 +14,14 @@ import { hookSettingsFile, installHooks, isUnwindHookCommand, mergeHooks } from 
 import { dirFingerprint, tempDir, writeFiles } from "../../helpers.js";
 
 const CMD = "/opt/unwind/bin/unwind";
+/** The harnesses with a JSON settings file to merge into (OpenCode and Cline get files of unwind's own: own-files.test.ts). */
+type JsonHarness = Exclude<Harness, "opencode" | "cline">;
 const CLAUDE_MATCHER = matcherExcept(HARNESS_RULES.claude.quiet);
 const GEMINI_MATCHER = matcherExcept(HARNESS_RULES.gemini.quiet);
 const json = (v: unknown, indent: number | string = 2) => JSON.stringify(v, null, indent) + "\n";
 
 /** The exact files a fresh install writes. */
-const FRESH: Record<Harness, unknown> = {
+const FRESH: Record<JsonHarness, unknown> = {
   claude: {
     hooks: {
       PreToolUse: [{ matcher: CLAUDE_MATCHER, hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
@@ -40,17 +42,17 @@ const FRESH: Record<Harness, unknown> = {
     },
   },
 };
-const EVENTS: Record<Harness, string[]> = {
+const EVENTS: Record<JsonHarness, string[]> = {
   claude: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
   codex: ["PreToolUse", "PostToolUse"],
   gemini: ["BeforeTool", "AfterTool"],
 };
-const FILES: Record<Harness, string> = {
+const FILES: Record<JsonHarness, string> = {
   claude: ".claude/settings.json",
   codex: ".codex/hooks.json",
   gemini: ".gemini/settings.json",
 };
-const HARNESSES: Harness[] = ["claude", "codex", "gemini"];
+const HARNESSES: JsonHarness[] = ["claude", "codex", "gemini"];
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === "object" && v !== null) {
@@ -403,7 +405,7 @@ describe("installHooks", () => {
     expect(after.hooks.PreToolUse).toEqual([user.hooks.PreToolUse[0], { matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }]);
   });
 
-  const broken: Array<[Harness, string, string]> = [
+  const broken: Array<[JsonHarness, string, string]> = [
     ["claude", '{"hooks": {"PreToolUse": [}\n', "not valid JSON"],
     ["claude", '{"model": "opus",}\n', "not valid JSON"],
     ["codex", "not json at all", "not valid JSON"],
