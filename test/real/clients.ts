@@ -256,7 +256,17 @@ export function baseEnv(work: string): Record<string, string> {
  * model server serving `script` (`{{PORT}}` in args, env values and the
  * `templates` files is its port), and reads back what happened.
  */
-export function runInNamespace(label: string, bin: string, args: string[], env: Record<string, string>, templates: string[], repo: string, script: Script, work: string, timeoutMs = 120_000): RunResult {
+export function runInNamespace(
+  label: string,
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+  templates: string[],
+  repo: string,
+  script: Script,
+  work: string,
+  timeoutMs = 120_000,
+): RunResult {
   const out = join(work, "out");
   mkdirSync(out, { recursive: true });
   const configFile = join(work, "runner.json");

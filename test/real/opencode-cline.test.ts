@@ -9,7 +9,7 @@
  * paths, nothing left open, no capture error, and undo of one session must
  * give back the other's work.
  */
-import { mkdirSync, readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { git, gitStatus, makeRepo, tempDir, treeState, unwind } from "../helpers.js";
@@ -37,7 +37,13 @@ function scripts(name: OtherClient): [Script, Script] {
         ],
         final: "Done.",
       },
-      { steps: [{ tool: "write", input: { filePath: "second.txt", content: "second session\n" } }, { tool: "bash", input: { command: "echo two > two.txt", description: "write" } }], final: "Done." },
+      {
+        steps: [
+          { tool: "write", input: { filePath: "second.txt", content: "second session\n" } },
+          { tool: "bash", input: { command: "echo two > two.txt", description: "write" } },
+        ],
+        final: "Done.",
+      },
     ];
   return [
     {
@@ -51,7 +57,13 @@ function scripts(name: OtherClient): [Script, Script] {
       ],
       final: "Done.",
     },
-    { steps: [{ tool: "editor", input: { path: "second.txt", new_text: "second session\n" } }, { tool: "run_commands", input: { commands: ["echo two > two.txt"] } }], final: "Done." },
+    {
+      steps: [
+        { tool: "editor", input: { path: "second.txt", new_text: "second session\n" } },
+        { tool: "run_commands", input: { commands: ["echo two > two.txt"] } },
+      ],
+      final: "Done.",
+    },
   ];
 }
 
@@ -82,6 +94,8 @@ interface Outcome {
   afterFirst: Record<string, string>;
   sessions: Array<{ session: string; harness: string }>;
   calls: LogCall[];
+  /** `<call> <how>` for each call closed by something other than its own post. */
+  closedBy: string[];
   first: string;
   second: string;
 }
@@ -115,15 +129,21 @@ function drive(name: OtherClient): Outcome {
     runs.push(run);
     if (runs.length === 1) afterFirst = treeState(repo);
   }
+  // How each call's window was closed, read before any unwind command could close one itself (by "read").
+  const journal = join(repo, ".git", "unwind", "journal");
+  const closedBy = readdirSync(journal)
+    .flatMap((f) => readFileSync(join(journal, f), "utf8").split("\n"))
+    .flatMap((l) => {
+      const m = /"call":"([^"]+)".*"closedBy":"([^"]+)"/.exec(l);
+      return m === null ? [] : [`${m[1]} ${m[2]}`];
+    });
   // The recorder wrapped into the plugin is the test's, not the user's: the committed plugin comes back.
   git(repo, "checkout", "--", ".");
   const sessions = unwind(repo, ["sessions", "--json"]).json.sessions as Outcome["sessions"];
   const calls = unwind(repo, ["log", "--json"]).json.calls as LogCall[];
   const sessionOf = (path: string) => calls.find((c) => c.paths.includes(path))?.session ?? "";
-  return { repo, runs, committed, afterFirst, sessions, calls, first: sessionOf("new.txt"), second: sessionOf("second.txt") };
+  return { repo, runs, committed, afterFirst, sessions, calls, closedBy, first: sessionOf("new.txt"), second: sessionOf("second.txt") };
 }
-
-const sorted = (xs: string[]) => [...xs].sort();
 
 for (const name of ["opencode", "cline"] as const) {
   describe(`${name} ${otherVersion(name)}, the real client`, () => {
@@ -134,7 +154,10 @@ for (const name of ["opencode", "cline"] as const) {
     const story = () => `unwind log:\n${JSON.stringify(o.calls, null, 1)}\n${o.runs.map((r) => r.story).join("\n---\n")}`;
 
     it("fires unwind's hook, and each run is a session of its own under its harness", () => {
-      expect(o.runs.every((r) => r.payloads.length > 0), story()).toBe(true);
+      expect(
+        o.runs.every((r) => r.payloads.length > 0),
+        story(),
+      ).toBe(true);
       expect(
         o.sessions.map((s) => s.harness),
         story(),
@@ -193,7 +216,7 @@ for (const name of ["opencode", "cline"] as const) {
           `tool.execute.before ${id(5)}`,
           "session.idle",
         ]);
-        expect(o.calls.find((c) => c.call === id(5))?.paths).toEqual([]);
+        expect(o.closedBy, story()).toEqual([`${id(5)} next-event`]);
       });
     } else {
       it("Cline's failing command is a PostToolUse with success: true at the top, the failure only in the tool's output", () => {
@@ -202,6 +225,8 @@ for (const name of ["opencode", "cline"] as const) {
         expect((post!.payload.postToolUse as { success: boolean }).success).toBe(true);
         expect((post!.payload.tool_result as { output: Array<{ success: boolean; error: string }> }).output[0]).toMatchObject({ success: false, error: "Command exited with code 3" });
         expect(o.afterFirst["failed.txt"]).toBeDefined();
+        // Cline sends a PostToolUse for the edit that failed too: no call waited for another event to close it.
+        expect(o.closedBy, story()).toEqual([]);
       });
     }
   });
