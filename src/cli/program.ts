@@ -293,9 +293,11 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .option("--local", "Claude Code: this machine's .claude/settings.local.json instead (not shared through the repository)")
       .option("--codex", "Codex: .codex/hooks.json")
       .option("--gemini", "Gemini CLI: .gemini/settings.json")
+      .option("--qwen", "Qwen Code: .qwen/settings.json")
+      .option("--copilot", "GitHub Copilot CLI: .github/hooks/unwind.json")
       .option("--opencode", "OpenCode: a plugin, .opencode/plugin/unwind.js")
       .option("--cline", "Cline: hook files in .clinerules/hooks/")
-      .option("--mcp", "also register `unwind mcp` as an MCP server: Claude Code .mcp.json, Codex .codex/config.toml, Gemini CLI .gemini/settings.json")
+      .option("--mcp", "also register `unwind mcp` as an MCP server: Claude Code .mcp.json, Codex .codex/config.toml, Gemini CLI .gemini/settings.json, Qwen Code .qwen/settings.json")
       .option("--mcp-allow <own|any>", "what an agent may take back over MCP: own (its own session's work; the default) or any; kept in the store's config.json")
       .action(function (opts) {
         run(g(this), async () => (await import("./commands/record.js")).init(g(this), opts));
@@ -309,8 +311,9 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   example(
     program
       .command("hook")
-      .description("capture one hook event from stdin (claude|codex|gemini|opencode|cline); what the harness runs; always exits 0")
-      .argument("<harness>", "claude, codex, gemini, opencode or cline"),
+      .description("capture one hook event from stdin (claude|codex|gemini|qwen|copilot|opencode|cline); what the harness runs; always exits 0")
+      .argument("<harness>", "claude, codex, gemini, qwen, copilot, opencode or cline")
+      .argument("[event]", "copilot only: the event (its payload does not name it)"),
     "echo '{...}' | unwind hook claude   (unwind init writes this into the harness's settings)",
   );
 

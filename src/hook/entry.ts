@@ -1,5 +1,5 @@
 /**
- * `unwind hook claude|codex|gemini|opencode|cline`: capture one hook event from stdin.
+ * `unwind hook claude|codex|gemini|qwen|copilot|opencode|cline`: capture one hook event from stdin.
  *
  * A hook runs inside every tool call an agent makes. It must never block or
  * break the agent: it always exits 0, prints nothing on stdout, and records
@@ -53,10 +53,13 @@ function readInput(limit: number): string | null {
 }
 
 /** What `unwind hook` says to a person who runs it by hand: it reads a harness's event from stdin. */
-const BY_HAND = `Usage: unwind hook claude|codex|gemini|opencode|cline
+const BY_HAND = `Usage: unwind hook claude|codex|gemini|qwen|copilot|opencode|cline [EVENT]
 
-unwind hook <harness> reads one hook event (JSON) from stdin; the harness runs it on every tool call.
-It always exits 0: a capture that fails is logged (see unwind status), never the agent's problem.
+unwind hook HARNESS reads one hook event (JSON) from stdin; the harness runs it
+on every tool call. Copilot CLI's payload does not name its event, so its
+command does: unwind hook copilot preToolUse.
+It always exits 0: a capture that fails is logged (see unwind status), never
+the agent's problem.
 
 Example:
   $ unwind init --claude    (writes this hook into .claude/settings.json)
@@ -94,7 +97,7 @@ export async function runHook(args: string[]): Promise<number> {
       await logBadInput(harness, `hook input over ${MAX_INPUT} bytes; nothing captured`);
       return 0;
     }
-    const parsed = parseHookEvent(harness, raw);
+    const parsed = parseHookEvent(harness, raw, args[1]);
     if (!parsed.ok) {
       await logBadInput(harness, parsed.error);
       return 0;
@@ -134,9 +137,20 @@ export async function runHook(args: string[]): Promise<number> {
   return 0;
 }
 
-/** The harness's project directory, where it names one that exists (Gemini sets both variables, Codex neither). */
+/**
+ * The variables naming the harness's project directory: Gemini CLI sets two, Codex none. Qwen Code's
+ * QWEN_CODE_PROJECT_DIR is not one: it is Qwen Code's own storage for the project, under ~/.qwen.
+ */
+const PROJECT_VARS: Readonly<Record<string, readonly string[]>> = {
+  claude: ["CLAUDE_PROJECT_DIR"],
+  gemini: ["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+  qwen: ["QWEN_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+  copilot: ["COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+};
+
+/** The harness's project directory, where it names one that exists. */
 function projectDir(harness: string): string | null {
-  const names = harness === "gemini" ? ["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] : harness === "claude" ? ["CLAUDE_PROJECT_DIR"] : [];
+  const names = Object.hasOwn(PROJECT_VARS, harness) ? PROJECT_VARS[harness]! : [];
   for (const n of names) {
     const d = process.env[n];
     if (!d) continue;

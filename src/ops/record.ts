@@ -100,6 +100,10 @@ export async function init(
   const allow = opts.mcpAllow;
   if (allow !== undefined && !MCP_ALLOW.includes(allow as McpAllow))
     throw usage(`--mcp-allow ${allow}: expected own or any`, "own: an agent takes back only its own session's work over MCP; any: whatever you could");
+  const { HARNESSES } = await import("../capture/harness/index.js");
+  const without = opts.mcp ? harnesses.filter((h) => HARNESSES[h].mcp === undefined) : [];
+  if (without.length > 0)
+    throw usage(`--mcp: unwind does not register its MCP server with ${without.join(", ")} yet`, `run unwind init --${without[0]} without --mcp, and --mcp with the other clients`);
   const { hookCommand, installHooks } = await import("../capture/harness/settings.js");
   const { installOwnFiles, isOwnHarness } = await import("../capture/harness/own-files.js");
   const { installMcpServer } = await import("../capture/harness/mcp-config.js");
@@ -122,7 +126,7 @@ export async function init(
   const written = pass(true);
   if (allow !== undefined) saveMcpAllow(ctx.store, allow as McpAllow);
   // The steps each client still needs, read from its own files once the hooks are in (not in the checking pass).
-  const hooks = written.hooks.map((r) => ({ ...r, command: `${command} hook ${r.harness}`, next: nextSteps(ctx.root, r.harness) }));
+  const hooks = written.hooks.map((r) => ({ ...r, command: hookCommand(r.harness, command, Object.keys(HARNESSES[r.harness].events)[0]), next: nextSteps(ctx.root, r.harness) }));
   const { mcp } = written;
   return { store: ctx.store, root: ctx.root, hooks, mcp, mcpAllow: loadMcpAllow(ctx.store) };
 }

@@ -125,7 +125,7 @@ describe("unwind init --mcp", () => {
     const before = dirFingerprint(join(root, ".git"));
     const r = unwind(root, ["init", "--mcp"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("--claude, --codex and/or --gemini");
+    expect(r.stderr).toContain("--claude, --codex, --gemini and/or --qwen");
     expect(dirFingerprint(join(root, ".git"))).toEqual(before);
     expect(unwind(root, ["init"]).code).toBe(0); // the control: init alone creates the store
     expect(existsSync(join(root, ".git", "unwind"))).toBe(true);

@@ -4,8 +4,8 @@
  * a network namespace that has nothing but its own loopback, against the fake
  * model server (fake-model-server.mjs) that netns-runner.mjs starts in there.
  *
- * Versions: UNWIND_REAL_CLAUDE, UNWIND_REAL_CODEX, UNWIND_REAL_GEMINI override
- * the pinned ones; the cache is `${XDG_CACHE_HOME:-~/.cache}/unwind-real-clients`
+ * Versions: UNWIND_REAL_CLAUDE, UNWIND_REAL_CODEX, UNWIND_REAL_GEMINI,
+ * UNWIND_REAL_QWEN, UNWIND_REAL_COPILOT override the pinned ones; the cache is `${XDG_CACHE_HOME:-~/.cache}/unwind-real-clients`
  * (UNWIND_REAL_CACHE overrides).
  */
 import { spawnSync } from "node:child_process";
@@ -14,7 +14,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export type ClientName = "claude" | "codex" | "gemini";
+export type ClientName = "claude" | "codex" | "gemini" | "qwen" | "copilot";
 
 export interface ClientSpec {
   pkg: string;
@@ -28,6 +28,8 @@ export const CLIENTS: Record<ClientName, ClientSpec> = {
   claude: { pkg: "@anthropic-ai/claude-code", bin: "claude", version: "2.1.332", versionEnv: "UNWIND_REAL_CLAUDE" },
   codex: { pkg: "@openai/codex", bin: "codex", version: "0.169.0", versionEnv: "UNWIND_REAL_CODEX" },
   gemini: { pkg: "@google/gemini-cli", bin: "gemini", version: "0.61.0", versionEnv: "UNWIND_REAL_GEMINI" },
+  qwen: { pkg: "@qwen-code/qwen-code", bin: "qwen", version: "0.24.4", versionEnv: "UNWIND_REAL_QWEN" },
+  copilot: { pkg: "@github/copilot", bin: "copilot", version: "1.0.102", versionEnv: "UNWIND_REAL_COPILOT" },
 };
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -112,6 +114,8 @@ export interface Payload {
   cwd: string;
   env: Record<string, string>;
   payload: Record<string, unknown>;
+  /** The event, where the hook command named it (Copilot CLI's payload does not). */
+  event?: string;
 }
 
 export interface RunResult {
@@ -139,6 +143,8 @@ export interface TrustOptions {
   codexHooks?: "bypass" | "approved" | "none";
   /** Gemini: GEMINI_CLI_TRUST_WORKSPACE=true (default), the folder in trustedFolders.json, or neither. */
   geminiTrust?: "env" | "file" | "none";
+  /** Copilot: COPILOT_ALLOW_ALL=true (default; it also trusts the folder), or only --allow-all-tools. */
+  copilotTrust?: "env" | "none";
 }
 
 const UNSHARE = ["-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', process.execPath];
@@ -204,6 +210,42 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
     }
     // Project hooks also need approving (/hooks, or hooks.state in config.toml) or this flag; the sandbox is the namespace.
     args = ["exec", ...(hooks === "bypass" ? ["--dangerously-bypass-hook-trust"] : []), "--dangerously-bypass-approvals-and-sandbox", "--color", "never", PROMPT];
+  } else if (name === "qwen") {
+    const settings = join(home, ".qwen", "settings.json");
+    mkdirSync(dirname(settings), { recursive: true });
+    writeFileSync(
+      settings,
+      JSON.stringify(
+        {
+          security: { auth: { selectedType: "openai" } },
+          privacy: { usageStatisticsEnabled: false },
+          telemetry: { enabled: false },
+          general: { disableAutoUpdate: true, disableUpdateNag: true },
+        },
+        null,
+        2,
+      ),
+    );
+    Object.assign(env, {
+      OPENAI_API_KEY: "sk-fake-key-for-the-fake-server",
+      OPENAI_BASE_URL: "http://127.0.0.1:{{PORT}}/v1",
+      OPENAI_MODEL: "fake-model",
+      QWEN_CODE_SUPPRESS_YOLO_WARNING: "1",
+    });
+    // A positional prompt is one-shot (-p is deprecated); --yolo approves every tool.
+    args = ["--auth-type", "openai", "--yolo", "--max-session-turns", "30", PROMPT];
+  } else if (name === "copilot") {
+    // Bring-your-own-model: no GitHub login. COPILOT_ALLOW_ALL=true (exactly "true") also trusts the
+    // folder; without trust Copilot CLI silently runs none of the repository's hooks.
+    Object.assign(env, {
+      COPILOT_PROVIDER_BASE_URL: "http://127.0.0.1:{{PORT}}/v1",
+      COPILOT_PROVIDER_API_KEY: "sk-fake-key-for-the-fake-server",
+      COPILOT_MODEL: "fake-model",
+      COPILOT_OFFLINE: "true",
+      COPILOT_AUTO_UPDATE: "false",
+    });
+    if ((trust.copilotTrust ?? "env") === "env") env.COPILOT_ALLOW_ALL = "true";
+    args = ["-p", PROMPT, "--allow-all-tools", "--disable-client-telemetry"];
   } else {
     const settings = join(home, ".gemini", "settings.json");
     mkdirSync(dirname(settings), { recursive: true });
@@ -309,8 +351,8 @@ export function readPayloads(dir: string): Payload[] {
   return readdirSync(dir)
     .sort((a, b) => (BigInt(a.split("-")[0]!) < BigInt(b.split("-")[0]!) ? -1 : 1))
     .map((f) => {
-      const rec = JSON.parse(readFileSync(join(dir, f), "utf8")) as { cwd: string; env: Record<string, string>; payload: string };
-      return { cwd: rec.cwd, env: rec.env, payload: JSON.parse(rec.payload) as Record<string, unknown> };
+      const rec = JSON.parse(readFileSync(join(dir, f), "utf8")) as { cwd: string; env: Record<string, string>; payload: string; event?: string };
+      return { cwd: rec.cwd, env: rec.env, payload: JSON.parse(rec.payload) as Record<string, unknown>, ...(rec.event ? { event: rec.event } : {}) };
     });
 }
 
@@ -318,7 +360,7 @@ export function readPayloads(dir: string): Payload[] {
  * A matcher that leaves out read-only tools by a negative lookahead (issue 16
  * item 3): whether each client accepts it is the question the probe answers.
  */
-export const PROBE_MATCHER: Record<ClientName, string> = {
+export const PROBE_MATCHER: Record<"claude" | "codex" | "gemini", string> = {
   claude: "^(?!(?:Read|Glob|Grep|LS)$).*",
   codex: "^(?!(?:view_image|read_file)$).*",
   gemini: "^(?!(?:read_file|glob|grep_search|list_directory)$).*",
@@ -333,23 +375,45 @@ export const PROBE_MATCHER: Record<ClientName, string> = {
  * `unwind init` chose.
  */
 export function addRecorder(repo: string, name: ClientName, work: string): void {
-  const file = join(repo, { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json" }[name]);
+  const file = join(repo, { claude: ".claude/settings.json", codex: ".codex/hooks.json", gemini: ".gemini/settings.json", qwen: ".qwen/settings.json", copilot: ".github/hooks/unwind.json" }[name]);
   const dir = join(work, "payloads");
   const probe = join(work, "probe");
   const all = join(work, "all");
   for (const d of [dir, probe, all]) mkdirSync(d, { recursive: true });
+  if (name === "copilot") return addFlatRecorder(file, dir, all);
   const settings = JSON.parse(readFileSync(file, "utf8")) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<Record<string, unknown>> }>> };
   const command = `${process.execPath} ${RECORDER} ${dir}`;
   let added = 0;
   for (const groups of Object.values(settings.hooks)) {
     for (const group of groups) {
-      const ours = group.hooks.find((h) => typeof h.command === "string" && / hook (claude|codex|gemini)$/.test(h.command));
+      const ours = group.hooks.find((h) => typeof h.command === "string" && / hook (claude|codex|gemini|qwen)$/.test(h.command));
       if (ours === undefined) continue;
       group.hooks.push({ ...ours, ...(name === "gemini" ? { name: "payload-recorder" } : {}), command });
       added++;
     }
-    groups.push({ matcher: PROBE_MATCHER[name], hooks: [{ type: "command", ...(name === "gemini" ? { name: "matcher-probe" } : {}), command: `${process.execPath} ${RECORDER} ${probe}` }] });
+    // The clients added later have no probe: the recorder beside unwind's hook sees what unwind's own matcher lets through.
+    const matcher = (PROBE_MATCHER as Partial<Record<ClientName, string>>)[name];
+    if (matcher !== undefined) groups.push({ matcher, hooks: [{ type: "command", ...(name === "gemini" ? { name: "matcher-probe" } : {}), command: `${process.execPath} ${RECORDER} ${probe}` }] });
     groups.push({ hooks: [{ type: "command", ...(name === "gemini" ? { name: "every-call" } : {}), command: `${process.execPath} ${RECORDER} ${all}` }] });
+  }
+  if (added === 0) throw new Error(`no unwind hook found in ${file} to put the recorder beside`);
+  writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`);
+}
+
+/**
+ * Copilot CLI's entries sit right under each event, each with its matcher: a
+ * recorder entry beside unwind's (same matcher) and one with none, each told
+ * the event, which the payload does not carry.
+ */
+function addFlatRecorder(file: string, dir: string, all: string): void {
+  const settings = JSON.parse(readFileSync(file, "utf8")) as { hooks: Record<string, Array<Record<string, unknown>>> };
+  let added = 0;
+  for (const [event, entries] of Object.entries(settings.hooks)) {
+    const ours = entries.find((e) => typeof e.bash === "string" && / hook copilot \w+$/.test(e.bash));
+    if (ours === undefined) continue;
+    entries.push({ ...ours, bash: `${process.execPath} ${RECORDER} ${dir} ${event}` });
+    entries.push({ type: "command", bash: `${process.execPath} ${RECORDER} ${all} ${event}`, timeoutSec: 30 });
+    added++;
   }
   if (added === 0) throw new Error(`no unwind hook found in ${file} to put the recorder beside`);
   writeFileSync(file, `${JSON.stringify(settings, null, 2)}\n`);

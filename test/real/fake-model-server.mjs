@@ -1,6 +1,7 @@
 // A fake model server for the real-client suite (test/real): answers the
-// Anthropic Messages API (Claude Code), the OpenAI Responses API (Codex) and
-// the Gemini API (Gemini CLI) on 127.0.0.1, serving a SCRIPT of tool calls,
+// Anthropic Messages API (Claude Code), the OpenAI Responses API (Codex), the
+// OpenAI Chat Completions API (Qwen Code, GitHub Copilot CLI) and the Gemini
+// API (Gemini CLI) on 127.0.0.1, serving a SCRIPT of tool calls,
 // one per model turn, then a final text answer. Node only, no dependencies.
 //
 // Which step to serve is read from the conversation the client sends (how
@@ -12,7 +13,6 @@
 // For a Codex custom tool (apply_patch as a freeform tool) `input` is the raw
 // text; for a function tool it is the arguments object.
 import { createServer } from "node:http";
-import { chatCompletions } from "./fake-chat-completions.mjs";
 
 /** Every request, in order: what the client asked and what it got. */
 function makeLog() {
@@ -29,7 +29,8 @@ function sse(res, events) {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "close" });
   for (const [event, data] of events) {
     if (event !== null) res.write(`event: ${event}\n`);
-    res.write(`data: ${JSON.stringify(data)}\n\n`);
+    // Chat Completions ends its stream with a bare `data: [DONE]`.
+    res.write(`data: ${data === "[DONE]" ? data : JSON.stringify(data)}\n\n`);
   }
   res.end();
 }
@@ -136,6 +137,36 @@ function responses(req, res, body, script, log) {
   ]);
 }
 
+// ------------------------------------------------ OpenAI Chat Completions API
+
+function chatDone(body) {
+  let n = 0;
+  for (const m of body.messages ?? []) if (m?.role === "tool") n++;
+  return n;
+}
+
+function chat(req, res, body, script, log) {
+  const url = req.url ?? "";
+  const tools = (body.tools ?? []).map((t) => t.function?.name ?? t.name).filter(Boolean);
+  const done = chatDone(body);
+  const step = tools.length > 0 ? script.steps[done] : undefined;
+  const id = `chatcmpl-fake-${done}-${Math.random().toString(36).slice(2, 8)}`;
+  const created = Math.floor(Date.now() / 1000);
+  const model = body.model ?? "fake-model";
+  const call = step === undefined ? undefined : { id: `call_fake_${String(done).padStart(2, "0")}`, type: "function", function: { name: step.tool, arguments: JSON.stringify(step.input) } };
+  const text = tools.length > 0 ? script.final : "ok";
+  const finish = call ? "tool_calls" : "stop";
+  const usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
+  log.add({ api: "chat", url, stream: body.stream === true, model, tools: tools.length > 0 ? tools : undefined, done, answer: step ? `tool ${step.tool}` : "text" });
+  if (body.stream !== true) {
+    const message = call ? { role: "assistant", content: null, tool_calls: [call] } : { role: "assistant", content: text };
+    return json(res, 200, { id, object: "chat.completion", created, model, choices: [{ index: 0, message, finish_reason: finish }], usage });
+  }
+  const chunk = (delta, finishReason, extra = {}) => [null, { id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra }];
+  const delta = call ? { role: "assistant", content: null, tool_calls: [{ index: 0, ...call }] } : { role: "assistant", content: text };
+  return sse(res, [chunk(delta, null), chunk({}, finish, { usage }), [null, "[DONE]"]]);
+}
+
 // ---------------------------------------------------------------- Gemini API
 
 function geminiDone(body) {
@@ -230,7 +261,7 @@ export function startFakeModelServer(script, { port = 0, onUnknown = (e) => proc
       try {
         if (req.method === "POST" && /\/v1\/messages(\/count_tokens)?$/.test(path)) return anthropic(req, res, body, script, log);
         if (req.method === "POST" && path.endsWith("/responses")) return responses(req, res, body, script, log);
-        if (req.method === "POST" && path.endsWith("/chat/completions")) return chatCompletions(req, res, body, script, log);
+        if (req.method === "POST" && path.endsWith("/chat/completions")) return chat(req, res, body, script, log);
         if (req.method === "POST" && /\/models\/[^/]+:(stream)?[gG]enerateContent$|:countTokens$|:embedContent$|:batchEmbedContents$/.test(path)) return gemini(req, res, body, script, log);
         // Side endpoints (model lists, telemetry, update checks): something harmless, and on the record.
         const entry = { api: "other", method: req.method, url, bytes: raw.length };

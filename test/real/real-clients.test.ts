@@ -299,7 +299,7 @@ for (const name of ["claude", "codex", "gemini"] as const) {
 }
 
 /** One shell call that writes a file, in each client's own words. */
-function oneWrite(name: ClientName): Script {
+function oneWrite(name: "claude" | "codex" | "gemini"): Script {
   const step = {
     claude: { tool: "Bash", input: { command: "echo one > one.txt" } },
     codex: { tool: "exec_command", input: { cmd: "echo one > one.txt" } },

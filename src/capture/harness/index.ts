@@ -1,7 +1,7 @@
 /**
  * Hook payloads: one harness's hook payload (stdin JSON text) in, one
  * harness-neutral CaptureEvent out (SPEC sections 2 and 8), read by the
- * rules of each harness (claude.ts, codex.ts, gemini.ts).
+ * rules of each harness (claude.ts, codex.ts, gemini.ts, qwen.ts, copilot.ts).
  *
  * Pure on purpose: no fs, no git, no clock, no environment. The hook runs on
  * every tool call, so this module pulls in nothing but node:crypto (and the
@@ -14,16 +14,19 @@ import { createHash } from "node:crypto";
 import type { CaptureEvent, ParseResult, Target } from "../event.js";
 import { claude } from "./claude.js";
 import { codex } from "./codex.js";
+import { copilot } from "./copilot.js";
 import { gemini } from "./gemini.js";
 import { opencode } from "./opencode.js";
 import { cline } from "./cline.js";
-import { isObject, TAKING_BACK_TOOLS, type Harness, type HarnessRules, type Json } from "./rules.js";
+import { qwen } from "./qwen.js";
+import { isObject, TAKING_BACK_TOOLS, type Harness, type HarnessRules, type Json, type JsonObject } from "./rules.js";
 
-export const HARNESSES: Readonly<Record<Harness, HarnessRules>> = { claude, codex, gemini, opencode, cline };
+export const HARNESSES: Readonly<Record<Harness, HarnessRules>> = { claude, codex, gemini, qwen, copilot, opencode, cline };
 
-export function parseHookEvent(harness: string, raw: string): ParseResult {
+/** `event`: what the hook command names after the harness, for a harness whose payload has no event name (Copilot CLI). */
+export function parseHookEvent(harness: string, raw: string, event?: string): ParseResult {
   try {
-    return parse(harness, raw);
+    return parse(harness, raw, event);
   } catch (err) {
     // Nothing above should throw; this is the "never throw" backstop (e.g. a
     // pathologically deep tool_input overflowing the stack while hashing).
@@ -31,7 +34,7 @@ export function parseHookEvent(harness: string, raw: string): ParseResult {
   }
 }
 
-function parse(harness: string, raw: string): ParseResult {
+function parse(harness: string, raw: string, argEvent: string | undefined): ParseResult {
   if (!isHarness(harness)) return fail(`unknown harness ${oneLine(String(harness))}`);
   if (typeof raw !== "string") return fail("input is not text");
   const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
@@ -47,7 +50,7 @@ function parse(harness: string, raw: string): ParseResult {
 
   const rules = HARNESSES[harness];
   if (rules.payload !== undefined) {
-    const read = rules.payload(payload);
+    const read = rules.payload(payload, argEvent);
     if (typeof read === "string") return fail(read);
     payload = read;
   }
@@ -76,11 +79,18 @@ function parse(harness: string, raw: string): ParseResult {
   if (agent !== undefined) event.agent = agent;
   const agentType = nonEmptyString(payload.agent_type);
   if (agentType !== undefined) event.agentType = agentType;
-  if (target.kind === "tree" && isObject(toolInput) && rules.background.some((f) => toolInput[f] === true)) event.background = true;
+  if (target.kind === "tree" && isObject(toolInput) && rules.background.some((f) => inBackground(toolInput, f))) event.background = true;
   const prefix = rules.mcp?.prefix;
   const own = prefix !== undefined && tool.startsWith(prefix) ? tool.slice(prefix.length) : undefined;
   if (own !== undefined && TAKING_BACK_TOOLS.includes(own)) event.unwindTool = own;
   return { ok: true, event };
+}
+
+/** Whether `input` starts its command in the background by `flag`: a field that is true, or `field=value`. */
+function inBackground(input: JsonObject, flag: string): boolean {
+  const eq = flag.indexOf("=");
+  if (eq < 0) return input[flag] === true;
+  return input[flag.slice(0, eq)] === flag.slice(eq + 1);
 }
 
 function classify(rules: HarnessRules, tool: string, input: Json | undefined): Target | { error: string } {

@@ -58,7 +58,7 @@ function describe(v: unknown): string {
 /** The file `unwind init --mcp` edits for a harness. */
 export function mcpConfigFile(harness: Harness): string {
   const mcp = HARNESSES[harness].mcp;
-  if (mcp === undefined) throw new Error(`--mcp: unwind does not register its MCP server with ${harness} yet; leave --mcp out for it`);
+  if (mcp === undefined) throw new Error(`--mcp: unwind does not register its MCP server with ${harness} yet`);
   return mcp.file;
 }
 

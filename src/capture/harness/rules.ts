@@ -1,6 +1,6 @@
 /**
  * What unwind knows about one harness, as one typed object per harness
- * (claude.ts, codex.ts, gemini.ts): how its hook payloads read (the parsing
+ * (claude.ts, codex.ts, gemini.ts, qwen.ts, copilot.ts): how its hook payloads read (the parsing
  * in index.ts) and how its hook settings file is written (settings.ts).
  *
  * Types only, plus the JSON shapes the payload rules read: the hook bundle
@@ -8,7 +8,7 @@
  */
 import type { Phase, Target } from "../event.js";
 
-export type Harness = "claude" | "codex" | "gemini" | "opencode" | "cline";
+export type Harness = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "cline";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -31,7 +31,10 @@ export interface HarnessRules {
    * leave tools out and keep unknown ones in.
    */
   quiet: readonly string[];
-  /** The `tool_input` flag that starts a shell command in the background: it goes on writing after its post event. */
+  /**
+   * The `tool_input` flag that starts a shell command in the background: it goes on writing after its post event.
+   * `field=value` names a field that does it by that string value (Copilot CLI's `mode=async`).
+   */
   background: readonly string[];
   // Shell tools (claude Bash, codex Bash/shell/local_shell/exec_command/unified_exec,
   // gemini run_shell_command) need no table: a tree snapshot is also what every
@@ -43,11 +46,13 @@ export interface HarnessRules {
    */
   classify?(tool: string, input: Json | undefined): Target | { error: string } | undefined;
   /**
-   * A harness whose payload is not Claude Code's shape (OpenCode, Cline):
-   * the payload in the fields the parser reads (session_id, hook_event_name,
-   * tool_name, tool_input, tool_use_id, cwd, agent_id), or a one-line error.
+   * A payload whose fields are not Claude Code's (Copilot CLI's camelCase, no event name; OpenCode's,
+   * as unwind's own plugin sends it; Cline's): the same payload in Claude Code's field names
+   * (session_id, hook_event_name, tool_name, tool_input, tool_use_id, cwd, agent_id), or (a string) an
+   * error for the capture error log. `event` is what the hook command names after the harness
+   * (`unwind hook copilot preToolUse`), when it names one.
    */
-  payload?(p: JsonObject): JsonObject | string;
+  payload?(payload: JsonObject, event: string | undefined): JsonObject | string;
   /** The project settings file `unwind init` merges its hooks into. */
   settings: SettingsRules;
   /**
@@ -55,7 +60,7 @@ export interface HarnessRules {
    * servers (`unwind init --mcp`): JSON with `mcpServers.<name>`, or for a
    * `.toml` file a `[mcp_servers.<name>]` table (src/capture/harness/mcp-config.ts);
    * `prefix`: how its hook events name the tools of the server registered as `unwind`.
-   * None where `--mcp` does not register it (OpenCode and Cline keep MCP servers in shapes of their own).
+   * Undefined where unwind does not register itself with the client (`init --mcp` says so).
    */
   mcp?: { file: string; prefix: string };
 }
@@ -79,6 +84,15 @@ export interface SettingsRules {
    * `unwind hook opencode`, or one Cline hook executable per event.
    */
   own?: "opencode-plugin" | "cline-hooks";
+  /**
+   * The hook entries sit right under each event, each its own (Copilot CLI), not in matcher groups
+   * under `hooks`; `command` is the field that holds the command (Copilot CLI's `bash`).
+   */
+  flat?: { command: string };
+  /** The hook command names its event after the harness: the payload does not say it (Copilot CLI). */
+  eventArg?: true;
+  /** Top-level fields a file `unwind init` creates starts with (Copilot CLI's `version`, Qwen Code's `$version`). */
+  fresh?: Readonly<Record<string, unknown>>;
 }
 
 /**

@@ -50,9 +50,12 @@ export function settingsFileOf(harness: Harness, local: boolean): string {
   return rules.local;
 }
 
-/** The hook command installed for a harness: `${command} hook <harness>`. */
-export function hookCommand(harness: Harness, command: string): string {
-  return `${command} hook ${harness}`;
+/**
+ * The hook command installed for a harness: `${command} hook <harness>`, and
+ * the event after it where the payload does not name it (Copilot CLI).
+ */
+export function hookCommand(harness: Harness, command: string, event?: string): string {
+  return HARNESSES[harness].settings.eventArg && event !== undefined ? `${command} hook ${harness} ${event}` : `${command} hook ${harness}`;
 }
 
 /**
@@ -62,7 +65,8 @@ export function hookCommand(harness: Harness, command: string): string {
  * `other-tool hook claude` is not unwind's and is never touched.
  */
 export function isUnwindHookCommand(cmd: string, harness: Harness): boolean {
-  const m = /^(.*\S)\s+hook\s+(\S+)\s*$/s.exec(cmd);
+  // Copilot CLI's command ends in its event: `unwind hook copilot preToolUse`.
+  const m = HARNESSES[harness].settings.eventArg ? /^(.*\S)\s+hook\s+(\S+)\s+[A-Za-z]+\s*$/s.exec(cmd) : /^(.*\S)\s+hook\s+(\S+)\s*$/s.exec(cmd);
   if (m === null || m[2] !== harness) return false;
   const prefix = m[1] ?? "";
   return prefix
@@ -96,19 +100,24 @@ function unwindsMatcher(m: unknown): boolean {
 
 function merge(harness: Harness, existing: unknown, command: string, label: string): MergeResult {
   const rules = HARNESSES[harness];
-  const full = hookCommand(harness, command);
   if (existing !== undefined && !isObject(existing)) {
     throw new SettingsError(label, `the top level is ${describe(existing)}, expected a JSON object`);
   }
   // Work on a copy: the caller's value is never mutated. Key order survives a JSON round trip.
-  const settings: Json = existing === undefined ? {} : (JSON.parse(JSON.stringify(existing)) as Json);
+  // A file with nothing in it yet starts as the client writes one; a user's file keeps what it says.
+  const fresh = existing === undefined || Object.keys(existing).length === 0;
+  const settings: Json = fresh ? { ...rules.settings.fresh } : (JSON.parse(JSON.stringify(existing)) as Json);
   if (settings.hooks === undefined) settings.hooks = {};
   const hooks = settings.hooks;
   if (!isObject(hooks)) throw new SettingsError(label, `"hooks" is ${describe(hooks)}, expected an object`);
 
   const added: string[] = [];
   const updated: string[] = [];
+  // Copilot CLI's entries sit right under the event, each with its own matcher, the command in `bash`.
+  const flat = rules.settings.flat;
+  const field = flat?.command ?? "command";
   for (const event of Object.keys(rules.events)) {
+    const full = hookCommand(harness, command, event);
     const groups = hooks[event];
     if (groups === undefined) {
       hooks[event] = [rules.settings.group(full)];
@@ -123,6 +132,11 @@ function merge(harness: Harness, existing: unknown, command: string, label: stri
     groups.forEach((group: unknown, gi) => {
       const where = `hooks.${event}[${gi}]`;
       if (!isObject(group)) throw new SettingsError(label, `"${where}" is ${describe(group)}, expected an object`);
+      if (flat !== undefined && group.hooks === undefined) {
+        entries.push(group);
+        groupOf.set(group, group);
+        return;
+      }
       if (group.hooks === undefined) return;
       if (!Array.isArray(group.hooks)) throw new SettingsError(label, `"${where}.hooks" is ${describe(group.hooks)}, expected an array`);
       group.hooks.forEach((entry: unknown, hi) => {
@@ -132,20 +146,21 @@ function merge(harness: Harness, existing: unknown, command: string, label: stri
       });
     });
 
-    const current = entries.find((e) => e.command === full);
-    const stale = current ?? entries.find((e) => typeof e.command === "string" && isUnwindHookCommand(e.command, harness));
+    const current = entries.find((e) => e[field] === full);
+    const stale = current ?? entries.find((e) => typeof e[field] === "string" && isUnwindHookCommand(e[field], harness));
     if (stale !== undefined) {
       let changed = false;
-      if (stale.command !== full) {
-        stale.command = full; // the binary moved: update the one entry in place, keep its other fields
+      if (stale[field] !== full) {
+        stale[field] = full; // the binary moved: update the one entry in place, keep its other fields
         changed = true;
       }
       // A group holding unwind's hook alone, under a matcher unwind wrote, follows this version's
       // matcher (which tools start no hook). A matcher the user gave it, or a group they put other
-      // hooks in, is theirs and stays.
+      // hooks in, is theirs and stays. A flat entry is its own group.
       const group = groupOf.get(stale)!;
       const matcher = rules.settings.group(full).matcher;
-      if ((group.hooks as unknown[]).length === 1 && group.matcher !== matcher && unwindsMatcher(group.matcher)) {
+      const alone = group === stale || (group.hooks as unknown[]).length === 1;
+      if (alone && group.matcher !== matcher && unwindsMatcher(group.matcher)) {
         if (matcher === undefined) delete group.matcher;
         else group.matcher = matcher;
         changed = true;

@@ -64,9 +64,16 @@ export function checkHooks(root: string, harness: Harness, file: string, env: En
 function unwindEntries(settings: unknown, harness: Harness): { event: string; group: number; handler: number; command: string }[] {
   const hooks = isRecord(settings) && isRecord(settings.hooks) ? settings.hooks : {};
   const out: { event: string; group: number; handler: number; command: string }[] = [];
+  const flat = HARNESSES[harness].settings.flat;
   for (const event of Object.keys(HARNESSES[harness].events)) {
     const groups = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
     groups.forEach((g, group) => {
+      // Copilot CLI: the entry itself sits under the event, its command in `bash`.
+      if (flat !== undefined && isRecord(g) && g.hooks === undefined) {
+        const c = g[flat.command];
+        if (typeof c === "string" && isUnwindHookCommand(c, harness)) out.push({ event, group, handler: 0, command: c });
+        return;
+      }
       if (!isRecord(g) || !Array.isArray(g.hooks)) return;
       g.hooks.forEach((h, handler) => {
         if (isRecord(h) && typeof h.command === "string" && isUnwindHookCommand(h.command, harness)) out.push({ event, group, handler, command: h.command });
@@ -163,6 +170,12 @@ export function nextSteps(root: string, harness: Harness, env: Env = process.env
       steps.push("approve unwind's hooks in Codex: start codex here, type /hooks and approve them (until then they do not run; Codex asks again whenever a hook changes)");
     return steps;
   }
+  if (harness === "qwen") return ["restart the Qwen Code sessions already open in this project: Qwen Code reads hooks when a session starts"];
+  if (harness === "copilot") {
+    const config = join(env.COPILOT_HOME || join(home, ".copilot"), "config.json");
+    if (env.COPILOT_ALLOW_ALL === "true" || copilotTrusts(config, root)) return [];
+    return [`trust this folder in Copilot CLI (until then it silently runs none of its hooks): start copilot here and trust it, or add "${root}" to "trusted_folders" in ${config}`];
+  }
   const folders = env.GEMINI_CLI_TRUSTED_FOLDERS_PATH || join(env.GEMINI_CLI_HOME || home, ".gemini", "trustedFolders.json");
   if (env.GEMINI_CLI_TRUST_WORKSPACE === "true" || geminiTrusts(folders, root)) return [];
   return [
@@ -222,6 +235,23 @@ function tomlKeysWith(file: string, table: string, line: RegExp): Set<string> {
     } else if (key !== undefined && line.test(l)) found.add(key);
   }
   return found;
+}
+
+/**
+ * Whether Copilot CLI's config.json trusts `root`: listed in `trusted_folders`
+ * (or `trustedFolders`; 1.0.102 runs a folder's hooks with either), itself or
+ * a folder above it.
+ */
+export function copilotTrusts(configFile: string, root: string): boolean {
+  let config: unknown;
+  try {
+    config = parseJsonc(readFileSync(configFile, "utf8"), [], { allowTrailingComma: true });
+  } catch {
+    return false;
+  }
+  if (!isRecord(config)) return false;
+  const listed = [config.trusted_folders, config.trustedFolders].flatMap((v) => (Array.isArray(v) ? v : []));
+  return listed.some((dir) => typeof dir === "string" && dir !== "" && (root === dir || root.startsWith(dir.endsWith(sep) ? dir : dir + sep)));
 }
 
 /**

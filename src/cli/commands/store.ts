@@ -27,13 +27,15 @@ export async function status(globals: Globals, opts: { ack?: boolean }): Promise
     ...(d.fetched > 0 ? [["fetched", `${d.fetched} record(s) from other machines (unwind sessions and unwind runs list them)`]] : []),
     ["errors", d.errorCount ? `${d.errorCount} not yet acknowledged (unwind status --ack once read)` : d.acknowledged ? `none (${d.acknowledged} acknowledged now)` : "none"],
   ];
+  // Names as wide as the longest listed (copilot, 7), at least as wide as the first three's (6).
+  const width = Math.max(6, ...d.hooks.map((h) => h.harness.length));
   for (const h of d.hooks) {
     const problems = [
       ...(h.missing.length > 0 ? [`no hook on ${h.missing.join(", ")}: run unwind init --${h.harness} again`] : []),
       ...(h.commandFound ? [] : [`${h.program} is not there: run unwind init --${h.harness} again`]),
     ];
     const fired = h.lastFired === null ? paint("never ran", "yellow") : `last ran ${when(h.lastFired)}`;
-    rows.push([rows.some((r) => r[0] === "hooks") ? "" : "hooks", `${h.harness.padEnd(6)}  ${h.file}  ${[fired, ...problems].join("; ")}`]);
+    rows.push([rows.some((r) => r[0] === "hooks") ? "" : "hooks", `${h.harness.padEnd(width)}  ${h.file}  ${[fired, ...problems].join("; ")}`]);
     for (const step of h.next) rows.push(["", `  next: ${step}`]);
   }
   const lines = [table(rows)];

@@ -18,6 +18,9 @@ const CMD = "/opt/unwind/bin/unwind";
 type JsonHarness = Exclude<Harness, "opencode" | "cline">;
 const CLAUDE_MATCHER = matcherExcept(HARNESS_RULES.claude.quiet);
 const GEMINI_MATCHER = matcherExcept(HARNESS_RULES.gemini.quiet);
+const QWEN_MATCHER = matcherExcept(HARNESS_RULES.qwen.quiet);
+const COPILOT_MATCHER = matcherExcept(HARNESS_RULES.copilot.quiet);
+const copilotEntry = (event: string) => ({ type: "command", bash: `${CMD} hook copilot ${event}`, matcher: COPILOT_MATCHER, timeoutSec: 30 });
 const json = (v: unknown, indent: number | string = 2) => JSON.stringify(v, null, indent) + "\n";
 
 /** The exact files a fresh install writes. */
@@ -41,18 +44,38 @@ const FRESH: Record<JsonHarness, unknown> = {
       AfterTool: [{ matcher: GEMINI_MATCHER, hooks: [{ name: "unwind", type: "command", command: `${CMD} hook gemini`, timeout: 30000 }] }],
     },
   },
+  qwen: {
+    $version: 4,
+    hooks: {
+      PreToolUse: [{ matcher: QWEN_MATCHER, hooks: [{ type: "command", command: `${CMD} hook qwen`, timeout: 30 }] }],
+      PostToolUse: [{ matcher: QWEN_MATCHER, hooks: [{ type: "command", command: `${CMD} hook qwen`, timeout: 30 }] }],
+      PostToolUseFailure: [{ matcher: QWEN_MATCHER, hooks: [{ type: "command", command: `${CMD} hook qwen`, timeout: 30 }] }],
+    },
+  },
+  copilot: {
+    version: 1,
+    hooks: {
+      preToolUse: [copilotEntry("preToolUse")],
+      postToolUse: [copilotEntry("postToolUse")],
+      postToolUseFailure: [copilotEntry("postToolUseFailure")],
+    },
+  },
 };
 const EVENTS: Record<JsonHarness, string[]> = {
   claude: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
   codex: ["PreToolUse", "PostToolUse"],
   gemini: ["BeforeTool", "AfterTool"],
+  qwen: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
+  copilot: ["preToolUse", "postToolUse", "postToolUseFailure"],
 };
 const FILES: Record<JsonHarness, string> = {
   claude: ".claude/settings.json",
   codex: ".codex/hooks.json",
   gemini: ".gemini/settings.json",
+  qwen: ".qwen/settings.json",
+  copilot: ".github/hooks/unwind.json",
 };
-const HARNESSES: JsonHarness[] = ["claude", "codex", "gemini"];
+const HARNESSES: JsonHarness[] = ["claude", "codex", "gemini", "qwen", "copilot"];
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === "object" && v !== null) {
@@ -349,7 +372,7 @@ describe("installHooks", () => {
     expect(r).toEqual({ harness: h, file: FILES[h], changed: true, added: EVENTS[h], updated: [] });
     expect(readFileSync(join(root, FILES[h]), "utf8")).toBe(json(FRESH[h]));
     // No temp file left behind.
-    expect(readdirSync(join(root, FILES[h], ".."))).toEqual([FILES[h].split("/")[1]]);
+    expect(readdirSync(join(root, FILES[h], ".."))).toEqual([FILES[h].split("/").at(-1)]);
   });
 
   it.each(HARNESSES)("%s: a second run changes nothing, not even the mtime (the first run is the control)", (h) => {
