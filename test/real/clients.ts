@@ -380,7 +380,10 @@ export function addRecorder(repo: string, name: ClientName, work: string): void 
   const probe = join(work, "probe");
   const all = join(work, "all");
   for (const d of [dir, probe, all]) mkdirSync(d, { recursive: true });
-  if (name === "copilot") return addFlatRecorder(file, dir, all);
+  if (name === "copilot") {
+    addFlatRecorder(file, dir, all);
+    return;
+  }
   const settings = JSON.parse(readFileSync(file, "utf8")) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<Record<string, unknown>> }>> };
   const command = `${process.execPath} ${RECORDER} ${dir}`;
   let added = 0;
