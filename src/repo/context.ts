@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { insideRoot } from "../domain/paths.js";
 import { mkdirPrivate } from "../sys/files.js";
 import { UnwindError } from "../domain/errors.js";
+import { STORE_FORMAT } from "../domain/version.js";
 import { envStore, findPlace, PRIVATE_STORE_NAME, privateRootOf, STORE_DIR_NAME } from "./discover.js";
 import { guardStore } from "./store-guard.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
@@ -168,7 +169,7 @@ export async function ensureStore(ctx: Context): Promise<void> {
   mkdirPrivate(join(ctx.store, "index"));
   mkdirPrivate(join(ctx.store, "receipts"));
   const version = join(ctx.store, "VERSION");
-  if (!existsSync(version)) writeFileSync(version, "1\n");
+  if (!existsSync(version)) writeFileSync(version, `${STORE_FORMAT}\n`);
   if (ctx.mode === "private" && !existsSync(join(ctx.gitDir, "HEAD"))) {
     // --shared=0600: what git itself makes in it (objects, refs) is private too, whatever the umask.
     await git(["init", "--bare", "--quiet", "--shared=0600", ctx.gitDir], { cwd: ctx.root });
