@@ -240,16 +240,23 @@ describe("unwind init --qwen / --copilot", () => {
     expect([cm.test("view"), cm.test("create"), cm.test("bash"), cm.test("read_bash")]).toEqual([false, true, true, true]);
   });
 
-  it("a moved binary updates unwind's one entry in place, keeping the user's other fields", () => {
+  it("a moved binary, or a command without its event, updates unwind's one entry in place, keeping the user's other fields", () => {
     const root = makeRepo({
-      ".github/hooks/unwind.json": JSON.stringify({ version: 1, hooks: { preToolUse: [{ type: "command", bash: "/old/place/unwind hook copilot preToolUse", timeoutSec: 99, env: { A: "1" } }] } }),
+      ".github/hooks/unwind.json": JSON.stringify({
+        version: 1,
+        hooks: {
+          preToolUse: [{ type: "command", bash: "/old/place/unwind hook copilot preToolUse", timeoutSec: 99, env: { A: "1" } }],
+          postToolUse: [{ type: "command", bash: "unwind hook copilot" }],
+        },
+      }),
     });
     const r = unwind(root, ["init", "--copilot", "--json"]);
-    expect(r.json.hooks[0].updated).toEqual(["preToolUse"]);
-    const pre = JSON.parse(read(root, ".github/hooks/unwind.json")).hooks.preToolUse;
-    expect(pre).toHaveLength(1);
+    expect(r.json.hooks[0].updated).toEqual(["preToolUse", "postToolUse"]);
+    const { preToolUse: pre, postToolUse: post } = JSON.parse(read(root, ".github/hooks/unwind.json")).hooks;
+    expect([pre.length, post.length]).toEqual([1, 1]);
     expect(pre[0]).toMatchObject({ timeoutSec: 99, env: { A: "1" } });
     expect(pre[0].bash).not.toContain("/old/place");
+    expect(post[0].bash).toMatch(/ hook copilot postToolUse$/);
   });
 
   it("the installed commands capture when run through a shell, as the clients run them", () => {

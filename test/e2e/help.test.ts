@@ -134,6 +134,8 @@ describe("unwind with no command: where this work tree stands", () => {
       ["claude", [".claude/settings.json"]],
       ["codex", []],
       ["gemini", []],
+      ["qwen", []],
+      ["copilot", []],
     ]);
     expect(j.json.sessions.map((s: { session: string }) => s.session)).toEqual(["claude:sess-help-1"]);
   });

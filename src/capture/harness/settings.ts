@@ -65,8 +65,8 @@ export function hookCommand(harness: Harness, command: string, event?: string): 
  * `other-tool hook claude` is not unwind's and is never touched.
  */
 export function isUnwindHookCommand(cmd: string, harness: Harness): boolean {
-  // Copilot CLI's command ends in its event: `unwind hook copilot preToolUse`.
-  const m = HARNESSES[harness].settings.eventArg ? /^(.*\S)\s+hook\s+(\S+)\s+[A-Za-z]+\s*$/s.exec(cmd) : /^(.*\S)\s+hook\s+(\S+)\s*$/s.exec(cmd);
+  // Copilot CLI's command ends in its event: `unwind hook copilot preToolUse` (one without is a stale one of ours).
+  const m = HARNESSES[harness].settings.eventArg ? /^(.*\S)\s+hook\s+(\S+)(?:\s+[A-Za-z]+)?\s*$/s.exec(cmd) : /^(.*\S)\s+hook\s+(\S+)\s*$/s.exec(cmd);
   if (m === null || m[2] !== harness) return false;
   const prefix = m[1] ?? "";
   return prefix

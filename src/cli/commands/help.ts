@@ -52,15 +52,16 @@ export async function startHere(globals: Globals, program: Command): Promise<Out
   };
   const lines = [paint("unwind: a flight recorder and precise undo for AI coding agents", "bold"), ""];
   if (doc.mode !== "git" && !doc.storeExists) {
-    lines.push(`${doc.root} is not in a git repository.`, "Start here: cd into your project's repository, then", "  unwind init --claude      (or --codex, --gemini: the clients you use)");
+    lines.push(`${doc.root} is not in a git repository.`, "Start here: cd into your project's repository, then", "  unwind init --claude      (or --codex, --gemini, --qwen, --copilot)");
   } else {
     const rows: string[][] = [
       [doc.mode === "git" ? "repository" : "folder", doc.root],
       ["store", doc.storeExists ? doc.store : "not created yet (unwind init creates it)"],
     ];
+    const width = Math.max(...clients.map((c) => c.harness.length));
     for (const c of clients) {
       const state = c.files.length === 0 ? `not installed (unwind init --${c.harness})` : `${c.files.join(", ")}; ${c.lastFired ? `last ran ${when(c.lastFired)}` : "never ran yet"}`;
-      rows.push([c === clients[0] ? "hooks" : "", `${c.harness.padEnd(6)}  ${state}`]);
+      rows.push([c === clients[0] ? "hooks" : "", `${c.harness.padEnd(width)}  ${state}`]);
     }
     lines.push(table(rows, [], { max: 80 }), "");
     if (doc.sessions.length > 0) {
