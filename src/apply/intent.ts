@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { existsSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../sys/atomic.js";
@@ -25,7 +26,7 @@ export interface Intent {
 }
 
 export function pendingDir(store: string): string {
-  return join(store, "pending");
+  return storePath(store, "pending");
 }
 
 export function writeIntent(store: string, intent: Intent): void {

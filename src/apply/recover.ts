@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { Cas } from "../store/cas.js";
 import type { Context } from "../repo/context.js";
 import { Receipts, type Receipt } from "../store/receipts.js";
@@ -22,7 +21,7 @@ import { BoundDirs } from "../sys/bound-dir.js";
 export async function recoverPending(ctx: Context): Promise<Receipt[]> {
   const intents = pendingIntents(ctx.store);
   if (intents.length === 0) return [];
-  const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
+  const reader = new ContentReader(ctx, Cas.in(ctx.store));
   const receipts = new Receipts(ctx.store);
   const out: Receipt[] = [];
   for (const intent of intents) {

@@ -117,7 +117,7 @@ export function captureState(cas: Cas, root: string, rel: RepoPath, sizeCap: num
  * event's cwd) as records of one call. The caller holds the store lock.
  */
 export function captureFiles(loc: Located, ev: CaptureEvent, paths: readonly string[], labels: CaptureLabels, as: RecordAs = {}): FileRecord[] {
-  const cas = new Cas(join(loc.store, "cas"));
+  const cas = Cas.in(loc.store);
   const { sizeCap } = loadConfig(loc.store);
   const at = new Date().toISOString();
   const records: FileRecord[] = [];

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { copyFileSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, isAbsolute, join } from "node:path";
 import { fsPath } from "../domain/path-bytes.js";
@@ -133,7 +134,7 @@ export function orphanIndexes(ctx: Context): OrphanIndex[] {
       /* vanished meanwhile */
     }
   }
-  const dir = join(ctx.store, "index");
+  const dir = storePath(ctx.store, "index");
   const byKey = new Map<string, OrphanIndex>();
   for (const f of existsSync(dir) ? readdirSync(dir) : []) {
     const key = /^([0-9a-f]{16})\.index(\..*)?$/.exec(f)?.[1];

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { randomBytes } from "node:crypto";
 import { fsPath } from "../domain/path-bytes.js";
 import { existsSync, mkdirSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
@@ -383,7 +384,7 @@ export function keepsExecBits(ctx: Context): boolean {
 }
 
 function lastPath(ctx: Context): string {
-  return join(ctx.store, "index", `${basename(ctx.indexFile)}.last`);
+  return storePath(ctx.store, "index", `${basename(ctx.indexFile)}.last`);
 }
 
 /** Takes a snapshot and names it under refs/unwind/snapshots/. The caller holds the store lock. */
@@ -398,7 +399,7 @@ export async function takeSnapshot(ctx: Context, labels: SnapshotLabels = {}, op
   } catch {
     /* first snapshot of this work tree */
   }
-  const excludes = keepExcludes(new Cas(join(ctx.store, "cas")), excludeTexts(ctx));
+  const excludes = keepExcludes(Cas.in(ctx.store), excludeTexts(ctx));
   const meta: SnapshotMeta = { v: 1, id, at: now.toISOString(), root: ctx.root, parent, ...defined(labels), toolarge, toolargeFiles, excludes, ...(nested ? { nested } : {}), bytes: "disk" };
   const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(now.getTime() / 1000), JSON.stringify(meta) + "\n");
   const oid = writeLooseObject(join(ctx.commonDir, "objects"), "commit", body, ctx.objectFormat);

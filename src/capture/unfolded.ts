@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../sys/atomic.js";
@@ -80,7 +81,7 @@ export function clearPending(ctx: Context): void {
  */
 export function clearAllPending(ctx: Context): void {
   clearPending(ctx); // a folder without git keeps its one index in its private git dir
-  const dir = join(ctx.store, "index");
+  const dir = storePath(ctx.store, "index");
   for (const f of existsSync(dir) ? readdirSync(dir) : []) if (f.endsWith(".index.pending")) rmSync(join(dir, f), { force: true });
 }
 

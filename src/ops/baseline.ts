@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { writeWorkTree } from "../capture/snapshot.js";
 import { UnwindError, usage } from "../domain/errors.js";
 import { jsonPath } from "../domain/paths.js";
@@ -63,7 +62,7 @@ export async function baselineCapture(ctx: Context, key: string, opts: { prefixe
       const b: Baseline = old ?? { v: 1, key, prefixes: [], captures: [], entries: {} };
       const fresh = [...states.keys()].filter((p) => !(p in b.entries));
       const byTask = fresh.length > 0 ? await taskWrites(ctx, key) : new Map<string, ChangeEntry>();
-      const cas = new Cas(join(ctx.store, "cas"));
+      const cas = Cas.in(ctx.store);
       const reader = new ContentReader(ctx, cas);
       await reader.prefetch(fresh.map((p) => states.get(p)!));
       const excluded: string[] = [];

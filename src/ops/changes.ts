@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { gitPatch, hunksOf, isText, type Hunk } from "../domain/hunks.js";
 import { jsonPath } from "../domain/paths.js";
 import type { Decision } from "../domain/policy.js";
@@ -40,7 +39,7 @@ export async function changes(ctx: Context, scope: ScopeFields, opts: ChangesOpt
     // Object.assign, not a leading spread: see src/plan/planner.ts.
     const entries: ReportEntry[] = cs.entries.map((e) => Object.assign({}, e, jsonPath(e.path), decisions?.get(e.path)));
     if (!opts.patch) return { scope: cs.scope, entries };
-    const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
+    const reader = new ContentReader(ctx, Cas.in(ctx.store));
     const patches: string[] = [];
     for (const [i, e] of cs.entries.entries()) {
       const pre = await textOf(ctx, reader, e.path, e.pre);

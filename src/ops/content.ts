@@ -38,7 +38,7 @@ export async function content(ctx: Context, ref: ContentRef): Promise<ContentRep
   if (sha !== null && !/^[0-9a-f]{64}$/.test(sha)) throw usage(`sha256 ${JSON.stringify(sha)}: expected 64 lowercase hex digits`);
   const oidLength = ctx.objectFormat === "sha256" ? 64 : 40;
   if (oid !== null && !new RegExp(`^[0-9a-f]{${oidLength}}$`).test(oid)) throw usage(`oid ${JSON.stringify(oid)}: expected ${oidLength} lowercase hex digits`);
-  const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
+  const reader = new ContentReader(ctx, Cas.in(ctx.store));
   try {
     const bytes = await reader.read({ kind: "file", ...(sha ? { sha256: sha as Sha256 } : {}), ...(oid ? { oid: oid as GitOid } : {}) });
     return { size: bytes.length, sha256: sha, oid, bytes };

@@ -1,5 +1,5 @@
+import { storePath } from "../domain/store-layout.js";
 import { existsSync, statSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
 import { pendingIntents } from "../apply/intent.js";
 import { dropIndex, orphanIndexes } from "../capture/private-index.js";
 import { listSnapshots, SNAPSHOT_REFS } from "../capture/snapshot.js";
@@ -45,7 +45,7 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
   const run = async (): Promise<GcReport> => {
     const cutoff = now().getTime() - ttl;
     const rs = new Receipts(ctx.store);
-    const droppedReceipts = existsSync(join(ctx.store, "receipts")) ? rs.dropOlderThan(cutoff, dryRun) : [];
+    const droppedReceipts = existsSync(storePath(ctx.store, "receipts")) ? rs.dropOlderThan(cutoff, dryRun) : [];
     const dropped = new Set(droppedReceipts.map((r) => r.id));
     // Content a redoable receipt or an interrupted apply still needs stays, whatever its age (one receipt read at a time).
     const keep = new Set<string>();
@@ -63,7 +63,7 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
       if (r.kind === "file" && r.state?.sha256) keep.add(r.state.sha256);
       if (r.kind === "tree") keepSnaps.add(r.snapshot);
     }
-    const intents = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store) : [];
+    const intents = existsSync(storePath(ctx.store, "pending")) ? pendingIntents(ctx.store) : [];
     for (const intent of intents) {
       for (const i of intent.items) for (const s of [i.before, i.after]) if (s?.sha256) keep.add(s.sha256);
     }
@@ -105,7 +105,7 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
     }
     let blobCount = 0;
     let blobBytes = 0;
-    for (const b of new Cas(join(ctx.store, "cas")).blobs()) {
+    for (const b of Cas.in(ctx.store).blobs()) {
       if (keep.has(b.sha)) continue;
       const st = statSync(b.path);
       if (st.mtimeMs >= cutoff) continue;

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -241,4 +242,4 @@ async function tampering(ctx: Context, capsules: Capsules, sealsBefore: Map<stri
   return out;
 }
 
-const receiptProblems = (ctx: Context): string[] => (existsSync(join(ctx.store, "receipts")) ? new Receipts(ctx.store).verify() : []);
+const receiptProblems = (ctx: Context): string[] => (existsSync(storePath(ctx.store, "receipts")) ? new Receipts(ctx.store).verify() : []);

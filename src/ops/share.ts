@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { basename, relative, resolve } from "node:path";
 import { UnwindError, usage } from "../domain/errors.js";
 import { rootGlob } from "../domain/glob.js";
 import { sha256 } from "../domain/hash.js";
@@ -158,7 +158,7 @@ export async function push(ctx: Context, remoteArg: string | undefined, o: PushO
   const origin = await originOf(ctx, { create: !dryRun && (names.length > 0 || run !== null) });
   const includeSecrets = Boolean(o.includeSecrets);
   const leftOut = leftOutBy(excludes, includeSecrets, secretPatterns(loadConfig(ctx.store)));
-  const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
+  const reader = new ContentReader(ctx, Cas.in(ctx.store));
   const pushed = origin ? await sharedRefs(ctx, `${SHARED_PREFIX}${origin}/`) : new Map<string, string>();
   const parentTrees = await treesOf(ctx, [...pushed.values()]);
   const at = new Date();

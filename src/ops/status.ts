@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { listSnapshots } from "../capture/snapshot.js";
 import type { Context } from "../repo/context.js";
 import { Cas } from "../store/cas.js";
@@ -90,7 +89,7 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
     errors = [];
   }
   let blobs = 0;
-  if (exists) for (const _ of new Cas(join(ctx.store, "cas")).blobs()) blobs++;
+  if (exists) for (const _ of Cas.in(ctx.store).blobs()) blobs++;
   return {
     root: ctx.root,
     store: ctx.store,

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { decodePath, encodePath, fsPath } from "../domain/path-bytes.js";
 import { splitZ } from "../git/git.js";
@@ -169,10 +170,10 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
   const paths = cs.entries.map((e) => e.path);
   const needOids = cs.entries.some((e) => [e.pre, e.post].some((s) => s && !s.sha256 && s.oid));
   const clean = new Set(cs.entries.filter((e) => e.pre?.clean || e.post?.clean).map((e) => e.path));
-  const reader = new ContentReader(ctx, new Cas(join(ctx.store, "cas")));
+  const reader = new ContentReader(ctx, Cas.in(ctx.store));
   // Taken before anything is read: a file whose stat data is older proves itself unchanged at the write (src/capture/observe.ts).
   // A throwaway work tree (seal: false) has no writer to race: it reads everything, and writes nothing to the store.
-  const fsNow = opts.dryRun || opts.seal === false ? undefined : fsClock(join(ctx.store, "clock"));
+  const fsNow = opts.dryRun || opts.seal === false ? undefined : fsClock(storePath(ctx.store, "clock"));
   const current = await observe(ctx, paths, { oids: needOids, clean, keep: opts.dryRun ? undefined : reader.cache, unreadOver: cfg.sizeCap });
   await reader.prefetch(cs.entries.map((e) => e.pre));
   const ignored = opts.fetched ? await ignoredHere(ctx, paths) : null;

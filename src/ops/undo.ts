@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { Progress } from "../apply/apply.js";
 import { recoverPending } from "../apply/recover.js";
 import { resolveSnapshot, writeWorkTree } from "../capture/snapshot.js";
@@ -126,7 +125,7 @@ export async function restore(ctx: Context, id: IdRef, opts: RestoreOptions = {}
   return guarded(ctx, dryRun, "restore", async () => {
     const current = await writeWorkTree(ctx, { scratch: dryRun });
     try {
-      const cas = new Cas(join(ctx.store, "cas"));
+      const cas = Cas.in(ctx.store);
       const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: snap.id }, snapshotSide(ctx, cas, snap), nowSide(ctx, current), paths);
       return await runUndo(ctx, cs, { dryRun, force: Boolean(opts.force), merge: false, kind: "restore", expect: opts.expect, progress: opts.progress, by: opts.by ?? LIBRARY });
     } finally {

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pendingIntents } from "../apply/intent.js";
@@ -37,7 +38,7 @@ export interface VerifyReport {
 /** Checks every stored blob, journal record, snapshot tree, run capsule seal and the receipt chain; `ok: false` is exit 4. */
 export async function verify(ctx: Context): Promise<VerifyReport> {
   const problems: Problem[] = [];
-  const cas = new Cas(join(ctx.store, "cas"));
+  const cas = Cas.in(ctx.store);
   let blobs = 0;
   for (const b of cas.blobs()) {
     blobs++;
@@ -45,7 +46,7 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
     if (s !== "ok") problems.push({ kind: "blob", id: b.sha, message: `blob ${b.sha} ${s === "mismatch" ? "fails its SHA-256 check" : "cannot be read"}` });
   }
   let receiptCount = 0;
-  if (existsSync(join(ctx.store, "receipts"))) {
+  if (existsSync(storePath(ctx.store, "receipts"))) {
     const rs = new Receipts(ctx.store);
     for (const message of rs.verify()) problems.push({ kind: "chain", id: null, message });
     const list = rs.list();
@@ -113,7 +114,7 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
   for (const f of fetchedRunList) {
     for (const message of await checkFetchedRun(ctx, f)) problems.push({ kind: "shared", id: f.ref, message: `fetched run ${f.run ?? f.ref} (origin ${f.origin}): ${message}` });
   }
-  const pending = existsSync(join(ctx.store, "pending")) ? pendingIntents(ctx.store).length : 0;
+  const pending = existsSync(storePath(ctx.store, "pending")) ? pendingIntents(ctx.store).length : 0;
   if (pending) problems.push({ kind: "intent", id: null, message: `${pending} interrupted apply(s) could not be finished` });
   return {
     ok: problems.length === 0,

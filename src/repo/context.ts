@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { createHash } from "node:crypto";
 import { realpathSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -106,7 +107,7 @@ function gitContext(root: string, gitDir: string, commonDir: string, objectForma
     mode: "git",
     gitDir,
     commonDir,
-    indexFile: join(store, "index", `${key}.index`),
+    indexFile: storePath(store, "index", `${key}.index`),
     realIndex: join(gitDir, "index"),
     objectFormat,
     env: {},
@@ -114,7 +115,7 @@ function gitContext(root: string, gitDir: string, commonDir: string, objectForma
 }
 
 function privateContext(root: string, store: string): Context {
-  const privateGit = join(store, "git");
+  const privateGit = storePath(store, "git");
   return makeContext({
     root,
     store,
@@ -156,7 +157,7 @@ function makeContext(p: ContextParts): Context {
 
 /** Whether `ensureStore` has nothing left to do (it writes VERSION after the directories). */
 export function storeReady(ctx: Context): boolean {
-  return existsSync(join(ctx.store, "VERSION")) && (ctx.mode !== "private" || existsSync(join(ctx.gitDir, "HEAD")));
+  return existsSync(storePath(ctx.store, "VERSION")) && (ctx.mode !== "private" || existsSync(join(ctx.gitDir, "HEAD")));
 }
 
 /**
@@ -165,10 +166,10 @@ export function storeReady(ctx: Context): boolean {
  * anything.
  */
 export async function ensureStore(ctx: Context): Promise<void> {
-  mkdirPrivate(join(ctx.store, "cas"));
-  mkdirPrivate(join(ctx.store, "index"));
-  mkdirPrivate(join(ctx.store, "receipts"));
-  const version = join(ctx.store, "VERSION");
+  mkdirPrivate(storePath(ctx.store, "cas"));
+  mkdirPrivate(storePath(ctx.store, "index"));
+  mkdirPrivate(storePath(ctx.store, "receipts"));
+  const version = storePath(ctx.store, "VERSION");
   if (!existsSync(version)) writeFileSync(version, `${STORE_FORMAT}\n`);
   if (ctx.mode === "private" && !existsSync(join(ctx.gitDir, "HEAD"))) {
     // --shared=0600: what git itself makes in it (objects, refs) is private too, whatever the umask.

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { closeStaleCalls } from "../capture/capture.js";
@@ -104,7 +105,7 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   calls.push(...written.calls);
   let first = 0;
   for (let i = 0; i < snaps.length; i++) if (snaps[i]!.at <= from) first = i;
-  const cas = new Cas(join(ctx.store, "cas"));
+  const cas = Cas.in(ctx.store);
   const seq: Step[] = snaps
     .slice(first)
     .map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles, clean: legacyForm(ctx, s), nested: s.nested }));
@@ -287,7 +288,7 @@ class ReceiptPoints implements MorePoints {
 function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points: ReceiptPoints } {
   const calls: CallWindow[] = [];
   const points = new ReceiptPoints();
-  if (!existsSync(join(ctx.store, "receipts"))) return { calls, points };
+  if (!existsSync(storePath(ctx.store, "receipts"))) return { calls, points };
   // Undo and redo write the same few states over and over: one object for each, whatever the receipt.
   // Found by content hash, then compared field by field: no key string built per state read.
   const states = new Map<string, State[]>();

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { resolveSnapshot, writeWorkTree } from "../capture/snapshot.js";
 import { UnwindError, usage } from "../domain/errors.js";
 import { pathMatcher } from "../domain/glob.js";
@@ -151,7 +150,7 @@ const snapshot: Resolver = async ({ ctx, scope, opts, reading }) => {
   refuseForeign(reading, opts, foreign ? `snapshot ${foreign.id} was taken in another work tree (${foreign.root}), not in ${ctx.root}` : null);
   const current = to ? null : await writeWorkTree(ctx, { scratch: reading !== "apply" });
   try {
-    const cas = new Cas(join(ctx.store, "cas"));
+    const cas = Cas.in(ctx.store);
     const cs = await snapshotChangeSet(ctx, { kind: "snapshot", id: from.id }, snapshotSide(ctx, cas, from), to ? snapshotSide(ctx, cas, to) : nowSide(ctx, current!));
     return { cs, ...(current ? { dispose: () => current.dispose() } : {}) };
   } catch (e) {

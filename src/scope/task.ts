@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { writeWorkTree } from "../capture/snapshot.js";
@@ -30,7 +31,7 @@ export interface TaskBinding {
 }
 
 function bindingFile(ctx: Context, task: string): string {
-  return join(ctx.store, "tasks", `${encodeURIComponent(task)}.json`);
+  return storePath(ctx.store, "tasks", `${encodeURIComponent(task)}.json`);
 }
 
 async function out(ctx: Context, args: string[], okCodes: number[] = []): Promise<string | null> {
@@ -116,7 +117,7 @@ function safeReal(p: string): string {
 
 /** Every task bound to a branch: by `task start` (the store's tasks/), and by orchestrator session records. */
 export async function allBindings(ctx: Context): Promise<TaskBinding[]> {
-  const dir = join(ctx.store, "tasks");
+  const dir = storePath(ctx.store, "tasks");
   const own: TaskBinding[] = [];
   if (existsSync(dir)) {
     for (const f of readdirSync(dir).sort()) {

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
@@ -21,7 +22,7 @@ export interface Baseline {
   entries: Record<string, State>;
 }
 
-const dirOf = (store: string) => join(store, "baselines");
+const dirOf = (store: string) => storePath(store, "baselines");
 
 /** One file a key, named by a hash of it: keys may hold `/`, which must not become directories. */
 export function baselineFile(store: string, key: string): string {
@@ -79,7 +80,7 @@ export function dropBaseline(store: string, key: string): void {
   unlinkSync(baselineFile(store, key));
 }
 
-const checksDir = (store: string) => join(store, "revert-checks");
+const checksDir = (store: string) => storePath(store, "revert-checks");
 
 export function newCheckId(at: Date): string {
   return `c-${at.toISOString().replace(/[-:.]/g, "")}-${randomBytes(4).toString("hex")}`;

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -123,7 +124,7 @@ const checksum = (body: string) => sha256(body).slice(0, 16);
 export class Capsules {
   readonly dir: string;
   constructor(private readonly ctx: Context) {
-    this.dir = join(ctx.store, "runs");
+    this.dir = storePath(ctx.store, "runs");
   }
 
   fileOf(id: string): string {

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { walkFiles, mkdirPrivate } from "../sys/files.js";
@@ -30,6 +31,11 @@ export class Cas {
   private readonly shards = new Set<string>();
 
   constructor(readonly dir: string) {}
+
+  /** The content store of an unwind store. */
+  static in(store: string): Cas {
+    return new Cas(storePath(store, "cas"));
+  }
 
   pathOf(sha: string): string {
     return join(this.dir, "sha256", sha.slice(0, 2), sha.slice(2));

@@ -1,5 +1,5 @@
+import { storePath } from "../domain/store-layout.js";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { usage } from "../domain/errors.js";
 import { rootGlob } from "../domain/glob.js";
 import { writeFileAtomic } from "../sys/atomic.js";
@@ -19,7 +19,7 @@ export const DEFAULTS: Config = { sizeCap: 8 * 1024 * 1024, ttl: "30d" };
 export function loadConfig(store: string): Config {
   let file: Partial<Config> = {};
   try {
-    file = JSON.parse(readFileSync(join(store, "config.json"), "utf8")) as Partial<Config>;
+    file = JSON.parse(readFileSync(storePath(store, "config.json"), "utf8")) as Partial<Config>;
   } catch {
     /* no config: defaults */
   }
@@ -72,7 +72,7 @@ export const MCP_ALLOW: readonly McpAllow[] = ["own", "any"];
  * error: read as `own` it would refuse without saying why.
  */
 export function loadMcpAllow(store: string): McpAllow {
-  const file = join(store, "config.json");
+  const file = storePath(store, "config.json");
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -87,7 +87,7 @@ export function loadMcpAllow(store: string): McpAllow {
 
 /** Sets `mcp.allow` in `<store>/config.json`, keeping every other key; a file that does not parse is left as it is. */
 export function saveMcpAllow(store: string, allow: McpAllow): void {
-  const file = join(store, "config.json");
+  const file = storePath(store, "config.json");
   let cfg: Record<string, unknown> = {};
   try {
     cfg = configObject(readFileSync(file, "utf8"), file);

@@ -1,6 +1,6 @@
+import { storePath } from "../domain/store-layout.js";
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { writeFileAtomic } from "../sys/atomic.js";
-import { join } from "node:path";
 import { mkdirPrivate } from "../sys/files.js";
 
 /** `run-unsealed`: a wrapped command ran but its capsule could not be sealed (SPEC section 9: said on stderr and by status). */
@@ -22,7 +22,7 @@ export interface CaptureError {
 export function logError(store: string, e: Omit<CaptureError, "at">): void {
   try {
     mkdirPrivate(store);
-    appendFileSync(join(store, "errors.jsonl"), JSON.stringify({ at: new Date().toISOString(), ...e }) + "\n");
+    appendFileSync(storePath(store, "errors.jsonl"), JSON.stringify({ at: new Date().toISOString(), ...e }) + "\n");
   } catch {
     // Nowhere left to record it (disk full, read-only store): the hook still must not fail.
   }
@@ -38,8 +38,8 @@ export interface LoggedError {
   tool?: string;
 }
 
-const ackPath = (store: string) => join(store, "errors.ack");
-const logPath = (store: string) => join(store, "errors.jsonl");
+const ackPath = (store: string) => storePath(store, "errors.ack");
+const logPath = (store: string) => storePath(store, "errors.jsonl");
 
 /**
  * How many bytes of the log were acknowledged (`unwind status --ack`). By

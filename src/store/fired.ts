@@ -1,5 +1,5 @@
+import { storePath } from "../domain/store-layout.js";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 
 /**
  * When each harness's hook last ran in this store: `<store>/fired/<harness>`,
@@ -12,12 +12,12 @@ const HARNESS = /^[a-z][a-z0-9-]{0,31}$/;
 /** Notes that `harness`'s hook ran now. Never throws: a hook must not fail over its own bookkeeping. */
 export function stampFired(store: string, harness: string, now = new Date()): void {
   if (!HARNESS.test(harness)) return;
-  const file = join(store, "fired", harness);
+  const file = storePath(store, "fired", harness);
   try {
     writeFileSync(file, now.toISOString());
   } catch {
     try {
-      mkdirSync(join(store, "fired"), { mode: 0o700 }); // not recursive: a hook does not create a store just to note this; 0700 as every directory of the store
+      mkdirSync(storePath(store, "fired"), { mode: 0o700 }); // not recursive: a hook does not create a store just to note this; 0700 as every directory of the store
       writeFileSync(file, now.toISOString());
     } catch {
       /* no store yet, or not writable: nothing to note it in */
@@ -29,7 +29,7 @@ export function stampFired(store: string, harness: string, now = new Date()): vo
 export function lastFired(store: string, harness: string): string | null {
   if (!HARNESS.test(harness)) return null;
   try {
-    const at = readFileSync(join(store, "fired", harness), "utf8").trim();
+    const at = readFileSync(storePath(store, "fired", harness), "utf8").trim();
     return Number.isNaN(Date.parse(at)) ? null : at;
   } catch {
     return null;

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { sha256 } from "../domain/hash.js";
@@ -58,7 +59,7 @@ export interface DamagedLine {
 }
 
 export function journalDir(store: string): string {
-  return join(store, "journal");
+  return storePath(store, "journal");
 }
 
 /** One file per session, so concurrent sessions never contend for one file. */

@@ -1,7 +1,7 @@
+import { storePath } from "../domain/store-layout.js";
 import { linkSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { join } from "node:path";
 import { UnwindError } from "../domain/errors.js";
 import { mkdirPrivate } from "../sys/files.js";
 
@@ -96,7 +96,7 @@ export async function acquire(store: string, what: string, timeoutMs: number): P
  */
 export function tryLock(store: string, what: string): { release: () => void } | { holder: LockOwner | null } {
   mkdirPrivate(store);
-  const path = join(store, "lock");
+  const path = storePath(store, "lock");
   myStart ??= startTimeOf(process.pid);
   const me: LockOwner = { pid: process.pid, start: myStart, host: hostname(), at: new Date().toISOString(), what };
   const mine = JSON.stringify(me);

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -26,7 +27,7 @@ export interface McpCallMark {
 /** Marks older than this are dropped when the next one is written: a call whose post never came. */
 const STALE_MS = 3600_000;
 
-const dirOf = (store: string) => join(store, "mcp-calls");
+const dirOf = (store: string) => storePath(store, "mcp-calls");
 const fileOf = (store: string, session: string, call: string) => join(dirOf(store), `${createHash("sha256").update(`${session}\0${call}`).digest("hex").slice(0, 16)}.json`);
 
 export function markMcpCall(store: string, mark: McpCallMark): void {

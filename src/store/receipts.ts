@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { createHash, randomBytes, type Hash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
@@ -58,7 +59,7 @@ const RECEIPT_ID = /^r-\d{8}T\d{6}Z-[0-9a-f]{8}$/;
 export class Receipts {
   readonly dir: string;
   constructor(store: string) {
-    this.dir = join(store, "receipts");
+    this.dir = storePath(store, "receipts");
   }
 
   private headPath(): string {

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -35,7 +36,7 @@ export async function originOf(ctx: Context, opts: { create: boolean }): Promise
     if (bad) throw usage(`git config unwind.origin '${configured}' ${bad}`, "set it with: git config unwind.origin ci-runner-7");
     return configured;
   }
-  const file = join(ctx.store, "origin");
+  const file = storePath(ctx.store, "origin");
   if (existsSync(file)) {
     const kept = readFileSync(file, "utf8").trim();
     if (checkOrigin(kept) === null) return kept;

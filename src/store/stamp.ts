@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { createHash } from "node:crypto";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -26,13 +27,13 @@ export function recordStamp(ctx: Context): string {
     for (const n of names.sort()) h.update(`${n}\0${withSize ? sizeOf(join(dir, n)) : ""}\n`);
   };
   add(journalDir(ctx.store), true);
-  add(join(ctx.store, "receipts"), false);
+  add(storePath(ctx.store, "receipts"), false);
   add(join(ctx.commonDir, "refs", "unwind", "snapshots"), false);
   // Records fetched from other machines (SPEC section 14): a fetch adds or moves these refs, rewriting each file.
   add(join(ctx.commonDir, "refs", "unwind", "shared"), true);
   // gc may pack refs; a snapshot ref that moved into packed-refs changes its size.
   h.update(`packed\0${sizeOf(join(ctx.commonDir, "packed-refs"))}\n`);
-  h.update(`errors\0${sizeOf(join(ctx.store, "errors.jsonl"))}\n`);
+  h.update(`errors\0${sizeOf(storePath(ctx.store, "errors.jsonl"))}\n`);
   return h.digest("hex").slice(0, 32);
 }
 

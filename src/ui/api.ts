@@ -1,5 +1,6 @@
 import { UnwindError, usage } from "../domain/errors.js";
 import type { Unwind } from "../ops/open.js";
+import type { RunSummary } from "../ops/runs.js";
 import type { ScopeFields } from "../scope/resolve.js";
 
 /**
@@ -15,7 +16,10 @@ export type Route = { method: "GET" | "POST"; run: (u: Unwind, args: Args) => Pr
 /** A GET's query or a POST's JSON body, as plain values. */
 export type Args = Record<string, unknown>;
 
-const SCOPE_KEYS = ["session", "call", "task", "snapshot", "to"] as const;
+const SCOPE_KEYS = ["session", "call", "fromCall", "task", "snapshot", "to", "run", "baseline"] as const;
+
+/** What narrows an undo within its scope: one path (and some of its hunks), a run's policy. */
+const NARROW = ["path", "hunks", "safeOnly"] as const;
 
 /** What a receipt records of who started it (SPEC section 13). */
 const UI = { client: "ui" } as const;
@@ -34,14 +38,27 @@ const route = (method: Route["method"], keys: readonly string[], run: (u: Unwind
 
 export const ROUTES: Record<string, Route> = {
   "/api/timeline": route("GET", [], async (u) => {
-    const [sessions, log, snapshots, receipts, stamp] = await Promise.all([u.sessions(), u.log({ limit: TIMELINE_CALLS }), u.snapshots(), u.receipts(), u.stamp()]);
-    return { root: u.root, ...stamp, sessions: sessions.sessions, calls: log.calls, callsTotal: log.total, snapshots: snapshots.snapshots, receipts: receipts.receipts, runs: await runs(u) };
+    const [sessions, log, snapshots, receipts, stamp, baselines] = await Promise.all([u.sessions(), u.log({ limit: TIMELINE_CALLS }), u.snapshots(), u.receipts(), u.stamp(), u.baselines()]);
+    const r = await runs(u);
+    return {
+      root: u.root,
+      ...stamp,
+      sessions: sessions.sessions,
+      calls: log.calls,
+      callsTotal: log.total,
+      snapshots: snapshots.snapshots,
+      receipts: receipts.receipts,
+      runs: r.about,
+      runList: r.list,
+      baselines: baselines.baselines,
+    };
   }),
   "/api/stamp": route("GET", [], (u) => u.stamp()),
   "/api/status": route("GET", [], (u) => u.status()),
   "/api/verify": route("GET", [], (u) => u.verify()),
-  "/api/changes": route("GET", SCOPE_KEYS, (u, a) => u.changes(scopeOf(a))),
-  "/api/plan": route("GET", [...SCOPE_KEYS, "force", "merge"], (u, a) => u.plan(scopeOf(a), { force: flag(a.force), merge: flag(a.merge) })),
+  // With `patch`, each text change carries its hunks as the engine numbers them: the page's "take back this hunk" names those numbers.
+  "/api/changes": route("GET", [...SCOPE_KEYS, "patch"], (u, a) => u.changes(scopeOf(a), { patch: flag(a.patch) })),
+  "/api/plan": route("GET", [...SCOPE_KEYS, ...NARROW, "force", "merge"], (u, a) => u.plan(scopeOf(a), { force: flag(a.force), merge: flag(a.merge), ...narrowed(a, "query") })),
   "/api/restore-plan": route("GET", ["snapshot", "force"], (u, a) => u.restore(text(a, "snapshot"), { dryRun: true, force: flag(a.force) })),
   "/api/redo-plan": route("GET", ["receipt"], (u, a) => u.redo(text(a, "receipt"), { dryRun: true })),
   "/api/content": route("GET", ["sha256", "oid"], async (u, a) => {
@@ -52,7 +69,13 @@ export const ROUTES: Record<string, Route> = {
     const c = await u.current(text(a, "path"));
     return { path: c.path, kind: c.kind, size: c.size, sha256: c.sha256, oid: c.oid, ...(c.bytes ? shown(c.bytes) : { text: null, binary: false, tooLarge: c.kind === "toolarge" }) };
   }),
-  "/api/undo": route("POST", [...SCOPE_KEYS, "force", "merge", "plan"], (u, a) => u.undo(scopeOf(a), { force: bool(a, "force"), merge: bool(a, "merge"), expect: digest(a), by: UI })),
+  "/api/undo": route("POST", [...SCOPE_KEYS, ...NARROW, "force", "merge", "plan"], (u, a) =>
+    u.undo(scopeOf(a), { force: bool(a, "force"), merge: bool(a, "merge"), ...narrowed(a, "body"), expect: digest(a), by: UI }),
+  ),
+  "/api/run": route("GET", ["run"], (u, a) => u.runShow(text(a, "run"))),
+  // A cleanup ends only the processes its capsule names, each while its pid and start time still match; the page previews it (a dry run) first.
+  "/api/cleanup-plan": route("GET", ["run"], (u, a) => u.cleanup(text(a, "run"), { dryRun: true })),
+  "/api/cleanup": route("POST", ["run"], (u, a) => u.cleanup(text(a, "run"))),
   "/api/restore": route("POST", ["snapshot", "force", "plan"], (u, a) => u.restore(text(a, "snapshot"), { force: bool(a, "force"), expect: digest(a), by: UI })),
   "/api/redo": route("POST", ["receipt", "plan"], (u, a) => u.redo(text(a, "receipt"), { expect: digest(a), by: UI })),
 };
@@ -70,15 +93,32 @@ function shown(bytes: Buffer): { text: string | null; binary: boolean; tooLarge:
   }
 }
 
-/** Whether the library has run capsules (a library without them says E_NOT_BUILT): the timeline says so instead of failing. The timeline has no rows for runs yet. */
-async function runs(u: Unwind): Promise<{ available: boolean; note: string | null }> {
+/** The run capsules, and whether the library has them (a library without them says E_NOT_BUILT): the timeline says so instead of failing. */
+async function runs(u: Unwind): Promise<{ about: { available: boolean; note: string | null }; list: RunSummary[] }> {
   try {
-    await u.runs();
-    return { available: true, note: null };
+    const r = await u.runs({ limit: TIMELINE_CALLS });
+    return { about: { available: true, note: null }, list: r.runs };
   } catch (e) {
-    if (e instanceof UnwindError && e.code === "E_NOT_BUILT") return { available: false, note: e.message };
+    if (e instanceof UnwindError && e.code === "E_NOT_BUILT") return { about: { available: false, note: e.message }, list: [] };
     throw e;
   }
+}
+
+/**
+ * One path, some of its hunks, a run's safe-only: from a query (strings:
+ * `hunks=1,3`, `safeOnly=1`) or a POST body (JSON: an array, a boolean).
+ */
+function narrowed(a: Args, from: "query" | "body"): { paths?: string[]; hunks?: number[]; safeOnly?: boolean } {
+  const out: { paths?: string[]; hunks?: number[]; safeOnly?: boolean } = {};
+  if (a.path !== undefined) out.paths = [text(a, "path")];
+  if (a.hunks !== undefined) {
+    const v = a.hunks;
+    const list = from === "query" && typeof v === "string" ? v.split(",").map((x) => (/^\d+$/.test(x) ? Number(x) : Number.NaN)) : v;
+    if (!Array.isArray(list) || list.length === 0 || list.some((n) => !Number.isInteger(n) || n < 1)) throw usage("hunks: expected hunk numbers from 1 (1,3 in a query; [1, 3] in a body)");
+    out.hunks = list as number[];
+  }
+  if (a.safeOnly !== undefined) out.safeOnly = from === "query" ? flag(a.safeOnly) : bool(a, "safeOnly");
+  return out;
 }
 
 function only(a: Args, keys: readonly string[]): void {

@@ -1,3 +1,4 @@
+import { storePath } from "../domain/store-layout.js";
 import { createHash } from "node:crypto";
 import { lstatSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -72,7 +73,7 @@ export function rootKey(root: string): string {
 
 export function watchFiles(root: string, store: string): WatchFiles {
   const key = rootKey(root);
-  const dir = join(store, "watch");
+  const dir = storePath(store, "watch");
   let socket = join(dir, `${key}.sock`);
   if (Buffer.byteLength(socket) > SOCKET_MAX) socket = join(tmpdir(), `unwind-${process.getuid?.() ?? 0}-${key}.sock`);
   return { dir, info: join(dir, `${key}.json`), socket, log: join(dir, `${key}.log`), cookies: join(dir, `${key}.cookies`) };

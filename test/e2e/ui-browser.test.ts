@@ -5,18 +5,17 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeRepo, read, snapshotId, tempDir, unwind, write } from "../helpers.js";
+import { read, snapshotId, tempDir, unwind, write } from "../helpers.js";
 import { claudeCall } from "../journal-helpers.js";
 import { twoSessions } from "../session-fixture.js";
 import { startUi, type RunningUi } from "../ui-helpers.js";
 
 // The web app in real headless Chromium (Debian's chromium package; CI
 // installs it, .ci/run). One browser for the file, one page per test.
-// UNWIND_SCREENSHOTS=1 (npm run screenshots) also writes the pictures of
-// the main views into docs/ (README.md and docs/ui.md show them).
+// The pictures in docs/ (README.md and docs/ui.md show them) come of
+// test/e2e/ui-review.test.ts (npm run screenshots).
 
 const CHROMIUM = process.env.UNWIND_CHROMIUM ?? "/usr/bin/chromium";
-const SHOTS = process.env.UNWIND_SCREENSHOTS === "1";
 const SA = "3f2a9c1e-agent-one";
 const SB = "77aa5b2d-agent-two";
 
@@ -59,10 +58,6 @@ async function page(): Promise<Page> {
   return p;
 }
 
-const shot = async (p: Page, name: string) => {
-  if (SHOTS) await p.screenshot({ path: join(import.meta.dirname, "..", "..", "docs", `ui-${name}.png`) });
-};
-
 describe("unwind ui in a browser", () => {
   it("the timeline shows both sessions with their calls, newest first, and leaves the token out of the address bar", async () => {
     const p = await page();
@@ -72,7 +67,6 @@ describe("unwind ui in a browser", () => {
     expect(await p.locator("#f-run option").first().textContent()).toBe("every run");
     expect(p.url()).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${ui.port}/s/[0-9a-f]{32}/$`));
     await expect.poll(() => p.locator("#live").getAttribute("class")).toBe("live on");
-    await shot(p, "timeline");
     // Filters: by path (a substring or a glob), by session.
     await p.keyboard.press("/");
     await p.keyboard.type("gen/*.txt");
@@ -104,7 +98,6 @@ describe("unwind ui in a browser", () => {
     await p.locator("table.diff.split").waitFor();
     expect(await p.locator("table.diff.split td.code.left.del").allTextContents()).toEqual(["export const a = 1;"]);
     expect(await p.locator("table.diff.split td.code.right.add").allTextContents()).toEqual(["export const a = 2;"]);
-    await shot(p, "diff");
     await p.getByRole("button", { name: "Unified" }).click();
     await p.close();
   });
@@ -122,7 +115,6 @@ describe("unwind ui in a browser", () => {
     await conflict.getByText("What changed since this work").click();
     await conflict.locator("table.diff").waitFor();
     expect(await conflict.locator("table.diff td.code.add").allTextContents()).toEqual(["+// a person's note"]);
-    await shot(p, "undo-preview");
 
     expect(await p.locator(".plan .summary").textContent()).toMatch(/nothing has been changed yet$/);
     await p.locator("#apply").click();
@@ -269,60 +261,5 @@ describe("unwind ui in a browser", () => {
       rmSync(join(root, ".claude"), { recursive: true, force: true });
       rmSync(join(root, ".gemini"), { recursive: true, force: true });
     }
-  });
-});
-
-describe("unwind ui: a reviewer's diff", () => {
-  let root2: string;
-  let ui2: RunningUi;
-  const long = Array.from({ length: 60 }, (_, i) => `export const value${i + 1} = ${i + 1}; // a line long enough to show where the code column ends`).join("\n") + "\n";
-
-  beforeAll(async () => {
-    root2 = makeRepo({ "src/long.ts": long });
-    // One Edit that changes line 20 and line 50: the diff starts with a folded run of unchanged lines.
-    const after = long.replace("value20 = 20", "value20 = 2000").replace("value50 = 50", "value50 = 5000");
-    claudeCall(root2, "ddff0011-reviewer", "Edit", { file_path: join(root2, "src/long.ts"), old_string: "value20 = 20", new_string: "value20 = 2000" }, () => write(root2, "src/long.ts", after));
-    ui2 = await startUi(root2);
-  });
-
-  afterAll(async () => {
-    await ui2?.stop();
-  });
-
-  it("keeps the code column wide at 1024 and 1400 px, unified and side by side, though the diff starts with a folded run", async () => {
-    for (const width of [1024, 1400]) {
-      const ctx = await browser.newContext({ viewport: { width, height: 800 } });
-      const p = await ctx.newPage();
-      await p.goto(ui2.url);
-      await p.locator(".row.call").first().click();
-      const table = p.locator("table.diff").first();
-      await table.waitFor();
-      expect(await p.locator("table.diff tr").first().getAttribute("class")).toBe("fold"); // the case that squeezed it
-      const ratio = async (sel: string) =>
-        p.evaluate((s) => {
-          const t = document.querySelector("table.diff") as HTMLElement;
-          const c = document.querySelector(s) as HTMLElement;
-          return c.getBoundingClientRect().width / t.getBoundingClientRect().width;
-        }, sel);
-      expect(await ratio("table.diff td.code.add"), `unified at ${width}`).toBeGreaterThan(0.8);
-      if (process.env.UNWIND_SCREENSHOTS_DIR) await p.screenshot({ path: join(process.env.UNWIND_SCREENSHOTS_DIR, `diff-${width}.png`) });
-      await p.getByRole("button", { name: "Side by side" }).click();
-      await p.locator("table.diff.split").waitFor();
-      expect(await ratio("table.diff.split td.code.right"), `split at ${width}`).toBeGreaterThan(0.4);
-      await ctx.close();
-    }
-  });
-
-  it("Escape in the path filter clears the filter, not only the box", async () => {
-    const p = await browser.newPage();
-    await p.goto(ui2.url);
-    await p.locator(".row.session").first().waitFor();
-    await p.keyboard.press("/");
-    await p.keyboard.type("nothing-matches-this");
-    await expect.poll(() => p.locator(".row.session").count()).toBe(0);
-    await p.keyboard.press("Escape");
-    expect(await p.locator("#f-path").inputValue()).toBe("");
-    await expect.poll(() => p.locator(".row.session").count()).toBe(1);
-    await p.close();
   });
 });

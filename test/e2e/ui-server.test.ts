@@ -258,6 +258,31 @@ describe("unwind ui: the API is the library's", () => {
     write(root, "src/a.ts", A_TS2);
   });
 
+  it("a hunk undo and a safe-only undo are the library's options: bad ones are a 400 naming them and nothing is written; a good hunk preview is the CLI's plan", async () => {
+    const before = disk(root);
+    const plan = (await request(ui.port, { path: `/api/plan?session=${SA}`, headers: auth() })).json.plan as string;
+    for (const [path, body, message] of [
+      ["/api/plan?session=X&path=src/a.ts&hunks=one", null, /hunks: expected hunk numbers from 1/],
+      ["/api/plan?session=X&path=src/a.ts&hunks=0", null, /hunks: expected hunk numbers from 1/],
+      ["/api/plan?session=X&hunks=1", null, /--hunk needs the path/],
+      ["/api/plan?session=X&safeOnly=1", null, /--safe-only goes with (--)?run/],
+      ["/api/undo", { session: SA, path: "src/a.ts", hunks: "1", plan }, /hunks: expected hunk numbers/],
+      ["/api/undo", { session: SA, path: "src/a.ts", hunks: [1.5], plan }, /hunks: expected hunk numbers/],
+      ["/api/undo", { session: SA, hunks: [1], plan }, /--hunk needs the path/],
+      ["/api/undo", { session: SA, safeOnly: "yes", plan }, /safeOnly: expected true or false/],
+      ["/api/undo", { session: SA, path: "src/a.ts", hunks: [9], plan }, /src\/a\.ts has 1 hunk/],
+    ] as const) {
+      const r = body ? await post(path, body) : await request(ui.port, { path: path.replace("=X", `=${SA}`), headers: auth() });
+      expect(r.status, `${path} ${JSON.stringify(body)}`).toBe(400);
+      expect(r.json.error.message).toMatch(message);
+    }
+    expect(disk(root)).toEqual(before);
+    // Control: a good hunk preview answers, with the plan the command line makes of the same options.
+    const good = await request(ui.port, { path: `/api/plan?session=${SA}&path=src/a.ts&hunks=1`, headers: auth() });
+    const cli = spawnSync(process.execPath, [BIN, "undo", "--session", SA, "--path", "src/a.ts", "--hunk", "1", "--dry-run", "--json"], { cwd: root, encoding: "utf8" });
+    expect([good.status, good.json.plan]).toEqual([200, JSON.parse(cli.stdout).plan]);
+  });
+
   it("the timeline holds both sessions and their calls, says whether the library has runs, and content is read by hash", async () => {
     const t = (await request(ui.port, { path: "/api/timeline", headers: auth() })).json;
     expect(t.sessions.map((s: { session: string }) => s.session).sort()).toEqual([`claude:${SA}`, `claude:${SB}`]);

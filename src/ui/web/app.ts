@@ -5,6 +5,8 @@
  * POSTing a previewed plan's digest. Built by build.mjs into dist/ui/app.js.
  */
 import type { ChangeSetReport } from "../../ops/changes.js";
+import type { BaselineSummary } from "../../ops/baseline.js";
+import type { CleanupReport, RunShow, RunSummary } from "../../ops/runs.js";
 import type { ReceiptSummary } from "../../ops/receipts.js";
 import type { CallSummary, SessionSummary } from "../../ops/sessions.js";
 import type { SnapshotInfo } from "../../ops/snapshot.js";
@@ -12,9 +14,11 @@ import type { StatusReport } from "../../ops/status.js";
 import type { ReportItem, UndoReport } from "../../ops/take-back.js";
 import type { VerifyReport } from "../../ops/verify.js";
 import type { State } from "../../domain/types.js";
-import { renderDiff, type DiffMode } from "./diff-view.js";
+import { renderDiff, type DiffMode, type HunkLike } from "./diff-view.js";
+import { languageOf } from "./highlight.js";
 import { ago, bytes, clear, h } from "./dom.js";
 import { ACTIONS, REASONS } from "./words.js";
+import { revertHunks } from "../../domain/hunks.js";
 
 interface Timeline {
   root: string;
@@ -25,6 +29,8 @@ interface Timeline {
   snapshots: SnapshotInfo[];
   receipts: ReceiptSummary[];
   runs: { available: boolean; note: string | null };
+  runList: RunSummary[];
+  baselines: BaselineSummary[];
 }
 
 interface Content {
@@ -39,7 +45,14 @@ interface Content {
 type ApiError = Error & { status: number; code: string; hint: string | null };
 
 /** What a timeline row opens: a scope (its change set, undo preview), or a receipt (its redo preview). */
-type Target = { kind: "session"; id: string } | { kind: "call"; id: string; session: string } | { kind: "task"; id: string } | { kind: "snapshot"; id: string } | { kind: "receipt"; id: string };
+type Target =
+  | { kind: "session"; id: string }
+  | { kind: "call"; id: string; session: string }
+  | { kind: "task"; id: string }
+  | { kind: "snapshot"; id: string }
+  | { kind: "receipt"; id: string }
+  | { kind: "run"; id: string }
+  | { kind: "baseline"; id: string };
 
 interface Row {
   key: string;
@@ -57,7 +70,10 @@ const state = {
   cursor: 0,
   openKey: null as string | null,
   mode: (localStorage.getItem("unwind-diff") as DiffMode | null) ?? "unified",
-  filter: { session: "", task: "", path: "" },
+  filter: { session: "", task: "", run: "", path: "" },
+  runSessions: new Map<string, string[]>(),
+  /** Which diffs the person marked viewed, by scope, path and the state shown (a new change to the path shows again). */
+  viewed: new Set<string>(JSON.parse(localStorage.getItem("unwind-viewed") ?? "[]") as string[]),
 };
 
 async function api<T>(path: string, params: Record<string, string | undefined> = {}, body?: object): Promise<T> {
@@ -96,6 +112,14 @@ function errorBox(e: unknown, retry?: { label: string; run: () => void }): HTMLE
 const short = (s: string | null | undefined, n = 8) => (s ? s.slice(0, n) : "-");
 const stateShort = (s: State | null) => (s === null ? "absent" : s.kind === "file" ? short(s.sha256 ?? s.oid) : `${s.kind} ${short(s.sha256 ?? s.oid)}`);
 const scopeParams = (t: Target): Record<string, string> => (t.kind === "call" ? { call: t.id, session: t.session } : { [t.kind]: t.id });
+/** The snapshots a hook took around a shell call: its restore points, shown in the call's row and page, not as rows of their own. */
+const snapshotsOf = (t: Timeline, session: string, call: string) => t.snapshots.filter((x) => x.session === session && x.call === call).sort((a, b) => (a.at < b.at ? -1 : 1));
+/** The run a snapshot was taken around (`unwind run` labels them "run ID: before" and "run ID: after"), when that run is listed. */
+const runOfSnapshot = (t: Timeline, s: SnapshotInfo) => {
+  const m = /^run (.+): (before|after)$/.exec(s.label ?? "");
+  return m && t.runList.some((r) => r.id === m[1]) ? m[1]! : null;
+};
+const runSnapshots = (t: Timeline, id: string) => t.snapshots.filter((s) => runOfSnapshot(t, s) === id).sort((a, b) => (a.at < b.at ? -1 : 1));
 
 // ---------------------------------------------------------------- timeline
 
@@ -134,7 +158,11 @@ function renderFilters(): void {
   const run = $<HTMLSelectElement>("f-run");
   run.disabled = !t.runs.available;
   run.title = t.runs.note ?? "";
-  clear(run, h("option", { value: "" }, t.runs.available ? "every run" : "runs: not built yet"));
+  clear(
+    run,
+    h("option", { value: "" }, t.runs.available ? "every run" : "runs: not built yet"),
+    ...t.runList.map((r) => h("option", { value: r.id, selected: r.id === state.filter.run }, `${r.id} · ${r.command.join(" ").slice(0, 40)}`)),
+  );
 }
 
 /** A path filter: a plain substring, or a glob when it holds * or ?. */
@@ -154,7 +182,9 @@ function pathMatcher(f: string): ((p: string) => boolean) | null {
 
 function renderTimeline(): void {
   const t = state.timeline!;
-  const { session, task, path } = state.filter;
+  const { session, task, path, run } = state.filter;
+  // A run's sessions are those its hooks labelled with it (`run show` lists them): the run filter keeps them and the run.
+  const runSessions = new Set(run ? (state.runSessions.get(run) ?? []) : []);
   const match = pathMatcher(path);
   const list = $("timeline");
   const rows: Row[] = [];
@@ -162,10 +192,9 @@ function renderTimeline(): void {
   const items: Item[] = [];
 
   const callsOf = (s: string) => t.calls.filter((c) => c.session === s && (!match || c.paths.some(match)));
-  // The snapshots a hook took around a session's shell calls sit under that session, beside its calls: restore points, not news of their own.
-  const ownSnapshots = (s: string) => (match ? [] : t.snapshots.filter((x) => x.session === s && x.call !== null));
   for (const s of t.sessions) {
     if (session && s.session !== session) continue;
+    if (run && !runSessions.has(s.session)) continue;
     if (task && !s.tasks.includes(task)) continue;
     const calls = callsOf(s.session);
     if (match && calls.length === 0) continue;
@@ -182,16 +211,42 @@ function renderTimeline(): void {
             0,
           ),
         );
-        const under = [
-          ...calls.map((c) => ({ at: c.at, r: () => row({ kind: "call", id: c.call, session: c.session }, "call", `${c.tool} ${short(c.call, 14)}`, c.paths.join(" ") || "(no paths)", c.at, 1) })),
-          ...ownSnapshots(s.session).map((x) => ({ at: x.at, r: () => row({ kind: "snapshot", id: x.id }, "snapshot", x.label ?? `around call ${short(x.call, 14)}`, x.id, x.at, 1) })),
-        ].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
-        for (const u of under) rows.push(u.r());
+        // A shell call's snapshots (before and after it) are folded into its row: one row a call, not three.
+        for (const c of calls) {
+          const around = snapshotsOf(t, c.session, c.call).length;
+          const sub = `${c.paths.join(" ") || "(no paths)"}${around ? ` · ${around} restore point${around === 1 ? "" : "s"}` : ""}`;
+          rows.push(row({ kind: "call", id: c.call, session: c.session }, "call", `${c.tool} ${short(c.call, 14)}`, sub, c.at, 1));
+        }
       },
     });
   }
   if (!match) {
+    for (const r of t.runList) {
+      if (run && r.id !== run) continue;
+      if (session || (task && r.task !== task)) continue;
+      const ch = r.changes;
+      const sub = `${r.command.join(" ")} · exit ${r.exit}${r.timedOut ? " (timed out)" : ""} · ${ch.allow + ch.review + ch.deny} path${ch.allow + ch.review + ch.deny === 1 ? "" : "s"} (${ch.allow} allow, ${ch.review} review, ${ch.deny} deny)`;
+      items.push({ at: r.startedAt, render: () => rows.push(row({ kind: "run", id: r.id }, "run", `run ${r.id}`, sub, r.startedAt, 0)) });
+    }
+    for (const b of t.baselines) {
+      if (session || task || run) continue;
+      items.push({
+        at: b.lastAt,
+        render: () =>
+          rows.push(
+            row(
+              { kind: "baseline", id: b.key },
+              "baseline",
+              b.key,
+              `${b.paths} path${b.paths === 1 ? "" : "s"} under ${b.prefixes.join(", ")} · ${b.captures} capture${b.captures === 1 ? "" : "s"}`,
+              b.lastAt,
+              0,
+            ),
+          ),
+      });
+    }
     for (const name of tasksOf(t)) {
+      if (run) continue;
       if (task && name !== task) continue;
       if (session && !t.sessions.some((s) => s.session === session && s.tasks.includes(name))) continue;
       const times = [...t.sessions.filter((s) => s.tasks.includes(name)).map((s) => s.last), ...t.snapshots.filter((s) => s.task === name).map((s) => s.at)];
@@ -199,12 +254,15 @@ function renderTimeline(): void {
       items.push({ at: last, render: () => rows.push(row({ kind: "task", id: name }, "task", name, "a task: its sessions' work", last, 0)) });
     }
     for (const s of t.snapshots) {
-      if (s.session !== null && s.call !== null && t.sessions.some((x) => x.session === s.session)) continue; // listed under its session
+      if (s.session !== null && s.call !== null && t.sessions.some((x) => x.session === s.session)) continue; // folded into its call's row
+      if (runOfSnapshot(t, s) !== null) continue; // folded into its run's row
+      if (run) continue;
       if (session && s.session !== session) continue;
       if (task && s.task !== task) continue;
       items.push({ at: s.at, render: () => rows.push(row({ kind: "snapshot", id: s.id }, "snapshot", s.label ?? s.id, `${s.id}${s.session ? ` · ${s.session}` : ""}`, s.at, 0)) });
     }
     for (const r of t.receipts) {
+      if (run && r.scope.id !== run) continue;
       if (session && r.scope.id !== session) continue;
       if (task && r.scope.id !== task) continue;
       items.push({
@@ -305,8 +363,11 @@ async function showScope(t: Target): Promise<void> {
   const pane = $("detail");
   const title = t.kind === "call" ? `call ${t.id}` : `${t.kind} ${t.id}`;
   const preview = h("div", { id: "preview" });
+  const extra = h("div", { id: "about" });
   const changes = h("div", { id: "changes" }, h("p", { class: "muted" }, "Loading the change set…"));
-  const render = () => void renderChanges(t, changes);
+  const render = () => void renderChanges(t, changes, preview);
+  const around = !state.timeline ? [] : t.kind === "call" ? snapshotsOf(state.timeline, t.session, t.id) : t.kind === "run" ? runSnapshots(state.timeline, t.id) : [];
+  const what = t.kind === "run" ? "the run" : "this call";
   clear(
     pane,
     h(
@@ -314,35 +375,126 @@ async function showScope(t: Target): Promise<void> {
       { class: "detail-head" },
       h("h2", {}, title),
       t.kind === "call" ? h("div", { class: "muted" }, `in session ${t.session}`) : null,
+      // A shell call's snapshots, folded into its page: the tree before and after it, each a restore point.
+      around.length
+        ? h(
+            "div",
+            { class: "around" },
+            "Restore points: ",
+            ...around.map((x, i) =>
+              h("button", { class: "link", type: "button", onclick: () => openSnapshot(x.id) }, `${around.length === 2 ? (i === 0 ? "before" : "after") : `#${i + 1}`} ${what} (${short(x.id, 12)})`),
+            ),
+          )
+        : null,
       h(
         "div",
         { class: "actions" },
         h("button", { id: "preview-undo", class: "primary", onclick: () => void showUndoPreview(t, preview, {}) }, "Preview undo"),
+        t.kind === "call"
+          ? h(
+              "button",
+              { id: "preview-from-here", title: "this call and every later call of its session", onclick: () => void showUndoPreview(t, preview, { fromHere: true }) },
+              "Preview undo from here",
+            )
+          : null,
+        t.kind === "run" ? h("button", { id: "preview-safe", onclick: () => void showUndoPreview(t, preview, { safeOnly: true }) }, "Preview safe-only undo") : null,
+        t.kind === "run" ? h("button", { id: "preview-cleanup", onclick: () => void showCleanup(t.id, preview) }, "Preview cleanup") : null,
         t.kind === "snapshot" ? h("button", { id: "preview-restore", onclick: () => void showRestorePreview(t.id, preview, {}) }, "Preview restore") : null,
         modeToggle(render),
       ),
     ),
+    extra,
     preview,
     changes,
   );
+  if (t.kind === "run") void renderRun(t.id, extra);
   render();
 }
 
-async function renderChanges(t: Target, box: HTMLElement): Promise<void> {
-  let cs: ChangeSetReport;
+/** Opens a snapshot's page from a call's restore points: its row, when listed, or the page alone. */
+function openSnapshot(id: string): void {
+  const r = state.rows.find((x) => x.target.kind === "snapshot" && x.target.id === id);
+  if (r) openTarget(r);
+  else {
+    state.openKey = `snapshot:${id}:`;
+    void showScope({ kind: "snapshot", id });
+  }
+}
+
+/** A run's capsule (`unwind run show`): its command, exit, processes, policy per path, and what it cannot take back. */
+async function renderRun(id: string, box: HTMLElement): Promise<void> {
+  let r: RunShow;
   try {
-    cs = await api<ChangeSetReport>("/api/changes", scopeParams(t));
+    r = await api<RunShow>("/api/run", { run: id });
   } catch (e) {
     clear(box, errorBox(e));
     return;
   }
-  clear(box, h("h3", {}, `${cs.entries.length} changed path${cs.entries.length === 1 ? "" : "s"}`));
-  if (cs.entries.length === 0) box.append(h("p", { class: "muted" }, "This changed nothing in the work tree (or nothing that is still on the record)."));
+  const rec = r.record as RunShow["record"] & { argv?: string[]; exit?: { status: number; signal: string | null; timedOut: boolean }; durationMs?: number };
+  const decisions = { allow: 0, review: 0, deny: 0 };
+  for (const e of r.entries) decisions[e.decision]++;
+  const running = r.processes.filter((p) => p.end === "still-running" || p.end === "access-denied").length;
+  clear(
+    box,
+    h(
+      "section",
+      { class: "run-card" },
+      h("h3", {}, "Run"),
+      h(
+        "dl",
+        { class: "facts" },
+        h("dt", {}, "command"),
+        h("dd", {}, h("code", {}, (rec.argv ?? []).join(" "))),
+        h("dt", {}, "exit"),
+        h(
+          "dd",
+          {},
+          `${rec.exit?.status ?? "?"}${rec.exit?.signal ? ` (${rec.exit.signal})` : ""}${rec.exit?.timedOut ? ", timed out" : ""}${rec.durationMs !== undefined ? ` after ${(rec.durationMs / 1000).toFixed(1)} s` : ""}`,
+        ),
+        h("dt", {}, "paths"),
+        h("dd", {}, `${r.entries.length} (${decisions.allow} allow, kept by a safe-only undo; ${decisions.review} review; ${decisions.deny} deny)`),
+        h("dt", {}, "processes"),
+        h("dd", {}, `${r.processes.length}${running ? `, ${running} left running` : ""}`),
+        h("dt", {}, "sessions"),
+        h("dd", {}, r.sessions.length ? r.sessions.join(", ") : "none recorded inside it"),
+        h("dt", {}, "seal"),
+        h("dd", { class: "good" }, `holds (${short(r.seal, 12)})`),
+      ),
+      r.results.length ? h("p", { class: "muted" }, `Since: ${r.results.map((x) => `${x.kind} ${ago(x.at)}`).join(", ")}`) : null,
+      h("details", {}, h("summary", {}, `What this run cannot take back (${r.cannotTakeBack.length})`), h("ul", {}, ...r.cannotTakeBack.map((c) => h("li", {}, c)))),
+    ),
+  );
+}
+
+async function renderChanges(t: Target, box: HTMLElement, preview: HTMLElement): Promise<void> {
+  let cs: ChangeSetReport;
+  try {
+    cs = await api<ChangeSetReport>("/api/changes", { ...scopeParams(t), patch: "1" });
+  } catch (e) {
+    clear(box, errorBox(e));
+    return;
+  }
+  const key = (e: ChangeSetReport["entries"][number]) => `${t.kind}:${t.id}:${e.path}:${stateShort(e.post)}`;
+  const count = h("span", { class: "muted" });
+  const counted = () => {
+    const seen = cs.entries.filter((e) => state.viewed.has(key(e))).length;
+    count.textContent = ` · ${seen} of ${cs.entries.length} viewed`;
+  };
+  clear(box, h("h3", {}, `${cs.entries.length} changed path${cs.entries.length === 1 ? "" : "s"}`, cs.entries.length ? count : null));
+  if (cs.entries.length === 0) {
+    box.append(h("p", { class: "muted" }, "This changed nothing in the work tree (or nothing that is still on the record)."));
+    return;
+  }
+  counted();
+  const files = h("div", { class: "files" });
+  const anchors = new Map<string, HTMLDetailsElement>();
   cs.entries.forEach((e, i) => {
     const body = h("div", { class: "entry-body" });
+    const seen = state.viewed.has(key(e));
+    const viewed = h("input", { type: "checkbox", class: "viewed", checked: seen, "aria-label": `viewed ${e.path}` });
     const details = h(
       "details",
-      { class: "entry", open: i < 20 },
+      { class: `entry${seen ? " is-viewed" : ""}`, open: i < 20 && !seen, id: `file-${i}`, "data-path": e.path },
       h(
         "summary",
         {},
@@ -355,16 +507,82 @@ async function renderChanges(t: Target, box: HTMLElement): Promise<void> {
       ),
       body,
     );
+    // Beside the summary, not in it: a control inside a summary is a control inside a button to a screen reader.
+    viewed.addEventListener("change", () => {
+      const k = key(e);
+      if (viewed.checked) state.viewed.add(k);
+      else state.viewed.delete(k);
+      localStorage.setItem("unwind-viewed", JSON.stringify([...state.viewed]));
+      details.classList.toggle("is-viewed", viewed.checked);
+      tree.querySelector(`[data-file="${i}"]`)?.classList.toggle("is-viewed", viewed.checked);
+      if (viewed.checked) details.open = false;
+      counted();
+    });
     let loaded = false;
     const load = () => {
       if (loaded) return;
       loaded = true;
-      void renderEntryDiff(e.pre, e.post, body, e.path);
+      // The engine takes back hunks of a file's change (an added file's too), not of a deletion, a link or a snapshot's change up to now.
+      const hunkable = e.post?.kind === "file" && (e.pre === null || e.pre.kind === "file") && t.kind !== "snapshot";
+      const take = hunkable && e.hunks && e.hunks.length > 0 ? (n: number) => void showUndoPreview(t, preview, { path: e.path, hunks: [n], states: { pre: e.pre, post: e.post } }) : undefined;
+      void renderEntryDiff(e.pre, e.post, body, e.path, { hunks: e.hunks ?? null, takeBack: take });
     };
     details.addEventListener("toggle", () => details.open && load());
-    if (i < 20) load();
-    box.append(details);
+    if (i < 20 && !seen) load();
+    anchors.set(e.path, details);
+    files.append(h("div", { class: "entry-box" }, details, h("label", { class: "viewed-label" }, viewed, " Viewed")));
   });
+  const tree = fileTree(cs.entries, (path) => {
+    const d = anchors.get(path);
+    if (!d) return;
+    d.open = true;
+    d.scrollIntoView({ block: "start" });
+    d.querySelector("summary")?.focus();
+  });
+  cs.entries.forEach((e, i) => {
+    if (state.viewed.has(key(e))) tree.querySelector(`[data-file="${i}"]`)?.classList.add("is-viewed");
+  });
+  box.append(h("div", { class: "review" }, tree, files));
+}
+
+/** The scope's paths as a tree of folders, each file a link to its diff (GitHub's "Files changed" sidebar). */
+function fileTree(entries: ChangeSetReport["entries"], go: (path: string) => void): HTMLElement {
+  type Dir = { dirs: Map<string, Dir>; files: { name: string; i: number }[] };
+  const top: Dir = { dirs: new Map(), files: [] };
+  entries.forEach((e, i) => {
+    const parts = e.path.split("/");
+    let d = top;
+    for (const p of parts.slice(0, -1)) {
+      if (!d.dirs.has(p)) d.dirs.set(p, { dirs: new Map(), files: [] });
+      d = d.dirs.get(p)!;
+    }
+    d.files.push({ name: parts.at(-1)!, i });
+  });
+  const list = (d: Dir): HTMLElement =>
+    h(
+      "ul",
+      {},
+      ...[...d.dirs.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, sub]) => {
+          // A folder with one folder in it and nothing else reads as one step (src/ui/web), as GitHub shows it.
+          let label = name;
+          let inner = sub;
+          while (inner.files.length === 0 && inner.dirs.size === 1) {
+            const [n, s] = [...inner.dirs.entries()][0]!;
+            label += `/${n}`;
+            inner = s;
+          }
+          return h("li", { class: "dir" }, h("span", { class: "dir-name" }, `${label}/`), list(inner));
+        }),
+      ...d.files
+        .sort((a, b) => a.name.localeCompare(b.name))
+        .map((f) => {
+          const e = entries[f.i]!;
+          return h("li", {}, h("button", { type: "button", class: `file ${e.change}`, "data-file": f.i, title: e.path, onclick: () => go(e.path) }, h("span", { class: `dot ${e.change}` }), f.name));
+        }),
+    );
+  return h("nav", { class: "tree", "aria-label": "changed files" }, list(top));
 }
 
 /** One side of a diff: its text, or why it has none (absent, binary, over the cap, not kept). */
@@ -390,12 +608,18 @@ async function side(s: State | null, path?: string): Promise<{ text: string | nu
   return { text: s.kind === "symlink" ? `→ ${c.text}` : c.text, note: null };
 }
 
-async function renderEntryDiff(pre: State | null, post: State | null, body: HTMLElement, path: string): Promise<void> {
+async function renderEntryDiff(
+  pre: State | null,
+  post: State | null,
+  body: HTMLElement,
+  path: string,
+  o: { hunks?: HunkLike[] | null; takeBack?: ((n: number) => void) | undefined } = {},
+): Promise<void> {
   clear(body, h("p", { class: "muted" }, "Loading…"));
   try {
     const [a, b] = await Promise.all([side(pre), side(post, path)]);
     if (a.text !== null && b.text !== null) {
-      clear(body, renderDiff(a.text, b.text, state.mode));
+      clear(body, renderDiff(a.text, b.text, state.mode, { hunks: o.hunks ?? null, lang: languageOf(path), takeBack: o.takeBack }));
       if (pre?.mode && post?.mode && pre.mode !== post.mode) body.prepend(h("div", { class: "muted" }, `mode ${pre.mode} → ${post.mode}`));
     } else
       clear(
@@ -414,15 +638,84 @@ async function renderEntryDiff(pre: State | null, post: State | null, body: HTML
 
 // ---------------------------------------------------------------- previews and apply
 
-type Options = { force?: boolean; merge?: boolean };
+type Options = {
+  force?: boolean;
+  merge?: boolean;
+  /** A call and every later call of its session (`--from-call`). */
+  fromHere?: boolean;
+  /** A run's review and deny paths only (`--safe-only`). */
+  safeOnly?: boolean;
+  /** One path, and of it only these hunks (`--path P --hunk N`). */
+  path?: string;
+  hunks?: number[];
+  /** With `hunks`: the change's before and after, to show what taking them back leaves. */
+  states?: { pre: State | null; post: State | null };
+};
+
+/** The undo's scope and narrowing, as the API takes them (the same fields as the library's). */
+function undoArgs(t: Target, o: Options): Record<string, string> {
+  const scope = o.fromHere && t.kind === "call" ? { fromCall: t.id, session: t.session } : scopeParams(t);
+  return { ...scope, ...(o.path ? { path: o.path } : {}) };
+}
+
+function undoTitle(o: Options): string {
+  if (o.hunks) return `Take back hunk ${o.hunks.join(", ")} of ${o.path}`;
+  if (o.fromHere) return "Undo from this call on";
+  if (o.safeOnly) return "Safe-only undo";
+  return "Undo";
+}
 
 async function showUndoPreview(t: Target, box: HTMLElement, o: Options): Promise<void> {
-  await showPlan(box, "undo", () => api<UndoReport>("/api/plan", { ...scopeParams(t), force: o.force ? "1" : undefined, merge: o.merge ? "1" : undefined }), {
-    options: { force: true, merge: true },
+  const q = { ...undoArgs(t, o), hunks: o.hunks?.join(","), safeOnly: o.safeOnly ? "1" : undefined, force: o.force ? "1" : undefined, merge: o.merge ? "1" : undefined };
+  await showPlan(box, undoTitle(o), () => api<UndoReport>("/api/plan", q), {
+    options: { force: true, merge: !o.hunks },
+    hunk: o.hunks && o.states ? { ...o.states, hunks: o.hunks } : undefined,
     current: o,
     again: (n) => void showUndoPreview(t, box, n),
-    apply: (digest) => api<UndoReport>("/api/undo", {}, { ...scopeParams(t), force: Boolean(o.force), merge: Boolean(o.merge), plan: digest }),
+    apply: (digest) =>
+      api<UndoReport>(
+        "/api/undo",
+        {},
+        { ...undoArgs(t, o), ...(o.hunks ? { hunks: o.hunks } : {}), ...(o.safeOnly ? { safeOnly: true } : {}), force: Boolean(o.force), merge: Boolean(o.merge), plan: digest },
+      ),
   });
+  box.scrollIntoView({ block: "nearest" });
+}
+
+/** A run's cleanup, previewed: which of its recorded processes would be ended (each only while its pid and start time match). */
+async function showCleanup(id: string, box: HTMLElement): Promise<void> {
+  clear(box, h("p", { class: "muted" }, "Looking for the run's processes…"));
+  let c: CleanupReport;
+  try {
+    c = await api<CleanupReport>("/api/cleanup-plan", { run: id });
+  } catch (e) {
+    clear(box, errorBox(e));
+    return;
+  }
+  const result = h("div", { id: "apply-result" });
+  const live = c.processes.filter((p) => p.outcome === "still-running");
+  const apply = h("button", { id: "apply", class: "primary danger", disabled: live.length === 0 }, live.length ? `End ${live.length} process${live.length === 1 ? "" : "es"}` : "Nothing to end");
+  apply.addEventListener("click", async () => {
+    apply.disabled = true;
+    try {
+      const done = await api<CleanupReport>("/api/cleanup", {}, { run: id });
+      clear(result, h("div", { class: "done", role: "status" }, h("strong", {}, "Cleanup done"), ` · ${done.processes.map((p) => `${p.comm} ${p.pid}: ${p.outcome}`).join(", ") || "no processes"}`));
+    } catch (e) {
+      clear(result, errorBox(e));
+    }
+  });
+  clear(
+    box,
+    h(
+      "section",
+      { class: "plan" },
+      h("h3", {}, "Cleanup preview"),
+      h("p", { class: "summary" }, `${c.processes.length} recorded process${c.processes.length === 1 ? "" : "es"} · nothing has been ended yet`),
+      h("table", { class: "items" }, h("tbody", {}, ...c.processes.map((p) => h("tr", {}, h("td", { class: "action" }, p.outcome), h("td", {}, h("code", {}, `${p.comm} (pid ${p.pid})`)))))),
+      h("div", { class: "actions" }, apply),
+      result,
+    ),
+  );
 }
 
 async function showRestorePreview(id: string, box: HTMLElement, o: Options): Promise<void> {
@@ -451,7 +744,7 @@ async function showReceipt(id: string): Promise<void> {
       { class: "detail-head" },
       h("h2", {}, `receipt ${id}`),
       r ? h("div", { class: "muted" }, `${r.kind} of ${r.scope.kind} ${r.scope.id} · ${countsText(r.counts)}${byText(r.by)} · ${ago(r.at)}${r.recovered ? " · finished after a crash" : ""}`) : null,
-      h("p", {}, "Redo takes this back: every path it wrote goes back to what it held just before, under the same conflict rules."),
+      h("p", {}, "Redo takes this back: every path it wrote goes back to what it held just before, under the same conflict rules. Each path's diff below is what redo would change."),
     ),
     box,
   );
@@ -469,14 +762,16 @@ async function showRedoPreview(id: string, box: HTMLElement): Promise<void> {
 }
 
 interface PlanUi {
+  /** A hunk preview: the change's states and the hunks taken back, to show the file without them. */
+  hunk?: { pre: State | null; post: State | null; hunks: number[] } | undefined;
   options: { force: boolean; merge: boolean };
   current: Options;
   again: (o: Options) => void;
   apply: (digest: string) => Promise<UndoReport>;
 }
 
-async function showPlan(box: HTMLElement, verb: "undo" | "restore" | "redo", load: () => Promise<UndoReport>, ui: PlanUi): Promise<void> {
-  clear(box, h("p", { class: "muted" }, `Planning the ${verb}…`));
+async function showPlan(box: HTMLElement, verb: string, load: () => Promise<UndoReport>, ui: PlanUi): Promise<void> {
+  clear(box, h("p", { class: "muted" }, `Planning: ${verb.toLowerCase()}…`));
   let p: UndoReport;
   try {
     p = await load();
@@ -534,14 +829,14 @@ async function showPlan(box: HTMLElement, verb: "undo" | "restore" | "redo", loa
             ui.options.force ? opt("force", " Force (overwrite later edits; the receipt keeps them)") : null,
           )
         : null,
-      h("table", { class: "items" }, h("tbody", {}, ...p.items.map(planRow))),
+      h("table", { class: "items" }, h("tbody", {}, ...p.items.map((i) => planRow(i, acting <= 3, ui.hunk)))),
       h("div", { class: "actions" }, applyBtn),
       result,
     ),
   );
 }
 
-function planRow(i: ReportItem): HTMLElement {
+function planRow(i: ReportItem, open: boolean, hunk: PlanUi["hunk"]): HTMLElement {
   const words = i.reason ? REASONS[i.reason] : null;
   return h(
     "tr",
@@ -562,8 +857,46 @@ function planRow(i: ReportItem): HTMLElement {
         ? h("div", { class: "reason" }, h("strong", {}, `${i.reason}: `), words.why, i.detail ? h("div", { class: "detail-line" }, i.detail) : null, h("div", { class: "todo" }, words.todo))
         : null,
       i.action === "conflict" && (i.now.kind === "file" || i.now.kind === "symlink") ? sinceView(i) : null,
+      i.action === "restore" || i.action === "delete" || (i.action === "merge" && hunk) ? changeView(i, open, hunk) : null,
     ),
   );
+}
+
+/**
+ * What applying does to a path, as a diff: what it holds now against what
+ * it will hold (the bytes a restore writes back, nothing for a delete; for
+ * a hunk taken back, the change's result against it without that hunk).
+ * Opened at once on a short plan, so a redo or hunk preview shows text,
+ * not hashes.
+ */
+function changeView(i: ReportItem, open: boolean, hunk: PlanUi["hunk"]): HTMLElement {
+  const body = h("div", { class: "entry-body" });
+  const d = h("details", { class: "what", open }, h("summary", {}, "What this changes"), body);
+  let loaded = false;
+  const load = async () => {
+    if (!d.open || loaded) return;
+    loaded = true;
+    clear(body, h("p", { class: "muted" }, "Loading…"));
+    try {
+      if (i.action === "merge" && hunk) {
+        const [pre, post] = await Promise.all([side(hunk.pre), side(hunk.post, i.path)]);
+        const target = pre.text !== null && post.text !== null ? revertHunks(pre.text, post.text, hunk.hunks) : null;
+        if (post.text === null || target === null) clear(body, h("p", { class: "muted" }, post.note ?? pre.note ?? "not text"));
+        else clear(body, h("p", { class: "muted" }, "The change without this hunk; every later edit of the file stays."), renderDiff(post.text, target, state.mode, { lang: languageOf(i.path) }));
+        return;
+      }
+      const now = i.now.kind === "file" || i.now.kind === "symlink" ? await api<Content & { kind: string }>("/api/current", { path: i.path }) : null;
+      const before = now === null ? "" : now.text === null ? null : now.kind === "symlink" ? `→ ${now.text}` : now.text;
+      const after = i.action === "delete" ? { text: "", note: null } : await side(i.pre, i.path);
+      if (before !== null && after.text !== null) clear(body, renderDiff(before, after.text, state.mode, { lang: languageOf(i.path) }));
+      else clear(body, h("p", { class: "muted" }, after.note ?? `now: ${now?.binary ? "binary" : "not shown"}, ${bytes(now?.size ?? 0)}`));
+    } catch (e) {
+      clear(body, errorBox(e));
+    }
+  };
+  d.addEventListener("toggle", () => void load());
+  if (open) queueMicrotask(() => void load());
+  return d;
 }
 
 /** A conflict's "what changed since": the bytes this work left (the record) against what the path holds now. */
@@ -732,6 +1065,18 @@ function main(): void {
       renderTimeline();
     });
   }
+  $("f-run").addEventListener("change", async (e) => {
+    const id = (e.target as HTMLSelectElement).value;
+    if (id && !state.runSessions.has(id)) {
+      try {
+        state.runSessions.set(id, (await api<RunShow>("/api/run", { run: id })).sessions);
+      } catch {
+        state.runSessions.set(id, []);
+      }
+    }
+    state.filter.run = id;
+    renderTimeline();
+  });
   $("f-path").addEventListener("input", (e) => {
     state.filter.path = (e.target as HTMLInputElement).value.trim();
     renderTimeline();
