@@ -301,12 +301,15 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .option("--gemini", "Gemini CLI: .gemini/settings.json")
       .option("--qwen", "Qwen Code: .qwen/settings.json")
       .option("--copilot", "GitHub Copilot CLI: .github/hooks/unwind.json")
+      .option("--opencode", "OpenCode: a plugin, .opencode/plugin/unwind.js")
+      .option("--cline", "Cline: hook files in .clinerules/hooks/")
       .option("--mcp", "also register `unwind mcp` as an MCP server: Claude Code .mcp.json, Codex .codex/config.toml, Gemini CLI .gemini/settings.json, Qwen Code .qwen/settings.json")
       .option("--mcp-allow <own|any>", "what an agent may take back over MCP: own (its own session's work; the default) or any; kept in the store's config.json")
       .action(function (opts) {
         run(g(this), async () => (await import("./commands/record.js")).init(g(this), opts));
       }),
     "unwind init --claude --codex",
+    "unwind init --opencode --cline",
     "unwind init --claude --mcp",
     "unwind init --mcp-allow any",
   );
@@ -314,8 +317,8 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   example(
     program
       .command("hook")
-      .description("capture one hook event from stdin (claude|codex|gemini|qwen|copilot); what the harness runs; always exits 0")
-      .argument("<harness>", "claude, codex, gemini, qwen or copilot")
+      .description("capture one hook event from stdin (claude|codex|gemini|qwen|copilot|opencode|cline); what the harness runs; always exits 0")
+      .argument("<harness>", "claude, codex, gemini, qwen, copilot, opencode or cline")
       .argument("[event]", "copilot only: the event (its payload does not name it)"),
     "echo '{...}' | unwind hook claude   (unwind init writes this into the harness's settings)",
   );

@@ -1,5 +1,5 @@
 /**
- * `unwind hook claude|codex|gemini|qwen|copilot`: capture one hook event from stdin.
+ * `unwind hook claude|codex|gemini|qwen|copilot|opencode|cline`: capture one hook event from stdin.
  *
  * A hook runs inside every tool call an agent makes. It must never block or
  * break the agent: it always exits 0, prints nothing on stdout, and records
@@ -53,7 +53,7 @@ function readInput(limit: number): string | null {
 }
 
 /** What `unwind hook` says to a person who runs it by hand: it reads a harness's event from stdin. */
-const BY_HAND = `Usage: unwind hook claude|codex|gemini|qwen|copilot [EVENT]
+const BY_HAND = `Usage: unwind hook claude|codex|gemini|qwen|copilot|opencode|cline [EVENT]
 
 unwind hook HARNESS reads one hook event (JSON) from stdin; the harness runs it
 on every tool call. Copilot CLI's payload does not name its event, so its

@@ -105,6 +105,7 @@ export async function init(
   if (without.length > 0)
     throw usage(`--mcp: unwind does not register its MCP server with ${without.join(", ")} yet`, `run unwind init --${without[0]} without --mcp, and --mcp with the other clients`);
   const { hookCommand, installHooks } = await import("../capture/harness/settings.js");
+  const { installOwnFiles, isOwnHarness } = await import("../capture/harness/own-files.js");
   const { installMcpServer } = await import("../capture/harness/mcp-config.js");
   const { HOOK_ENV, hookProgram, nextSteps } = await import("../capture/harness/setup.js");
   const command = opts.command ?? `${HOOK_ENV} ${hookProgram(thisBinary())}`;
@@ -112,7 +113,7 @@ export async function init(
   // Every file is read and checked before any is written: one that cannot be parsed leaves them all as they were.
   const pass = (write: boolean) => {
     try {
-      const hooks = harnesses.map((h) => installHooks(ctx.root, h, command, write, opts.local === true));
+      const hooks = harnesses.map((h) => (isOwnHarness(h) ? installOwnFiles(ctx.root, h, hookCommand(h, command), write) : installHooks(ctx.root, h, command, write, opts.local === true)));
       // After the hooks: Gemini CLI keeps both in .gemini/settings.json, so this reads what the hooks wrote.
       const mcp = opts.mcp ? harnesses.map((h) => installMcpServer(ctx.root, h, entry, write)) : [];
       return { hooks, mcp };

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 
 export type ClientName = "claude" | "codex" | "gemini" | "qwen" | "copilot";
 
-interface ClientSpec {
+export interface ClientSpec {
   pkg: string;
   bin: string;
   version: string;
@@ -52,8 +52,11 @@ function cacheRoot(): string {
  * place when npm succeeded, so a broken install is never taken for a cached one.
  */
 export function installClient(name: ClientName): string {
-  const spec = CLIENTS[name];
-  const version = clientVersion(name);
+  return installPackage(CLIENTS[name], clientVersion(name));
+}
+
+/** installClient for a package and version of the caller's (the clients of opencode-cline.ts). */
+export function installPackage(spec: ClientSpec, version: string): string {
   if (!/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(version)) throw new Error(`${spec.versionEnv}=${version}: give an exact version (e.g. ${spec.version})`);
   const dir = join(cacheRoot(), `${spec.pkg.replace("/", "__")}@${version}`);
   const bin = join(dir, "node_modules", ".bin", spec.bin);
@@ -154,22 +157,7 @@ const UNSHARE = ["-n", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', 
  */
 export function runClient(name: ClientName, bin: string, repo: string, script: Script, work: string, trust: TrustOptions = {}, timeoutMs = 120_000): RunResult {
   const home = join(work, "home");
-  const out = join(work, "out");
-  for (const d of [home, out, join(work, "tmp")]) mkdirSync(d, { recursive: true });
-  const env: Record<string, string> = {
-    // node first: unwind's hook command is a `#!/usr/bin/env node` script; and this checkout's unwind,
-    // should the hook command name it by PATH rather than by its absolute path.
-    PATH: [dirname(process.execPath), join(HERE, "..", "..", "bin"), "/usr/local/bin", "/usr/bin", "/bin"].join(":"),
-    HOME: home,
-    TMPDIR: join(work, "tmp"),
-    XDG_CONFIG_HOME: join(home, ".config"),
-    XDG_CACHE_HOME: join(home, ".cache"),
-    XDG_DATA_HOME: join(home, ".local", "share"),
-    XDG_STATE_HOME: join(home, ".local", "state"),
-    LANG: "C.UTF-8",
-    NO_COLOR: "1",
-    TERM: "dumb",
-  };
+  const env = baseEnv(work);
   const templates: string[] = [];
   let args: string[];
   if (name === "claude") {
@@ -282,6 +270,47 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
     args = ["-p", PROMPT, "--yolo", "--output-format", "text"];
   }
 
+  return runInNamespace(`${name} ${clientVersion(name)}`, bin, args, env, templates, repo, script, work, timeoutMs);
+}
+
+/** The environment every client runs in: its HOME, temp dir and configuration in `work`, nothing of this machine's user. */
+export function baseEnv(work: string): Record<string, string> {
+  const home = join(work, "home");
+  for (const d of [home, join(work, "out"), join(work, "tmp")]) mkdirSync(d, { recursive: true });
+  return {
+    // node first: unwind's hook command is a `#!/usr/bin/env node` script; and this checkout's unwind,
+    // should the hook command name it by PATH rather than by its absolute path.
+    PATH: [dirname(process.execPath), join(HERE, "..", "..", "bin"), "/usr/local/bin", "/usr/bin", "/bin"].join(":"),
+    HOME: home,
+    TMPDIR: join(work, "tmp"),
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    XDG_STATE_HOME: join(home, ".local", "state"),
+    LANG: "C.UTF-8",
+    NO_COLOR: "1",
+    TERM: "dumb",
+  };
+}
+
+/**
+ * Runs `bin args` in `repo` with `env` inside `unshare -n`, against the fake
+ * model server serving `script` (`{{PORT}}` in args, env values and the
+ * `templates` files is its port), and reads back what happened.
+ */
+export function runInNamespace(
+  label: string,
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+  templates: string[],
+  repo: string,
+  script: Script,
+  work: string,
+  timeoutMs = 120_000,
+): RunResult {
+  const out = join(work, "out");
+  mkdirSync(out, { recursive: true });
   const configFile = join(work, "runner.json");
   writeFileSync(configFile, JSON.stringify({ script, command: bin, args, env, cwd: repo, timeoutMs, templates, out }, null, 2));
   const r = spawnSync("unshare", [...UNSHARE, RUNNER, configFile], {
@@ -294,7 +323,7 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
   const stderr = read("stderr.txt");
   const requests = JSON.parse(read("requests.json") || "[]") as Array<Record<string, unknown>>;
   const story = [
-    `${name} ${clientVersion(name)}: exit ${result.code ?? r.status}${result.timedOut ? " (timed out)" : ""}${result.refused ? `; REFUSED: ${result.refused}` : ""}`,
+    `${label}: exit ${result.code ?? r.status}${result.timedOut ? " (timed out)" : ""}${result.refused ? `; REFUSED: ${result.refused}` : ""}`,
     `runner stderr: ${tail(r.stderr ?? "", 10)}`,
     `client stderr (tail):\n${tail(stderr, 25)}`,
     `client stdout (tail):\n${tail(stdout, 10)}`,
@@ -317,7 +346,7 @@ export function runClient(name: ClientName, bin: string, repo: string, script: S
 }
 
 /** The hook payloads the recorder kept, in the order they came. */
-function readPayloads(dir: string): Payload[] {
+export function readPayloads(dir: string): Payload[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .sort((a, b) => (BigInt(a.split("-")[0]!) < BigInt(b.split("-")[0]!) ? -1 : 1))

@@ -16,10 +16,12 @@ import { claude } from "./claude.js";
 import { codex } from "./codex.js";
 import { copilot } from "./copilot.js";
 import { gemini } from "./gemini.js";
+import { opencode } from "./opencode.js";
+import { cline } from "./cline.js";
 import { qwen } from "./qwen.js";
 import { isObject, TAKING_BACK_TOOLS, type Harness, type HarnessRules, type Json, type JsonObject } from "./rules.js";
 
-export const HARNESSES: Readonly<Record<Harness, HarnessRules>> = { claude, codex, gemini, qwen, copilot };
+export const HARNESSES: Readonly<Record<Harness, HarnessRules>> = { claude, codex, gemini, qwen, copilot, opencode, cline };
 
 /** `event`: what the hook command names after the harness, for a harness whose payload has no event name (Copilot CLI). */
 export function parseHookEvent(harness: string, raw: string, event?: string): ParseResult {

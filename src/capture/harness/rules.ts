@@ -8,7 +8,7 @@
  */
 import type { Phase, Target } from "../event.js";
 
-export type Harness = "claude" | "codex" | "gemini" | "qwen" | "copilot";
+export type Harness = "claude" | "codex" | "gemini" | "qwen" | "copilot" | "opencode" | "cline";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
@@ -46,9 +46,11 @@ export interface HarnessRules {
    */
   classify?(tool: string, input: Json | undefined): Target | { error: string } | undefined;
   /**
-   * A payload whose fields are not Claude Code's (Copilot CLI's camelCase, no event name): the same
-   * payload in Claude Code's field names, or (a string) an error for the capture error log. `event` is what the
-   * hook command names after the harness (`unwind hook copilot preToolUse`), when it names one.
+   * A payload whose fields are not Claude Code's (Copilot CLI's camelCase, no event name; OpenCode's,
+   * as unwind's own plugin sends it; Cline's): the same payload in Claude Code's field names
+   * (session_id, hook_event_name, tool_name, tool_input, tool_use_id, cwd, agent_id), or (a string) an
+   * error for the capture error log. `event` is what the hook command names after the harness
+   * (`unwind hook copilot preToolUse`), when it names one.
    */
   payload?(payload: JsonObject, event: string | undefined): JsonObject | string;
   /** The project settings file `unwind init` merges its hooks into. */
@@ -76,6 +78,12 @@ export interface SettingsRules {
   comments?: true;
   /** The settings file for this machine only, not shared through the repository (`unwind init --local`). */
   local?: string;
+  /**
+   * No JSON settings to merge into: unwind writes files of its own instead
+   * (src/capture/harness/own-files.ts): an OpenCode plugin that runs
+   * `unwind hook opencode`, or one Cline hook executable per event.
+   */
+  own?: "opencode-plugin" | "cline-hooks";
   /**
    * The hook entries sit right under each event, each its own (Copilot CLI), not in matcher groups
    * under `hooks`; `command` is the field that holds the command (Copilot CLI's `bash`).

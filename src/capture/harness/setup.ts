@@ -13,6 +13,7 @@ import { delimiter, dirname, isAbsolute, join, sep } from "node:path";
 import { parse as parseJsonc } from "jsonc-parser";
 import { HARNESSES } from "./index.js";
 import { isUnwindHookCommand, readSettingsFile } from "./settings.js";
+import { isOwnHarness, ownHooks } from "./own-files.js";
 import type { Harness } from "./rules.js";
 
 /** The environment the checks read: the user's home and the harnesses' own variables. */
@@ -39,6 +40,10 @@ export interface HookCheck {
  * (no file, no unwind hook, or a file that cannot be read: `init` reports those).
  */
 export function checkHooks(root: string, harness: Harness, file: string, env: Env = process.env): HookCheck | null {
+  if (isOwnHarness(harness)) {
+    const own = ownHooks(root, harness);
+    return own === null ? null : { harness, file, ...own, program: programOf(own.command), commandFound: commandFound(own.command, env) };
+  }
   let settings: unknown;
   try {
     const f = readSettingsFile(root, file);
@@ -151,6 +156,9 @@ function real(path: string): string | null {
 export function nextSteps(root: string, harness: Harness, env: Env = process.env): string[] {
   const home = env.HOME || homedir();
   if (harness === "claude") return ["restart the Claude Code sessions already open in this project: Claude Code reads hooks when a session starts"];
+  if (harness === "opencode") return ["restart the OpenCode sessions already open in this project: OpenCode loads plugins when it starts"];
+  // Cline CLI 3.0.65 runs the project's hook files from the next tool call on, with no step of trust or approval.
+  if (harness === "cline") return [];
   if (harness === "codex") {
     const config = join(env.CODEX_HOME || join(home, ".codex"), "config.toml");
     const steps: string[] = [];

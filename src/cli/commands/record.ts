@@ -23,9 +23,9 @@ export async function record(globals: Globals, paths: string[], opts: RecordOpti
 
 export async function init(
   globals: Globals,
-  opts: { claude?: boolean; codex?: boolean; gemini?: boolean; qwen?: boolean; copilot?: boolean; mcp?: boolean; local?: boolean; mcpAllow?: string },
+  opts: { claude?: boolean; codex?: boolean; gemini?: boolean; qwen?: boolean; copilot?: boolean; opencode?: boolean; cline?: boolean; mcp?: boolean; local?: boolean; mcpAllow?: string },
 ): Promise<Output> {
-  const harnesses = (["claude", "codex", "gemini", "qwen", "copilot"] as const).filter((h) => opts[h]);
+  const harnesses = (["claude", "codex", "gemini", "qwen", "copilot", "opencode", "cline"] as const).filter((h) => opts[h]);
   if (opts.mcp && harnesses.length === 0) throw usage("--mcp: name the clients to register the server with", "add --claude, --codex, --gemini and/or --qwen");
   if (opts.local && !opts.claude) throw usage("--local is for Claude Code's .claude/settings.local.json", "add --claude");
   const u = await openFor(globals);
@@ -43,7 +43,7 @@ export async function init(
   }
   if (opts.mcp || opts.mcpAllow !== undefined)
     lines.push(`mcp allow ${r.mcpAllow}: ${r.mcpAllow === "any" ? "an agent may take back any work over MCP" : "an agent takes back only its own session's work over MCP"}`);
-  if (harnesses.length === 0) lines.push("no harness named: pass --claude, --codex, --gemini, --qwen or --copilot to install hooks");
+  if (harnesses.length === 0) lines.push("no harness named: pass --claude, --codex, --gemini, --qwen, --copilot,\n--opencode or --cline to install hooks");
   else lines.push("then: unwind status says, per harness, when its hooks last ran");
   return { json: r, human: lines.join("\n"), exit: Exit.ok };
 }

@@ -14,6 +14,8 @@ import { hookSettingsFile, installHooks, isUnwindHookCommand, mergeHooks } from 
 import { dirFingerprint, tempDir, writeFiles } from "../../helpers.js";
 
 const CMD = "/opt/unwind/bin/unwind";
+/** The harnesses with a JSON settings file to merge into (OpenCode and Cline get files of unwind's own: own-files.test.ts). */
+type JsonHarness = Exclude<Harness, "opencode" | "cline">;
 const CLAUDE_MATCHER = matcherExcept(HARNESS_RULES.claude.quiet);
 const GEMINI_MATCHER = matcherExcept(HARNESS_RULES.gemini.quiet);
 const QWEN_MATCHER = matcherExcept(HARNESS_RULES.qwen.quiet);
@@ -22,7 +24,7 @@ const copilotEntry = (event: string) => ({ type: "command", bash: `${CMD} hook c
 const json = (v: unknown, indent: number | string = 2) => JSON.stringify(v, null, indent) + "\n";
 
 /** The exact files a fresh install writes. */
-const FRESH: Record<Harness, unknown> = {
+const FRESH: Record<JsonHarness, unknown> = {
   claude: {
     hooks: {
       PreToolUse: [{ matcher: CLAUDE_MATCHER, hooks: [{ type: "command", command: `${CMD} hook claude`, timeout: 30 }] }],
@@ -59,21 +61,21 @@ const FRESH: Record<Harness, unknown> = {
     },
   },
 };
-const EVENTS: Record<Harness, string[]> = {
+const EVENTS: Record<JsonHarness, string[]> = {
   claude: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
   codex: ["PreToolUse", "PostToolUse"],
   gemini: ["BeforeTool", "AfterTool"],
   qwen: ["PreToolUse", "PostToolUse", "PostToolUseFailure"],
   copilot: ["preToolUse", "postToolUse", "postToolUseFailure"],
 };
-const FILES: Record<Harness, string> = {
+const FILES: Record<JsonHarness, string> = {
   claude: ".claude/settings.json",
   codex: ".codex/hooks.json",
   gemini: ".gemini/settings.json",
   qwen: ".qwen/settings.json",
   copilot: ".github/hooks/unwind.json",
 };
-const HARNESSES: Harness[] = ["claude", "codex", "gemini", "qwen", "copilot"];
+const HARNESSES: JsonHarness[] = ["claude", "codex", "gemini", "qwen", "copilot"];
 
 function deepFreeze<T>(v: T): T {
   if (typeof v === "object" && v !== null) {
@@ -426,7 +428,7 @@ describe("installHooks", () => {
     expect(after.hooks.PreToolUse).toEqual([user.hooks.PreToolUse[0], { matcher: CLAUDE_MATCHER, hooks: [unwindEntry("claude")] }]);
   });
 
-  const broken: Array<[Harness, string, string]> = [
+  const broken: Array<[JsonHarness, string, string]> = [
     ["claude", '{"hooks": {"PreToolUse": [}\n', "not valid JSON"],
     ["claude", '{"model": "opus",}\n', "not valid JSON"],
     ["codex", "not json at all", "not valid JSON"],
