@@ -136,6 +136,8 @@ describe("unwind with no command: where this work tree stands", () => {
       ["gemini", []],
       ["qwen", []],
       ["copilot", []],
+      ["opencode", []],
+      ["cline", []],
     ]);
     expect(j.json.sessions.map((s: { session: string }) => s.session)).toEqual(["claude:sess-help-1"]);
   });
