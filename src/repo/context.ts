@@ -5,7 +5,8 @@ import { insideRoot } from "../domain/paths.js";
 import { mkdirPrivate } from "../sys/files.js";
 import { UnwindError } from "../domain/errors.js";
 import { envStore, findPlace, PRIVATE_STORE_NAME, privateRootOf, STORE_DIR_NAME } from "./discover.js";
-import { guardStore } from "./store-guard.js";
+import { guardStore, STORE_FORMAT } from "./store-guard.js";
+import { writeFileAtomic } from "../sys/atomic.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
 
 /**
@@ -168,7 +169,8 @@ export async function ensureStore(ctx: Context): Promise<void> {
   mkdirPrivate(join(ctx.store, "index"));
   mkdirPrivate(join(ctx.store, "receipts"));
   const version = join(ctx.store, "VERSION");
-  if (!existsSync(version)) writeFileSync(version, "1\n");
+  // Atomic: a crash must leave no VERSION rather than a torn one.
+  if (!existsSync(version)) writeFileAtomic(version, `${STORE_FORMAT}\n`);
   if (ctx.mode === "private" && !existsSync(join(ctx.gitDir, "HEAD"))) {
     // --shared=0600: what git itself makes in it (objects, refs) is private too, whatever the umask.
     await git(["init", "--bare", "--quiet", "--shared=0600", ctx.gitDir], { cwd: ctx.root });
