@@ -106,7 +106,8 @@ describe("a store written by format 1 (the committed fixture)", () => {
     expect(ok(["receipts", "--json"]).json.receipts).toHaveLength(5);
     expect(read(join(ROOT, ".git", "unwind"), "VERSION")).toBe("1\n");
     ok(["verify"]);
-  });
+    // Sixteen commands in a row, each a process: on a loaded machine that is over the suite's default minute.
+  }, 300_000);
 });
 
 describe("a store of a format this unwind does not know", () => {
