@@ -42,5 +42,13 @@ export function systemFailure(e: unknown): string | null {
   // Node's recursive mkdir reports any failure of a directory on the way as ENOENT.
   if (!SYSTEM_CODES.has(err.code) && !(err.code === "ENOENT" && err.syscall === "mkdir")) return null;
   const what = err.path ? `${err.syscall} ${err.path}` : err.syscall;
-  return `the file system refused ${what} (${err.code}); free space or fix the disk, then run unwind status`;
+  const fix =
+    err.code === "ENOSPC" || err.code === "EDQUOT"
+      ? "free space"
+      : err.code === "EROFS"
+        ? "make it writable"
+        : err.code === "EACCES" || err.code === "EPERM"
+          ? "check its permissions"
+          : "fix the disk";
+  return `the file system refused ${what} (${err.code}); ${fix}, then run unwind status`;
 }
