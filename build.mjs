@@ -15,12 +15,14 @@
 //   `unwind snapshot` without loading dist/unwind.cjs (src/cli/early-finish.ts).
 // - dist/watch.cjs: the watcher daemon `unwind watch start` spawns (src/watch/).
 // - dist/<bundle>.cjs.v8cache: the code caches of hook, early and early-finish (scripts/code-cache.cjs).
+// - dist/unwind.1: the man page, made from the command table (src/cli/describe.ts).
 // - dist/lib/index.js: the library (`import { open } from "unwind"`, SPEC
 //   section 11), an ES module, with its types in dist/types/ (tsc).
 // The command line bundles are CommonJS, not ESM: Node's ESM loader costs a measurable share of a short
 // process's life (docs/design.md has the figures).
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { spawnSync } from "node:child_process";
 
 // Stale output from earlier builds would pile up beside the new files.
@@ -30,6 +32,8 @@ rmSync("dist", { recursive: true, force: true });
 const common = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning", mainFields: ["module", "main"] };
 
 await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs", "./mcp.cjs", "./watch.cjs", "./ui.cjs"] });
+// The man page, from the command table of the bundle just built (src/cli/describe.ts); package.json's `man` ships it.
+writeFileSync("dist/unwind.1", createRequire(import.meta.url)("./dist/unwind.cjs").manPageText());
 await build({ ...common, entryPoints: ["src/hook/entry.ts"], outfile: "dist/hook.cjs" });
 await build({ ...common, entryPoints: ["src/cli/early-start.ts"], outfile: "dist/early.cjs" });
 await build({ ...common, entryPoints: ["src/cli/early-finish.ts"], outfile: "dist/early-finish.cjs" });

@@ -4,7 +4,7 @@
 # server running in the background, all wrapped by `unwind run`; then the
 # review (runs, changes) and the take-back of the collateral only (undo
 # --safe-only), and cleanup of the process it left. The output is the tour
-# in README.md.
+# in docs/runs.md (the docs test runs that tour; this script is its long form).
 set -euo pipefail
 UNWIND="$(cd "$(dirname "$0")/.." && pwd)/bin/unwind"
 demo=$(mktemp -d "${TMPDIR:-/tmp}/unwind-run-demo-XXXXXX")

@@ -4,7 +4,8 @@
  * routes it there too, so `node dist/unwind.cjs hook ...` behaves the same.
  */
 import { settleSnapshot, type SnapshotStart } from "../capture/snapshot.js";
-import { runCli } from "./program.js";
+import { buildProgram, runCli } from "./program.js";
+import { manPage } from "./describe.js";
 import { tightenHeap } from "../sys/heap.js";
 
 /** Commands that may plan, write or read back many thousands of paths (src/sys/heap.ts). */
@@ -30,4 +31,9 @@ export function main(argv: string[], start: SnapshotStart | null = null): void {
     .then((code) => {
       process.exitCode = code;
     });
+}
+
+/** The man page unwind(1), from the command table: build.mjs writes it to dist/unwind.1 from the bundle it has just built. */
+export function manPageText(): string {
+  return manPage(buildProgram(() => {}));
 }

@@ -1,11 +1,13 @@
-import { Command, CommanderError, Option, type OptionValues } from "@commander-js/extra-typings";
+import { Argument, Command, CommanderError, Option, type OptionValues } from "@commander-js/extra-typings";
 import type { SnapshotStart } from "../capture/snapshot.js";
 import { Exit, usage } from "../domain/errors.js";
 import { printJsonError, reportError } from "./report-error.js";
 import type * as Undo from "./commands/undo.js";
-import { VERSION } from "../domain/version.js";
+import { STORE_FORMAT, VERSION } from "../domain/version.js";
+import { ID_HELP, KINDS, NARROWING, SCOPE_KINDS, withKeys } from "../scope/kinds.js";
 import type { Globals } from "./globals.js";
 import { setColorMode, type ColorMode, type Output } from "./render.js";
+import { EXAMPLES, SHELLS } from "./describe.js";
 
 type Handler = () => Promise<Output>;
 
@@ -30,10 +32,20 @@ const port = (v: string) => {
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 const SINCE = "only those at or after this ISO time, or this long ago (2h, 3d)";
-const ID = "an id, or a unique prefix or suffix of 6+ characters (as the lists show them)";
+const ID = ID_HELP;
+
+/** One option per scope kind, from the one table of kinds; a narrowing option (--to) right after the kind it narrows. */
+function scopeFlags<C extends AnyCommand>(c: C): C {
+  for (const k of KINDS) {
+    c.option(SCOPE_KINDS[k].flag, SCOPE_KINDS[k].help);
+    for (const w of withKeys(k)) if (w in NARROWING) c.option(NARROWING[w as keyof typeof NARROWING].flag, NARROWING[w as keyof typeof NARROWING].help);
+  }
+  return c;
+}
 
 /** Adds the example every command's help ends with. */
 function example<C extends { addHelpText(pos: "after", text: string): unknown }>(c: C, ...lines: string[]): C {
+  EXAMPLES.set(c, lines);
   c.addHelpText("after", `\nExample${lines.length > 1 ? "s" : ""}:\n${lines.map((l) => `  $ ${l}`).join("\n")}`);
   return c;
 }
@@ -47,7 +59,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   const program = new Command()
     .name("unwind")
     .description("A flight recorder and precise undo for AI coding agents.")
-    .version(VERSION)
+    .version(`${VERSION} (store format ${STORE_FORMAT})`)
     .option("--root <dir>", "the work tree to guard (default: the repository of the current directory)")
     .option("--json", "print exactly one JSON document on stdout (messages go to stderr)")
     .addOption(new Option("--color <when>", "colour in human output (NO_COLOR and FORCE_COLOR are honoured under auto)").choices(["auto", "always", "never"] as const).default("auto" as const))
@@ -68,15 +80,7 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
   };
   // These add options a command shares with others; its action reads them through the command module's own option type.
   const scopeOptions = <C extends AnyCommand>(c: C): C =>
-    c
-      .option("--session <id>", "a session: full name, bare id, or unique prefix of 6+ characters")
-      .option("--call <id>", "one tool call (with --session to pick among sessions that share the id)")
-      .option("--from-call <id>", "this tool call and every later call of its session")
-      .option("--task <name>", "a task: its sessions, or its branch when bound with `unwind task start`")
-      .option("--snapshot <id>", `changes since this snapshot (${ID})`)
-      .option("--to <id>", "with --snapshot: up to this snapshot (default: the work tree now)")
-      .option("--run <id>", `a run capsule: ${ID}`)
-      .option("--baseline <key>", "a stage baseline: each governed path from the state the stage found to now")
+    scopeFlags(c)
       .option("--prefix <dir>", "with --baseline: only under this prefix, one the baseline covers (repeatable)", collect)
       .option("--since <when>", "only calls that started at or after this ISO time, or this long ago (2h, 3d)")
       .option("--path <glob>", "only paths matching, relative to the current directory (repeatable)", collect)
@@ -517,6 +521,18 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind task list --json",
   );
 
+  example(
+    program
+      .command("completion")
+      .description("print the shell completion script for bash, zsh or fish (commands, options, option values)")
+      .addArgument(new Argument("<shell>", "bash, zsh or fish").choices(SHELLS))
+      .action(function (shell) {
+        run(g(this), async () => (await import("./commands/help.js")).completion(program, shell));
+      }),
+    'eval "$(unwind completion bash)"   (in ~/.bashrc; zsh: in ~/.zshrc after compinit)',
+    "unwind completion fish > ~/.config/fish/completions/unwind.fish",
+  );
+
   return program;
 }
 
@@ -532,7 +548,10 @@ export async function runCli(argv: string[], early: { start: SnapshotStart | nul
   }, early);
   const jsonWanted = argv.includes("--json");
   try {
-    await program.parseAsync(argv, { from: "user" });
+    // `unwind` alone (global options at most): commander would print the command list as an error.
+    const { operands, unknown } = program.parseOptions(argv);
+    if (operands.length === 0 && unknown.length === 0 && !argv.some((a) => /^-(h|V|-help|-version)$/.test(a))) pending = startScreen(program);
+    else await program.parseAsync(argv, { from: "user" });
   } catch (e) {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return Exit.ok;
@@ -555,4 +574,11 @@ export async function runCli(argv: string[], early: { start: SnapshotStart | nul
   } catch (e) {
     return reportError(e, Boolean(p.globals.json));
   }
+}
+
+/** A person's first screen: where this work tree stands, what to type next. */
+function startScreen(program: Command): { globals: Globals; h: Handler } {
+  const globals = program.opts() as Globals & { color?: ColorMode };
+  setColorMode(globals.color ?? "auto");
+  return { globals, h: async () => (await import("./commands/help.js")).startHere(globals, program) };
 }

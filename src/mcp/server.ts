@@ -29,6 +29,7 @@ import { mcpCallMarks } from "../store/mcp-calls.js";
 import { UnwindError, usage } from "../domain/errors.js";
 import { idOrLast } from "../domain/ids.js";
 import { VERSION } from "../domain/version.js";
+import { inTermsOf } from "../domain/terms.js";
 import { open, type Unwind } from "../ops/open.js";
 import type { ScopeFields } from "../scope/resolve.js";
 import { mayRestore, ownReceipt, ownScope, startedBy } from "./allow.js";
@@ -93,22 +94,16 @@ const planArg = (preview: string) =>
 
 type Result = CallToolResult & { structuredContent?: Record<string, unknown> };
 
-/** A success: the document as structured content, the summary line, and the document as text. */
+/** A success: the document once, as structured content, and the summary line as the text a person reads. */
 function ok(doc: object, summary: string): Result {
-  return {
-    content: [
-      { type: "text", text: summary },
-      { type: "text", text: JSON.stringify(doc) },
-    ],
-    structuredContent: doc as Record<string, unknown>,
-  };
+  return { content: [{ type: "text", text: summary }], structuredContent: doc as Record<string, unknown> };
 }
 
-/** A tool error: `CODE: message (hint)`, and the same as `{ error: { code, message, hint } }` (what `--json` prints on failure). */
+/** A tool error: `CODE: message (hint)`, and the same as `{ error: { code, message, hint } }` (what `--json` prints on failure), in the tools' own terms. */
 export function toolError(e: unknown): Result {
   const err =
     e instanceof UnwindError
-      ? { code: e.code as string, message: e.message, hint: e.hint ?? null }
+      ? { code: e.code as string, message: inTermsOf("mcp", e.message), hint: e.hint ? inTermsOf("mcp", e.hint) : null }
       : { code: "E_INTERNAL", message: e instanceof Error ? e.message : String(e), hint: "this is a bug in unwind; please report it with the tool call that caused it" };
   // The operator sees where an internal error came from (stderr: stdout carries only the protocol).
   if (!(e instanceof UnwindError)) process.stderr.write(`unwind mcp: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);

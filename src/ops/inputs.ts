@@ -1,5 +1,5 @@
 import { usage } from "../domain/errors.js";
-import type { ScopeFields } from "../scope/resolve.js";
+import { kindShapes, SCOPE_KEYS as KEYS, type ScopeFields } from "../scope/kinds.js";
 import type { ChangesOptions } from "./changes.js";
 import type { RedoOptions, RestoreOptions, UndoOptions } from "./undo.js";
 
@@ -18,14 +18,15 @@ const keysOf =
   <const K extends readonly (keyof T)[]>(keys: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, K[number]> })) =>
     keys as readonly string[];
 
-export const SCOPE_KEYS = keysOf<ScopeFields>()(["session", "call", "fromCall", "task", "snapshot", "to", "run", "baseline"]);
+// The scope's keys come from the one table of kinds; listing them here again is the compile-time check that the table
+// and the type agree.
+export const SCOPE_KEYS = keysOf<ScopeFields>()(KEYS as ["session", "call", "fromCall", "task", "snapshot", "to", "run", "baseline"]);
 const CHANGES_KEYS = keysOf<ChangesOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "patch"]);
 const UNDO_KEYS = keysOf<UndoOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "dryRun", "force", "merge", "expect", "hunks", "progress", "by"]);
 const RESTORE_KEYS = keysOf<RestoreOptions>()(["paths", "dryRun", "force", "expect", "anyWorktree", "progress", "by"]);
 const REDO_KEYS = keysOf<RedoOptions>()(["dryRun", "expect", "anyWorktree", "progress", "by"]);
 
-const SCOPE_HINT =
-  "a scope is one of { session }, { call, session? }, { fromCall, session? }, { task }, { snapshot, to? }, { run }, { baseline }; options (expect, force, merge, paths, since, ...) go in the second argument";
+const SCOPE_HINT = `a scope is one of ${kindShapes()}; options (expect, force, merge, paths, since, ...) go in the second argument`;
 
 function only<T>(o: T, allowed: readonly string[], what: string, hint: string): T {
   if (o === undefined) return o;

@@ -1,4 +1,4 @@
-import { endProcesses } from "../capture/run/owned.js";
+import { commandLine, endProcesses } from "../capture/run/owned.js";
 import type { IdRef } from "../domain/ids.js";
 import { jsonPath } from "../domain/paths.js";
 import type { Decision } from "../domain/policy.js";
@@ -129,7 +129,12 @@ export interface CleanupReport {
   run: string;
   dryRun: boolean;
   graceMs: number;
-  processes: { pid: number; start: string | null; comm: string; outcome: EndOutcome }[];
+  /**
+   * `cmd`: what each runs now, read from the process itself before any
+   * signal; for one gone since, what it ran when the run ended; null when
+   * neither is known (`comm` is then its name as first seen).
+   */
+  processes: { pid: number; start: string | null; comm: string; cmd: string[] | null; outcome: EndOutcome }[];
   /** Processes that may still be running: exit 1 when any. */
   remaining: number;
 }
@@ -151,9 +156,13 @@ export async function cleanup(ctx: Context, id: IdRef, opts: { grace?: string | 
   }
   const { capsule, capsules } = await resolveRun(ctx, id);
   const dryRun = Boolean(opts.dryRun);
+  const now = capsule.processes.map((p) => (p.start === null ? null : commandLine(p.pid, p.start)));
   const ended = await endProcesses(capsule.processes, { graceMs, dryRun });
-  const processes = ended.map((e, k) => ({ pid: e.pid, start: e.start, comm: capsule.processes[k]!.comm, outcome: e.outcome }));
-  if (!dryRun) capsules.appendResult(capsule.id, { kind: "cleanup", at: new Date().toISOString(), dryRun, processes: processes.map(({ comm: _c, ...p }) => p) });
+  const processes = ended.map((e, k) => ({ pid: e.pid, start: e.start, comm: capsule.processes[k]!.comm, cmd: now[k] ?? capsule.processes[k]!.cmd ?? null, outcome: e.outcome }));
+  if (!dryRun) {
+    const results = processes.map(({ comm: _c, cmd, ...p }, k) => ({ ...p, ...(now[k] ? { cmd: now[k] } : {}) }));
+    capsules.appendResult(capsule.id, { kind: "cleanup", at: new Date().toISOString(), dryRun, processes: results });
+  }
   const remaining = processes.filter((p) => p.outcome === "still-running" || p.outcome === "access-denied" || p.outcome === "unverifiable").length;
   return { run: capsule.id, dryRun, graceMs, processes, remaining };
 }

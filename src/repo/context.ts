@@ -4,8 +4,9 @@ import { join, resolve } from "node:path";
 import { insideRoot } from "../domain/paths.js";
 import { mkdirPrivate } from "../sys/files.js";
 import { UnwindError } from "../domain/errors.js";
+import { STORE_FORMAT } from "../domain/version.js";
 import { envStore, findPlace, PRIVATE_STORE_NAME, privateRootOf, STORE_DIR_NAME } from "./discover.js";
-import { guardStore, STORE_FORMAT } from "./store-guard.js";
+import { guardStore } from "./store-guard.js";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
 

@@ -1,6 +1,7 @@
 import { chmodSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { UnwindError } from "../domain/errors.js";
+import { STORE_FORMAT } from "../domain/version.js";
 
 /** Group and other may neither read, write nor enter a directory of the store. */
 const OPEN_TO_OTHERS = 0o077;
@@ -40,9 +41,6 @@ export function guardStore(store: string): void {
   if ((st.mode & OPEN_TO_OTHERS) !== 0) makePrivate(store, st);
   checkFormat(store);
 }
-
-/** The on-disk format this unwind writes and reads (docs/format.md, `VERSION`). */
-export const STORE_FORMAT = 1;
 
 /** A store this unwind must not read: its format is newer, or its VERSION says nothing readable. The hook logs it there. */
 export class StoreFormatError extends UnwindError {

@@ -36,6 +36,14 @@ export interface ProcessRecord {
   /** Start time in clock ticks since boot (/proc/<pid>/stat field 22); null where it cannot be read (not Linux). */
   start: string | null;
   comm: string;
+  /**
+   * What it ran when the command ended, read from the process itself
+   * (/proc/<pid>/cmdline): a job started through `setsid` or `nohup`, or a
+   * script's `sleep`, is first seen as the launcher or the script that
+   * forked it, and `comm` (15 bytes of the program's name) keeps only that.
+   * Absent when it had exited by then, and in capsules older than the field.
+   */
+  cmd?: string[];
   /** The parent when first seen. */
   ppid: number;
   how: Ownership;
@@ -95,7 +103,7 @@ export interface Capsule {
 /** A line of `<id>.results.jsonl`. */
 export type RunResult =
   | { kind: "undo"; at: string; receipt: string; safeOnly: boolean; counts: Record<string, number> }
-  | { kind: "cleanup"; at: string; dryRun: boolean; processes: { pid: number; start: string | null; outcome: EndOutcome }[] };
+  | { kind: "cleanup"; at: string; dryRun: boolean; processes: { pid: number; start: string | null; outcome: EndOutcome; cmd?: string[] }[] };
 
 export interface CapsuleProblem {
   id: string;

@@ -43,6 +43,17 @@ export function procEnviron(pid: number): Buffer | null {
   }
 }
 
+/** A process's argv as it runs now (after every exec); null when it is gone, a zombie, or not ours to read. */
+export function procCmdline(pid: number): string[] | null {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`).toString("utf8").split("\0");
+    if (argv.at(-1) === "") argv.pop();
+    return argv.length > 0 ? argv : null;
+  } catch {
+    return null;
+  }
+}
+
 export type SignalResult = "sent" | "gone" | "denied";
 
 /** Sends one signal to one pid (or, negative, a process group). */

@@ -14,6 +14,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { UnwindError, usage } from "../domain/errors.js";
+import { inTermsOf } from "../domain/terms.js";
 import { open, type Unwind } from "../ops/open.js";
 import { ROUTES, statusOf, type Args } from "./api.js";
 import { check, cookieName, SECURITY_HEADERS, type Gate } from "./guard.js";
@@ -212,9 +213,10 @@ async function body(req: IncomingMessage): Promise<Args> {
   return v as Args;
 }
 
+/** An error as the page shows it: in the UI's own words (its buttons and checkboxes), never a command-line flag. */
 function errorDoc(e: unknown) {
   const u = e instanceof UnwindError ? e : new UnwindError("E_USAGE", String(e));
-  return { error: { code: u.code, message: u.message, hint: u.hint ?? null } };
+  return { error: { code: u.code, message: inTermsOf("ui", u.message), hint: u.hint ? inTermsOf("ui", u.hint) : null } };
 }
 
 const escapeHtml = (t: string) => t.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

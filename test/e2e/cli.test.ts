@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeRepo, snapshotId, tempDir, treeState, unwind, write } from "../helpers.js";
 
@@ -56,6 +57,10 @@ describe("bad input: one clear line, the right exit code, nothing changed", () =
   it("help and version exit 0", () => {
     const root = tempDir();
     expect(unwind(root, ["--help"]).code).toBe(0);
-    expect(unwind(root, ["--version"]).stdout.trim()).toBe("0.1.0");
+    // The store format named is the one a store made now records in its VERSION file.
+    const repo = makeRepo();
+    unwind(repo, ["init"]);
+    const format = readFileSync(join(repo, ".git", "unwind", "VERSION"), "utf8").trim();
+    expect(unwind(root, ["--version"]).stdout.trim()).toMatch(new RegExp(`^\\d+\\.\\d+\\.\\d+ \\(store format ${format}\\)$`));
   });
 });

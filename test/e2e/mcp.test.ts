@@ -54,15 +54,19 @@ async function call(c: Client, name: string, args: Record<string, unknown> = {})
   return (await c.callTool({ name, arguments: args })) as unknown as ToolResult;
 }
 
-/** A successful call's document, checked to come with its one-line summary and the same document as text. */
+/** A successful call's document, checked to come once, as structured content, with its one-line summary as the only text. */
 async function doc(c: Client, name: string, args: Record<string, unknown> = {}): Promise<any> {
   const r = await call(c, name, args);
   expect(r.isError, `${name}: ${r.content[0]?.text}`).toBeFalsy();
+  expect(r.content).toHaveLength(1);
   expect(r.content[0]!.type).toBe("text");
   expect(r.content[0]!.text).not.toContain("\n");
-  expect(JSON.parse(r.content[1]!.text)).toEqual(r.structuredContent);
+  expect(r.structuredContent).toBeTypeOf("object");
   return r.structuredContent;
 }
+
+/** The command line's flags for what the tools take as arguments: an agent over MCP has none of them to pass. */
+const CLI_FLAGS = /--(force|merge|path|hunk|dry-run|expect|session|call|from-call|task|snapshot|to|since|last|any-worktree)\b/;
 
 /** A tool error: its text `CODE: message (hint)` and the same as structured content. */
 async function failure(c: Client, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string; hint: string | null; text: string }> {
@@ -72,6 +76,7 @@ async function failure(c: Client, name: string, args: Record<string, unknown>): 
   if (r.structuredContent) {
     const e = r.structuredContent.error;
     expect(text).toBe(`${e.code}: ${e.message}${e.hint ? ` (${e.hint})` : ""}`);
+    expect(text).not.toMatch(CLI_FLAGS);
     return { ...e, text };
   }
   return { code: "", message: text, hint: null, text }; // refused by the SDK's schema check, before the tool ran
@@ -167,7 +172,7 @@ describe("unwind mcp: the tools", () => {
     const e = await failure(c, "undo", { session: A, plan: old.plan });
     expect(e.code).toBe("E_PLAN_CHANGED");
     expect(e.message).toContain("nothing was done");
-    expect(e.hint).toMatch(/preview/);
+    expect(e.hint).toBe("preview it again (undo_preview or restore_preview), check it, and apply with the new digest");
     expect(disk(root)).toEqual(before); // not a byte, not an mtime, not the store
 
     // The control: the same call with a fresh preview's digest does change things.
@@ -204,6 +209,15 @@ describe("unwind mcp: the tools", () => {
     expect(two).toMatchObject({ code: "E_USAGE", message: expect.stringContaining("not both") });
     const glob = await failure(c, "undo_preview", { session: A, paths: ["nothing/**"] });
     expect(glob).toMatchObject({ code: "E_USAGE", message: expect.stringContaining("nothing/**") });
+    // In the tools' terms: the argument is paths, the glob is root-relative, the changes tool lists them.
+    expect(glob.message).toMatch(/^paths nothing\/\*\* matches nothing/);
+    expect(glob.hint).toBe("globs are relative to the work tree's root; the changes tool lists the paths");
+    const hunkless = await failure(c, "undo_preview", { session: A, hunks: [1] });
+    expect(hunkless.message).toBe("hunks needs the path whose hunks it names: paths: [P]");
+    expect(hunkless.hint).toBe("list a path's hunks with: the changes tool with paths: [P] and patch: true");
+    // The control: the command line says the same in its own flags.
+    const cli = unwind(root, ["undo", "--session", A, "--path", "nothing/**", "--dry-run"]);
+    expect(cli.stderr).toMatch(/--path nothing\/\*\* matches nothing/);
     expect(disk(root)).toEqual(before);
 
     // The control: the server still answers, and the same undo, called right (by A itself), applies.

@@ -319,6 +319,55 @@ describe("owned processes", () => {
     expect(unwind(root, ["cleanup", "kept", "--json"]).json.processes.find((x: { pid: number }) => x.pid === p!.pid).outcome).toBe("already-exited");
   });
 
+  it("run show and cleanup name a left-over process by what it runs now, read from the process itself", async () => {
+    const root = repo();
+    // A server started through setsid and nohup, a script's sleep, and a job that becomes another program after the run.
+    const script = join(tempDir(), "job.sh");
+    writeFileSync(
+      script,
+      [
+        "setsid nohup /usr/bin/python3 -m http.server 0 --bind 127.0.0.1 >/dev/null 2>&1 &",
+        "sleep 301 >/dev/null 2>&1 &",
+        "setsid sh -c 'sleep 1; exec sleep 302' >/dev/null 2>&1 &",
+        "sleep 0.5",
+      ].join("\n"),
+    );
+    expect(run(root, ["--id", "names", "--keep-processes"], `sh ${script}`).code).toBe(0);
+    type Proc = { pid: number; start: string; comm: string; cmd?: string[] };
+    const kept = (show(root, "names").json.processes as Proc[]).filter((p) => p.start && startOf(p.pid) === p.start);
+    const byCmd = (want: string) => kept.find((p) => p.cmd?.join(" ") === want);
+    expect(byCmd("/usr/bin/python3 -m http.server 0 --bind 127.0.0.1"), JSON.stringify(kept)).toBeDefined();
+    expect(byCmd("sleep 301"), JSON.stringify(kept)).toBeDefined();
+    const later = byCmd("sh -c sleep 1; exec sleep 302");
+    expect(later, JSON.stringify(kept)).toBeDefined();
+    const human = unwind(root, ["run", "show", "names"]).stdout;
+    expect(human).toContain("python3 -m http.server");
+    expect(human).toContain("sleep 301");
+    expect(human).toMatch(new RegExp(`child +sh -c sh ${script.replace(/[.]/g, "\\.")} +exited`)); // the child: the command the run was given
+
+    // The job execs into its own program after the run ended: cleanup reads it again, from the process.
+    const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+    for (let i = 0; i < 200 && cmdline(later!.pid) !== "sleep 302"; i++) await new Promise((r) => setTimeout(r, 25));
+    const dry = unwind(root, ["cleanup", "names", "--dry-run", "--json"]);
+    expect(dry.json.processes.find((x: { pid: number }) => x.pid === later!.pid).cmd).toEqual(["sleep", "302"]);
+    const c = unwind(root, ["cleanup", "names", "--grace", "2s"]);
+    expect(c.code, c.stderr).toBe(0);
+    const rows = c.stdout.split("\n");
+    for (const [p, name] of [
+      [byCmd("/usr/bin/python3 -m http.server 0 --bind 127.0.0.1")!, "python3 -m http.server"],
+      [byCmd("sleep 301")!, "sleep 301"],
+      [later!, "sleep 302"],
+    ] as const) {
+      expect(
+        rows.find((l) => l.startsWith(`${p.pid} `)),
+        c.stdout,
+      ).toMatch(new RegExp(`${name.replace(/\./g, "\\.")}.*terminated`));
+      expect(startOf(p.pid)).not.toBe(p.start);
+    }
+    // Negative control: the name the table first saw for the late job is not what it ran by then.
+    expect(later!.comm).not.toBe("sleep");
+  });
+
   it("cleanup never signals a process it did not record, even one that carries the run's variable", async () => {
     const root = repo();
     expect(run(root, ["--id", "own", "--keep-processes"], "true").code).toBe(0);

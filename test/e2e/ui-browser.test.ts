@@ -12,8 +12,8 @@ import { startUi, type RunningUi } from "../ui-helpers.js";
 
 // The web app in real headless Chromium (Debian's chromium package; CI
 // installs it, .ci/run). One browser for the file, one page per test.
-// UNWIND_SCREENSHOTS=1 (npm run screenshots) also writes the README's
-// pictures of the main views into docs/.
+// UNWIND_SCREENSHOTS=1 (npm run screenshots) also writes the pictures of
+// the main views into docs/ (README.md and docs/ui.md show them).
 
 const CHROMIUM = process.env.UNWIND_CHROMIUM ?? "/usr/bin/chromium";
 const SHOTS = process.env.UNWIND_SCREENSHOTS === "1";

@@ -236,6 +236,8 @@ describe("unwind ui: the API is the library's", () => {
     const before = disk(root);
     const stale = await post("/api/undo", { session: SA, plan });
     expect([stale.status, stale.json.error.code]).toEqual([409, "E_PLAN_CHANGED"]);
+    // In the page's own words: its button, not the command line's --dry-run.
+    expect(stale.json.error.hint).toBe("preview it again (Preview again), check it, and apply it");
     for (const [body, message] of [
       [{ session: SA }, /plan: the digest/],
       [{ session: SA, plan: "xyz" }, /plan: the digest/],
@@ -246,6 +248,7 @@ describe("unwind ui: the API is the library's", () => {
       const r = await post("/api/undo", body);
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.json.error.message).toMatch(message);
+      expect(JSON.stringify(r.json.error), JSON.stringify(body)).not.toMatch(/(^|[\s("])--[a-z]/);
     }
     const notJson = await request(ui.port, { method: "POST", path: "/api/undo", body: "{", headers: { ...auth(), "content-type": "application/json" } });
     expect([notJson.status, notJson.json.error.message]).toEqual([400, "the request body is not JSON"]);

@@ -5,7 +5,7 @@
  * unwind installed by `unwind init` as a user would. Then unwind must list the
  * session under the right harness, give each call exactly the paths it
  * changed, log no capture error, undo the session back to the committed tree
- * and redo the work. `npm run test:real`; README "Testing with the real clients".
+ * and redo the work. `npm run test:real`; docs/development.md, "Testing with the real clients".
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -1,7 +1,7 @@
 import { adopt, carriesRun, type Identity, type Ownership } from "../../domain/owned-procs.js";
 import { hasExited, type ProcStat } from "../../domain/proc-stat.js";
 import type { EndOutcome, ProcessRecord } from "../../store/capsules.js";
-import { hasProcTable, procEnviron, procStat, procTable, signal } from "../../sys/procs.js";
+import { hasProcTable, procCmdline, procEnviron, procStat, procTable, signal } from "../../sys/procs.js";
 
 /**
  * How often the process table is read while a command runs: every 50 ms,
@@ -121,9 +121,14 @@ export class ProcessWatch {
     return [...this.owned.values()].find((r) => r.how === "child")!;
   }
 
+  /** Stops watching; each owned process still running gets what it runs now (`cmd`), read from itself. */
   stop(): ProcessRecord[] {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    for (const r of this.owned.values()) {
+      const cmd = r.start === null ? null : commandLine(r.pid, r.start);
+      if (cmd) r.cmd = cmd;
+    }
     return [...this.owned.values()].sort((a, b) => a.seenAfterMs - b.seenAfterMs || a.pid - b.pid);
   }
 
@@ -142,6 +147,18 @@ function running(pid: number, start: string): "yes" | "gone" | "reused" {
   const st = procStat(pid);
   if (!st || hasExited(st)) return "gone";
   return st.start === start ? "yes" : "reused";
+}
+
+/**
+ * What the process named by pid and start time runs now, from its own
+ * /proc/<pid>/cmdline; null when that process is gone or has exited. Its
+ * identity is checked on both sides of the read: a pid reused in between
+ * would name another process's command.
+ */
+export function commandLine(pid: number, start: string): string[] | null {
+  if (running(pid, start) !== "yes") return null;
+  const cmd = procCmdline(pid);
+  return cmd && running(pid, start) === "yes" ? cmd : null;
 }
 
 export interface Ended {

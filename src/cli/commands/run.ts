@@ -89,10 +89,20 @@ function renderShow(r: RunShow): string {
       )
     : "no changes";
   const procs = r.processes.length
-    ? table([
-        ["PID", "START", "HOW", "COMMAND", "WHEN THE RUN ENDED"],
-        ...r.processes.map((p) => [String(p.pid), p.start ?? "?", p.how, p.comm || "-", p.end ?? (p.how === "child" ? "exited" : c.keepProcesses ? "kept (--keep-processes)" : "-")]),
-      ])
+    ? table(
+        [
+          ["PID", "START", "HOW", "COMMAND", "WHEN THE RUN ENDED"],
+          ...r.processes.map((p) => [
+            String(p.pid),
+            p.start ?? "?",
+            p.how,
+            processName(p.how === "child" && !p.cmd ? { ...p, cmd: c.argv } : p),
+            p.end ?? (p.how === "child" ? "exited" : c.keepProcesses ? "kept (--keep-processes)" : "-"),
+          ]),
+        ],
+        [],
+        { fit: [3] },
+      )
     : "none recorded";
   const results = r.results.length
     ? r.results
@@ -129,11 +139,16 @@ export async function cleanup(globals: Globals, id: string, opts: { grace?: stri
 }
 
 function renderCleanup(r: CleanupReport): string {
-  const rows = r.processes.map((p) => [String(p.pid), p.start ?? "?", p.comm || "-", r.dryRun && p.outcome === "still-running" ? "still-running (would be signalled)" : p.outcome]);
-  const body = rows.length ? table([["PID", "START", "COMMAND", "OUTCOME"], ...rows]) : "no processes recorded";
+  const rows = r.processes.map((p) => [String(p.pid), p.start ?? "?", processName(p), r.dryRun && p.outcome === "still-running" ? "still-running (would be signalled)" : p.outcome]);
+  const body = rows.length ? table([["PID", "START", "COMMAND", "OUTCOME"], ...rows], [], { fit: [2] }) : "no processes recorded";
   const summary =
     r.remaining > 0
       ? `${r.remaining} process(es) may still be running${r.dryRun ? "; dry run: nothing was signalled" : ""}`
       : `none of run ${r.run}'s processes remain${r.dryRun ? "; dry run: nothing was signalled" : ""}`;
   return `${body}\n${summary}`;
+}
+
+/** A process as a person knows it: what it runs (its argv, read from itself), else its name as first seen. */
+function processName(p: { comm: string; cmd?: string[] | null | undefined }): string {
+  return p.cmd?.length ? p.cmd.join(" ") : p.comm || "-";
 }
