@@ -20,6 +20,7 @@ export type ErrorCode =
   | "E_SCOPE_OTHER_WORKTREE"
   | "E_STORE_DAMAGED"
   | "E_STORE_UNSAFE"
+  | "E_STORE_NEWER"
   | "E_LOCKED"
   | "E_PLAN_CHANGED"
   | "E_NOT_BUILT"
@@ -39,6 +40,8 @@ const exitFor: Record<ErrorCode, ExitCode> = {
   E_STORE_DAMAGED: Exit.damaged,
   // SPEC section 2: a store that is a symlink, another user's, or writable by others is not used; like a damaged one, it needs a person.
   E_STORE_UNSAFE: Exit.damaged,
+  // A store a newer unwind wrote: reading it by this format's rules could misread it, so nothing is read; like a damaged one, this unwind cannot use it.
+  E_STORE_NEWER: Exit.damaged,
   E_LOCKED: Exit.partial,
   E_PLAN_CHANGED: Exit.scope,
   E_NOT_BUILT: Exit.usage,

@@ -11,6 +11,7 @@ import { existsSync, fstatSync, readSync, realpathSync, statSync } from "node:fs
 import { parseHookEvent } from "../capture/harness/index.js";
 import { captureEvent } from "../capture/capture.js";
 import { locate, type Located } from "../repo/locate.js";
+import { StoreFormatError } from "../repo/store-guard.js";
 import { logError } from "../store/error-log.js";
 import { checkName } from "../domain/paths.js";
 import { hasOpenCalls } from "../store/open-calls.js";
@@ -128,7 +129,9 @@ export async function runHook(args: string[]): Promise<number> {
     const labels = { ...(task && !badTask ? { task } : {}), ...(run && !checkName(run) && !run.includes("/") ? { run } : {}) };
     await captureEvent(loc, ev, labels, budgetMs());
   } catch (e) {
-    const where = loc?.store ?? (await safeStore(harness, process.cwd()));
+    // A store of a newer format is refused before anything is read, but its error log is kept
+    // append-only JSON lines in every format (docs/format.md), so the refusal is said there.
+    const where = e instanceof StoreFormatError ? e.store : (loc?.store ?? (await safeStore(harness, process.cwd())));
     if (where) {
       const timeout = e instanceof Error && /timed out|locked/.test(e.message);
       logError(where, { kind: timeout ? "capture-timeout" : "capture-failed", harness, message: e instanceof Error ? e.message : String(e) });

@@ -8,6 +8,7 @@ import { UnwindError } from "../domain/errors.js";
 import { STORE_FORMAT } from "../domain/version.js";
 import { envStore, findPlace, PRIVATE_STORE_NAME, privateRootOf, STORE_DIR_NAME } from "./discover.js";
 import { guardStore } from "./store-guard.js";
+import { writeFileAtomic } from "../sys/atomic.js";
 import { git, GitError, type GitOptions, type GitResult } from "../git/git.js";
 
 /**
@@ -170,7 +171,13 @@ export async function ensureStore(ctx: Context): Promise<void> {
   mkdirPrivate(storePath(ctx.store, "index"));
   mkdirPrivate(storePath(ctx.store, "receipts"));
   const version = storePath(ctx.store, "VERSION");
-  if (!existsSync(version)) writeFileSync(version, `${STORE_FORMAT}\n`);
+  // Atomic: a crash must leave no VERSION rather than a torn one.
+  if (!existsSync(version))
+    writeFileAtomic(
+      version,
+      `${STORE_FORMAT}
+`,
+    );
   if (ctx.mode === "private" && !existsSync(join(ctx.gitDir, "HEAD"))) {
     // --shared=0600: what git itself makes in it (objects, refs) is private too, whatever the umask.
     await git(["init", "--bare", "--quiet", "--shared=0600", ctx.gitDir], { cwd: ctx.root });

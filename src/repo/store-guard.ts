@@ -1,6 +1,8 @@
-import { chmodSync, lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
+import { storePath } from "../domain/store-layout.js";
+import { chmodSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { UnwindError } from "../domain/errors.js";
+import { STORE_FORMAT } from "../domain/version.js";
 
 /** Group and other may neither read, write nor enter a directory of the store. */
 const OPEN_TO_OTHERS = 0o077;
@@ -38,6 +40,41 @@ export function guardStore(store: string): void {
     throw refuse(`can be written by other users (mode ${octal(st)})`, `if no one else could have written there, make it private (chmod -R go-rwx ${store}); else move it aside`);
   }
   if ((st.mode & OPEN_TO_OTHERS) !== 0) makePrivate(store, st);
+  checkFormat(store);
+}
+
+/** A store this unwind must not read: its format is newer, or its VERSION says nothing readable. The hook logs it there. */
+export class StoreFormatError extends UnwindError {
+  readonly store: string;
+  constructor(store: string, code: "E_STORE_NEWER" | "E_STORE_DAMAGED", message: string, hint?: string) {
+    super(code, message, hint === undefined ? {} : { hint });
+    this.store = store;
+  }
+}
+
+/**
+ * Refuses a store whose VERSION names a format newer than this unwind's:
+ * read by today's rules, a later format's records could be misread, and
+ * an undo planned from a misread record writes the wrong bytes. One read of
+ * a tiny file, by every command and hook. A store without VERSION, or with
+ * an empty one, is format 1: hooks append to a store before any command
+ * has written VERSION, and only this version's own non-atomic write (before
+ * VERSION was written atomically) could leave it empty.
+ */
+export function checkFormat(store: string): void {
+  let text: string;
+  try {
+    text = readFileSync(storePath(store, "VERSION"), "utf8").trim();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return;
+    throw e;
+  }
+  if (text === "" || text === String(STORE_FORMAT)) return;
+  if (/^[1-9][0-9]{0,8}$/.test(text) && Number(text) > STORE_FORMAT) {
+    throw new StoreFormatError(store, "E_STORE_NEWER", `the store is format ${text}, newer than this unwind reads (${STORE_FORMAT}): upgrade unwind`);
+  }
+  throw new StoreFormatError(store, "E_STORE_DAMAGED", `the store's VERSION reads '${text.slice(0, 20)}', not a format unwind knows`, "run unwind verify");
 }
 
 /**
