@@ -540,8 +540,8 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
       .action(function (shell) {
         run(g(this), async () => (await import("./commands/help.js")).completion(program, shell));
       }),
-    'eval "$(unwind completion bash)"   (in ~/.bashrc; zsh: in ~/.zshrc after compinit)',
     "unwind completion fish > ~/.config/fish/completions/unwind.fish",
+    'eval "$(unwind completion bash)"   (in ~/.bashrc; zsh: in ~/.zshrc after compinit)',
   );
 
   return program;
