@@ -425,3 +425,11 @@ function addFlatRecorder(file: string, dir: string, all: string): void {
 export function tail(text: string, lines: number): string {
   return text.trimEnd().split("\n").slice(-lines).join("\n");
 }
+
+/** A call as `unwind log --json` lists it. */
+export interface LogCall {
+  call: string;
+  session: string;
+  tool: string;
+  paths: string[];
+}

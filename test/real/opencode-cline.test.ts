@@ -13,7 +13,7 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { git, gitStatus, makeRepo, tempDir, treeState, unwind } from "../helpers.js";
-import { netnsProblem, type RunResult, type Script } from "./clients.js";
+import { netnsProblem, type RunResult, type Script, type LogCall } from "./clients.js";
 import { addOtherRecorder, installOther, type OtherClient, otherVersion, quietOpencodeFolder, runOther } from "./opencode-cline.js";
 
 const FILES = { "a.txt": "alpha\n", "doomed.txt": "doomed\n", "README.md": "a repository for the real clients\n" };
@@ -78,13 +78,6 @@ function changed(repo: string, session: string, call: string): string[] {
   const r = unwind(repo, ["changes", "--session", session, "--call", call, "--json"]);
   expect(r.code, r.stderr).toBe(0);
   return (r.json.entries as Array<{ path: string }>).map((e) => e.path).sort();
-}
-
-interface LogCall {
-  call: string;
-  session: string;
-  tool: string;
-  paths: string[];
 }
 
 interface Outcome {

@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { git, gitStatus, makeRepo, tempDir, treeState, unwind } from "../helpers.js";
-import { addRecorder, clientVersion, installClient, netnsProblem, type Payload, type RunResult, runClient, type Script } from "./clients.js";
+import { addRecorder, clientVersion, installClient, netnsProblem, type Payload, type RunResult, runClient, type Script, type LogCall } from "./clients.js";
 
 type Name = "qwen" | "copilot";
 
@@ -64,13 +64,6 @@ function scenario(name: Name, repo: string): Scenario {
     calls: ["bash doomed.txt made.txt", "bash failed.txt", "create new.txt", "edit a.txt"],
     read: "view",
   };
-}
-
-interface LogCall {
-  call: string;
-  session: string;
-  tool: string;
-  paths: string[];
 }
 
 interface Outcome {

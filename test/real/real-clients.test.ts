@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { git, gitStatus, makeRepo, read, tempDir, treeState, unwind } from "../helpers.js";
-import { addRecorder, type ClientName, clientVersion, installClient, netnsProblem, PROBE_MATCHER, type Payload, type RunResult, runClient, type Script } from "./clients.js";
+import { addRecorder, type ClientName, clientVersion, installClient, netnsProblem, PROBE_MATCHER, type Payload, type RunResult, runClient, type Script, type LogCall } from "./clients.js";
 
 /** The committed tree every client starts from. */
 const FILES = {
@@ -123,13 +123,6 @@ function scenario(name: ClientName, repo: string): Scenario {
     ],
     changes: { ...BASE_CHANGES, "log.txt": "added" },
   };
-}
-
-interface LogCall {
-  call: string;
-  session: string;
-  tool: string;
-  paths: string[];
 }
 
 interface Outcome {
