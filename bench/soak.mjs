@@ -27,20 +27,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpath
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { prng, UNWIND } from "./lib.mjs";
 
-const BIN = resolve(dirname(fileURLToPath(import.meta.url)), "..", "bin", "unwind");
+const BIN = UNWIND;
 
-/** mulberry32: small, seedable, the same on every machine. */
+/** The bench's seeded PRNG, with the two draws the soak makes: an index below n, and an element. */
 function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n) => Math.floor(next() * n), pick: (xs) => xs[Math.floor(next() * xs.length)] };
+  const next = prng(seed);
+  return { next, int: (n) => next.int(0, n - 1), pick: (xs) => xs[next.int(0, xs.length - 1)] };
 }
 
 const sha = (s) => (s === null ? null : createHash("sha256").update(s).digest("hex"));

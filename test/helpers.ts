@@ -240,3 +240,13 @@ export function startOf(pid: number): string | null {
     return null;
   }
 }
+
+/** Whether a process of this pid exists (EPERM: it does, another user's). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dirFingerprint, makeRepo, read, unwind, write } from "../helpers.js";
+import { dirFingerprint, makeRepo, read, unwind, write, alive } from "../helpers.js";
 import { claudePayload, hook } from "../journal-helpers.js";
 
 /*
@@ -22,15 +22,6 @@ const LOCK = `${TOP}.lock`;
 const ROOT = join(TOP, "repo");
 const A = "claude:aaaaaaaa-1111-4111-8111-000000000001";
 const B = "claude:bbbbbbbb-2222-4222-8222-000000000002";
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** mkdir is atomic: whoever made the lock directory holds it; one left by a dead process is taken over. */
 async function lock(): Promise<void> {
