@@ -1,7 +1,7 @@
 import { storePath } from "../domain/store-layout.js";
 import { existsSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../sys/atomic.js";
+import { isTempName, writeFileAtomic } from "../sys/atomic.js";
 import { itemLines, type ReceiptItem, type ReceiptKind } from "../store/receipts.js";
 import type { StartedBy, Scope } from "../domain/types.js";
 import { mkdirPrivate } from "../sys/files.js";
@@ -41,6 +41,39 @@ export function clearIntent(store: string, id: string): void {
     unlinkSync(join(pendingDir(store), `${id}.json`));
   } catch {
     /* already cleared */
+  }
+}
+
+/** Whether anything is in the pending folder: an intent, or the temp file of one whose writing a crash cut short. */
+export function anythingPending(store: string): boolean {
+  try {
+    return readdirSync(pendingDir(store)).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes the temp files of intents whose writing a crash cut short: such an
+ * apply had not touched the work tree (the intent is renamed into place
+ * before the first path), so there is nothing to finish. The caller holds
+ * the store lock, which every intent is written under: no live writer's
+ * temp file is taken.
+ */
+export function clearTornIntents(store: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(pendingDir(store));
+  } catch {
+    return;
+  }
+  for (const f of names) {
+    if (!isTempName(f)) continue;
+    try {
+      unlinkSync(join(pendingDir(store), f));
+    } catch {
+      /* already gone */
+    }
   }
 }
 

@@ -5,7 +5,7 @@ import { ContentReader } from "../store/content.js";
 import { matches } from "../domain/states.js";
 import { acts } from "../domain/actions.js";
 import { finish, performAll } from "./apply.js";
-import { clearIntent, pendingIntents } from "./intent.js";
+import { clearIntent, clearTornIntents, pendingIntents } from "./intent.js";
 import { ancestorsOf, removeTemp } from "./perform.js";
 import { BoundDirs } from "../sys/bound-dir.js";
 
@@ -19,6 +19,7 @@ import { BoundDirs } from "../sys/bound-dir.js";
  * before-content is in the CAS, and the receipt written here can be redone.
  */
 export async function recoverPending(ctx: Context): Promise<Receipt[]> {
+  clearTornIntents(ctx.store);
   const intents = pendingIntents(ctx.store);
   if (intents.length === 0) return [];
   const reader = new ContentReader(ctx, Cas.in(ctx.store));

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { pendingIntents } from "../apply/intent.js";
+import { anythingPending } from "../apply/intent.js";
 import { startSnapshot, type SnapshotStart } from "../capture/snapshot.js";
 import { checkName } from "../domain/paths.js";
 import { usualContext } from "../repo/context.js";
@@ -21,7 +21,7 @@ export function startEarly(argv: readonly string[]): SnapshotStart | null {
   if (argv.some((a) => a === "--root" || a.startsWith("--root=") || a === "-h" || a === "--help")) return null;
   try {
     const ctx = usualContext(process.cwd());
-    if (!ctx || !existsSync(ctx.store) || pendingIntents(ctx.store).length > 0) return null;
+    if (!ctx || !existsSync(ctx.store) || anythingPending(ctx.store)) return null;
     return startSnapshot(ctx);
   } catch {
     return null; // nothing was started: the normal path runs it and reports what failed

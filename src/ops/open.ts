@@ -1,4 +1,4 @@
-import { pendingIntents } from "../apply/intent.js";
+import { anythingPending } from "../apply/intent.js";
 import { recoverPending } from "../apply/recover.js";
 import { settleSnapshot, type SnapshotLabels, type SnapshotStart } from "../capture/snapshot.js";
 import type { IdRef } from "../domain/ids.js";
@@ -47,9 +47,9 @@ export interface OpenOptions {
  */
 export async function open(opts: OpenOptions = {}) {
   const ctx = await resolveContext(opts.root, opts.cwd);
-  // Only an actual intent takes the lock: a dry run must not create even a lock file.
+  // Only something pending takes the lock: a dry run must not create even a lock file.
   let recovered: Receipt[] = [];
-  if (pendingIntents(ctx.store).length > 0) {
+  if (anythingPending(ctx.store)) {
     if (opts.holding) await settleSnapshot(opts.holding);
     recovered = await withLock(ctx.store, "recover", () => recoverPending(ctx));
   }

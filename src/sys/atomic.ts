@@ -35,6 +35,11 @@ export function tempNameFor(path: string, tag?: string): string {
   return join(dirname(path), `.${basename(path)}.unwind-${tag ?? `${tempPrefix}-${(tempCount++).toString(36)}`}.tmp`);
 }
 
+/** Whether a file name is one `tempNameFor` makes. */
+export function isTempName(name: string): boolean {
+  return name.startsWith(".") && /\.unwind-[^/]*\.tmp$/.test(name);
+}
+
 /** The process's umask, read once (null where it cannot be read, as in a worker thread). */
 let umaskCache: number | null | undefined;
 export function umask(): number | null {

@@ -70,7 +70,8 @@ function restoreKilledAt(root: string, id: string, delay: number | null): Promis
       try {
         names = readdirSync(pending);
       } catch {}
-      if (names.length === 0) return;
+      // The intent is on disk once its `.json` is: before that rename, only its temp file is (a kill there leaves the tree wholly old).
+      if (!names.some((n) => n.endsWith(".json"))) return;
       intentAt = performance.now();
       if (delay !== null) setTimeout(() => child.kill("SIGKILL"), delay);
     }, 1);

@@ -1,7 +1,10 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { makeRepo, read, snapshotId, treeState, unwind, write } from "../helpers.js";
+import { BIN, makeRepo, read, snapshotId, tempDir, treeState, unwind, write } from "../helpers.js";
+
+const HAS_STRACE = spawnSync("strace", ["-V"], { stdio: "ignore" }).status === 0;
 
 /** A repo with a snapshot and three kinds of change after it: modify, add (in a new dir), delete. */
 function setup() {
@@ -76,6 +79,36 @@ describe("a crash at any step of apply is recovered by the next command, nothing
     expect(read(root, "c.txt")).toBe("c1\n");
     expect(existsSync(join(root, "new"))).toBe(false);
     expect(next.json.receipts[0].counts).toMatchObject({ restore: 1, delete: 1, conflict: 1 });
+  });
+
+  // A real kill (strace) at the rename that puts the intent in place: the crash CI once met, when a loaded machine
+  // took long to fsync the intent. Its temp file is all that is left, and the work tree was never touched.
+  it.skipIf(!HAS_STRACE)("a kill while the intent itself is written: the tree is untouched, and the next command removes the torn intent", () => {
+    const { root, id, changed } = setup();
+    const pendingDir = join(root, ".git", "unwind", "pending");
+    // Which of the main thread's renames puts the intent in place, from a clean traced dry run of the same restore.
+    const probe = setup();
+    const trace = join(tempDir("unwind-trace-"), "trace");
+    const traced = spawnSync("strace", ["-qq", "-o", trace, "-e", "trace=rename", process.execPath, BIN, "restore", probe.id, "--json"], { cwd: probe.root });
+    expect(traced.status).toBe(0);
+    const renames = readFileSync(trace, "utf8").split("\n").filter((l) => l.startsWith("rename("));
+    const k = renames.findIndex((l) => /\/pending\/[^"]*\.json"\)/.test(l.split(", ").pop()!)) + 1;
+    expect(k).toBeGreaterThan(0);
+
+    const killed = spawnSync("strace", ["-qq", "-o", "/dev/null", "-e", "trace=rename", "-e", `inject=rename:signal=SIGKILL:when=${k}`, process.execPath, BIN, "restore", id], { cwd: root });
+    expect(killed.status).not.toBe(0);
+    // The control: the kill did land inside the intent's writing, leaving its temp file and no intent.
+    const left = readdirSync(pendingDir);
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatch(/^\..*\.json\.unwind-.*\.tmp$/);
+    expect(treeState(root)).toEqual(changed);
+
+    const next = unwind(root, ["receipts", "--json"]);
+    expect(next.code).toBe(0);
+    expect(next.json.receipts).toEqual([]);
+    expect(readdirSync(pendingDir)).toEqual([]);
+    expect(treeState(root)).toEqual(changed);
+    expect(unwind(root, ["verify"]).code).toBe(0);
   });
 
   it("negative control: without a crash no intent is left and the receipt is not marked recovered", () => {
