@@ -91,7 +91,9 @@ describe("a crash at any step of apply is recovered by the next command, nothing
     const trace = join(tempDir("unwind-trace-"), "trace");
     const traced = spawnSync("strace", ["-qq", "-o", trace, "-e", "trace=rename", process.execPath, BIN, "restore", probe.id, "--json"], { cwd: probe.root });
     expect(traced.status).toBe(0);
-    const renames = readFileSync(trace, "utf8").split("\n").filter((l) => l.startsWith("rename("));
+    const renames = readFileSync(trace, "utf8")
+      .split("\n")
+      .filter((l) => l.startsWith("rename("));
     const k = renames.findIndex((l) => /\/pending\/[^"]*\.json"\)/.test(l.split(", ").pop()!)) + 1;
     expect(k).toBeGreaterThan(0);
 

@@ -39,14 +39,15 @@ import { claudePayload, hook } from "../journal-helpers.js";
 const POOL = ["f0", "f1", "f2", "f3", "sub/f4", "sub/f5"];
 const FIXED: Record<string, string> = { "keep.txt": "nobody touches this\n", "sub/README": "fixed\n" };
 /**
- * Seeds 1-16, plus the seeds a wider sweep (1-200) found breaking the
+ * Seeds 1-10 (16 cost the suite's time budget 40 s more and found nothing
+ * the ten do not), plus the seeds a wider sweep (1-200) found breaking the
  * property, kept so the failures stay visible until fixed:
  * 24, 62 and 157 (safety: a deleted path someone re-created and deleted
  * again since is resurrected by the undo) and 28 (usefulness: a file another
  * session's Write created inside T's shell call, then deleted by T's shell
  * command, is not in T's change set at all).
  */
-const SEEDS = [...Array.from({ length: 16 }, (_, i) => i + 1), 24, 28, 62, 157];
+const SEEDS = [...Array.from({ length: 10 }, (_, i) => i + 1), 24, 28, 62, 157];
 const OPS = 8;
 
 type Agent = "A" | "B";
