@@ -108,6 +108,8 @@ export interface Step {
 export interface Script {
   steps: Step[];
   final: string;
+  /** Claude Code's subagents: a conversation whose first user message holds the key is served this script instead (fake-model-server.mjs). */
+  agents?: Record<string, { steps: Step[]; final: string }>;
 }
 
 export interface Payload {
