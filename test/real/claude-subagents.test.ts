@@ -79,13 +79,13 @@ const BACKGROUND: Case = {
   script: (repo) => ({
     steps: [
       { tool: "Agent", input: { description: "write two files", prompt: "SUBAGENT-BG: make sub-shell.txt once parent.txt is there, then write sub.txt.", subagent_type: "scribe" } },
-      // The parent goes on while its subagent runs: this write lands inside the subagent's shell command.
-      { tool: "Write", input: { file_path: join(repo, "parent.txt"), content: "from the parent\n" } },
+      // The parent goes on while its subagent runs: held back a little, this write lands inside the subagent's shell command.
+      { tool: "Write", input: { file_path: join(repo, "parent.txt"), content: "from the parent\n" }, delayMs: 1500 },
     ],
     agents: {
       "SUBAGENT-BG": {
         steps: [
-          // Waits (10 s at most) for the parent's write, so the two calls' windows overlap for sure.
+          // Waits (10 s at most) for the parent's write: the two calls' windows overlap.
           {
             tool: "Bash",
             input: { command: "for i in $(seq 100); do [ -e parent.txt ] && break; sleep 0.1; done; echo shell > sub-shell.txt", description: "the subagent's shell, waiting for the parent" },
@@ -181,6 +181,9 @@ for (const c of [FOREGROUND, BACKGROUND]) {
       }
       // A subagent left in the background is launched at once: the Agent call's response names it by the same id.
       if (c.background) {
+        const at = (call: string, event: string) => o.run.all.findIndex((p) => p.payload.tool_use_id === call && p.payload.hook_event_name === event);
+        expect(at(id(0, c.marker), "PreToolUse"), "the subagent's shell command began before the parent's write ended").toBeLessThan(at(id(1), "PostToolUse"));
+        expect(at(id(1), "PostToolUse"), "the parent's write ended before the subagent's shell command").toBeLessThan(at(id(0, c.marker), "PostToolUse"));
         const post = o.run.all.find((p) => p.payload.tool_use_id === id(0) && p.payload.hook_event_name === "PostToolUse")!.payload;
         expect(post.tool_response).toMatchObject({ isAsync: true, status: "async_launched", agentId });
       }

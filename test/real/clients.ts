@@ -103,6 +103,8 @@ export function netnsProblem(): string | null {
 export interface Step {
   tool: string;
   input: unknown;
+  /** Claude only: the fake server answers with this step that many milliseconds late. */
+  delayMs?: number;
 }
 
 export interface Script {

@@ -16,7 +16,9 @@
 // Subagents (Anthropic only): `agents: { "<marker>": { steps, final } }`. A
 // conversation whose first user message holds the marker (the prompt the
 // parent's Agent call handed its subagent) is served that script instead, with
-// its own count of tool results; every other conversation gets `steps`.
+// its own count of tool results; every other conversation gets `steps`. A
+// step's `delayMs` holds its answer back that long (the parent's next call
+// then lands while its subagent's is under way).
 import { createServer } from "node:http";
 
 /** Every request, in order: what the client asked and what it got. */
@@ -123,6 +125,7 @@ function anthropic(req, res, body, top, log) {
   });
   events.push(["message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 10 } }]);
   events.push(["message_stop", { type: "message_stop" }]);
+  if (step?.delayMs > 0) return void setTimeout(() => sse(res, events), step.delayMs);
   return sse(res, events);
 }
 
