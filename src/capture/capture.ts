@@ -203,17 +203,23 @@ interface RecordAs {
   tool?: string;
   phase?: "pre" | "post";
   closedBy?: "next-event" | "background" | "read";
+  /** With `call`: that call's subagent (OpenCall.agent). */
+  agent?: string | undefined;
+  agentType?: string | undefined;
 }
 
 export function base(ev: CaptureEvent, at: string, labels: CaptureLabels, as: RecordAs = {}, root?: string) {
+  // A record closing another call names that call's subagent, not the event's: a parent and its
+  // subagents share one session, and each one's event closes what the others left open.
+  const who = as.call !== undefined ? as : ev;
   return {
     v: 1 as const,
     at,
     ...(root ? { root } : {}),
     session: ev.session,
     harness: ev.harness,
-    ...(ev.agent ? { agent: ev.agent } : {}),
-    ...(ev.agentType ? { agentType: ev.agentType } : {}),
+    ...(who.agent ? { agent: who.agent } : {}),
+    ...(who.agentType ? { agentType: who.agentType } : {}),
     ...(labels.task ? { task: labels.task } : {}),
     ...(labels.run ? { run: labels.run } : {}),
     tool: as.tool ?? ev.tool,
@@ -256,7 +262,7 @@ export async function captureEvent(loc: Located, event: CaptureEvent, labels: Ca
       snap = { id: s.id, tree: s.tree, at: s.at };
     }
     for (const o of closing) {
-      const as: RecordAs = { call: o.call, tool: o.tool, phase: "post", closedBy: o.background ? "background" : "next-event" };
+      const as: RecordAs = { call: o.call, tool: o.tool, phase: "post", closedBy: o.background ? "background" : "next-event", agent: o.agent, agentType: o.agentType };
       if (o.kind === "tree") records.push({ ...base(ev, snap!.at, labels, as, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree });
       else records.push(...closingCaptures(loc, ev, o.paths ?? [], labels, as));
     }
@@ -273,18 +279,23 @@ export async function captureEvent(loc: Located, event: CaptureEvent, labels: Ca
     } else if (ev.phase === "pre") {
       const paths = own.flatMap((r) => (r.kind === "file" ? [r.path as string] : []));
       // A file call none of whose paths could be captured has nothing to close.
-      const keyed = key === undefined ? {} : { key };
+      const keyed = { ...(key === undefined ? {} : { key }), ...agentOf(ev) };
       if (ev.target.kind === "tree") next.push({ call: ev.call, tool: ev.tool, kind: "tree", ...keyed });
       else if (paths.length > 0) next.push({ call: ev.call, tool: ev.tool, kind: "files", paths, ...keyed });
     } else if (ev.background) {
       // Its post came, but it runs on: the session's next call closes its window.
-      next.push({ call: ev.call, tool: ev.tool, kind: "tree", background: true });
+      next.push({ call: ev.call, tool: ev.tool, kind: "tree", background: true, ...agentOf(ev) });
     }
     if (next.length > 0 || open.length > 0) writeOpenCalls(loc.store, ev.session, next);
     return records;
   } finally {
     release();
   }
+}
+
+/** The subagent fields of an event, as an open call keeps them. */
+function agentOf(ev: CaptureEvent): { agent?: string; agentType?: string } {
+  return { ...(ev.agent ? { agent: ev.agent } : {}), ...(ev.agentType ? { agentType: ev.agentType } : {}) };
 }
 
 /**
@@ -315,6 +326,9 @@ export interface StaleCall {
   kind: "tree" | "file";
   paths: string[];
   task?: string;
+  /** Its subagent, as its records name it. */
+  agent?: string;
+  agentType?: string;
   background: boolean;
 }
 
@@ -347,7 +361,17 @@ export async function closeStaleCalls(ctx: Context, candidates: readonly StaleCa
     const snap = stale.some((c) => c.kind === "tree") ? await takeSnapshot(ctx, { label: "closing open calls" }) : null;
     const records: JournalRecord[] = [];
     for (const c of stale) {
-      const ev: CaptureEvent = { harness: c.harness, session: c.session, phase: "post", tool: c.tool, call: c.call, cwd: ctx.root, target: { kind: "tree" } };
+      const ev: CaptureEvent = {
+        harness: c.harness,
+        session: c.session,
+        phase: "post",
+        tool: c.tool,
+        call: c.call,
+        cwd: ctx.root,
+        target: { kind: "tree" },
+        ...(c.agent ? { agent: c.agent } : {}),
+        ...(c.agentType ? { agentType: c.agentType } : {}),
+      };
       const labels = c.task ? { task: c.task } : {};
       const as: RecordAs = { closedBy: c.background ? "background" : "read" };
       const mine = c.kind === "tree" ? [{ ...base(ev, snap!.at, labels, as, ctx.root), kind: "tree" as const, snapshot: snap!.id, tree: snap!.tree }] : closingCaptures(loc, ev, c.paths, labels, as);

@@ -72,6 +72,13 @@ export interface CallSummary {
   at: string;
   capture: "file" | "tree";
   paths: string[];
+  /**
+   * The subagent that made the call, where the harness names one (Claude
+   * Code's `agent_id`, `agent_type`: docs/clients.md): its calls belong to the
+   * session that started it. Absent on the main agent's calls.
+   */
+  agent?: string;
+  agentType?: string;
   /** Only on a fetched session's call: the origin it was pushed from. */
   origin?: string;
 }
@@ -98,7 +105,7 @@ export async function log(ctx: Context, opts: ListOptions & { session?: string |
   for (const r of mine) {
     const key = `${r.session}\0${r.call}`;
     let c = calls.get(key);
-    if (!c) calls.set(key, (c = { call: r.call, session: r.session, tool: r.tool, at: r.at, capture: r.kind, paths: [] }));
+    if (!c) calls.set(key, (c = { call: r.call, session: r.session, tool: r.tool, at: r.at, capture: r.kind, paths: [], ...agentOf(r) }));
     if (r.kind === "file" && r.phase === "post" && !c.paths.includes(r.path)) c.paths.push(r.path);
   }
   const newest = [...calls.values(), ...fetched.calls].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
@@ -110,6 +117,11 @@ export async function log(ctx: Context, opts: ListOptions & { session?: string |
     if (c) c.paths = sortByPath(paths.map((path) => ({ path }))).map((p) => p.path);
   }
   return { calls: items.map(shorts), total };
+}
+
+/** The subagent a call's first record names (its own pre: a record written to close it comes later). */
+function agentOf(r: JournalRecord): { agent?: string; agentType?: string } {
+  return { ...(r.agent ? { agent: r.agent } : {}), ...(r.agentType ? { agentType: r.agentType } : {}) };
 }
 
 /**

@@ -22,6 +22,9 @@ export interface OpenCall {
   background?: true;
   /** The content key its post will carry, for a harness that sends no tool-use id (CaptureEvent.pairing). */
   key?: string;
+  /** The subagent that made it (CaptureEvent.agent): a record closing it is labelled with that, not with the closing event's. */
+  agent?: string;
+  agentType?: string;
 }
 
 const openFile = (store: string, session: string) => sessionFile(store, session).replace(/\.jsonl$/, ".open");
@@ -55,6 +58,7 @@ function wellFormed(o: unknown): o is OpenCall {
   const c = o as Record<string, unknown>;
   if (typeof c.call !== "string" || typeof c.tool !== "string") return false;
   if (c.key !== undefined && typeof c.key !== "string") return false;
+  if ((c.agent !== undefined && typeof c.agent !== "string") || (c.agentType !== undefined && typeof c.agentType !== "string")) return false;
   if (c.kind === "tree") return true;
   return c.kind === "files" && Array.isArray(c.paths) && c.paths.every((p) => typeof p === "string");
 }

@@ -103,11 +103,15 @@ export function netnsProblem(): string | null {
 export interface Step {
   tool: string;
   input: unknown;
+  /** Claude only: the fake server answers with this step that many milliseconds late. */
+  delayMs?: number;
 }
 
 export interface Script {
   steps: Step[];
   final: string;
+  /** Claude Code's subagents: a conversation whose first user message holds the key is served this script instead (fake-model-server.mjs). */
+  agents?: Record<string, { steps: Step[]; final: string }>;
 }
 
 export interface Payload {

@@ -12,6 +12,13 @@
 // A script: { steps: [{ tool: "<name>", input: {...} }, ...], final: "text" }.
 // For a Codex custom tool (apply_patch as a freeform tool) `input` is the raw
 // text; for a function tool it is the arguments object.
+//
+// Subagents (Anthropic only): `agents: { "<marker>": { steps, final } }`. A
+// conversation whose first user message holds the marker (the prompt the
+// parent's Agent call handed its subagent) is served that script instead, with
+// its own count of tool results; every other conversation gets `steps`. A
+// step's `delayMs` holds its answer back that long (the parent's next call
+// then lands while its subagent's is under way).
 import { createServer } from "node:http";
 
 /** Every request, in order: what the client asked and what it got. */
@@ -52,7 +59,22 @@ function anthropicDone(body) {
   return n;
 }
 
-function anthropic(req, res, body, script, log) {
+/** The text of a conversation's first user message (a string, or its text blocks joined). */
+function anthropicFirstUser(body) {
+  const first = (body.messages ?? []).find((m) => m?.role === "user");
+  if (first === undefined) return "";
+  if (typeof first.content === "string") return first.content;
+  return (Array.isArray(first.content) ? first.content : []).map((b) => (b?.type === "text" ? b.text : "")).join("\n");
+}
+
+/** The script for this conversation: a subagent's, when its first user message holds that agent's marker. */
+function anthropicScript(body, script) {
+  const first = anthropicFirstUser(body);
+  for (const [marker, sub] of Object.entries(script.agents ?? {})) if (first.includes(marker)) return { script: sub, agent: marker };
+  return { script, agent: undefined };
+}
+
+function anthropic(req, res, body, top, log) {
   const url = req.url ?? "";
   if (url.includes("count_tokens")) {
     log.add({ api: "anthropic", url, answer: "count_tokens" });
@@ -60,6 +82,7 @@ function anthropic(req, res, body, script, log) {
   }
   const tools = (body.tools ?? []).map((t) => t.name);
   const hasTools = tools.length > 0;
+  const { script, agent } = anthropicScript(body, top);
   const done = anthropicDone(body);
   const step = hasTools ? script.steps[done] : undefined;
   const model = body.model ?? "claude-fake";
@@ -68,13 +91,24 @@ function anthropic(req, res, body, script, log) {
   let content;
   let stop;
   if (step !== undefined) {
-    content = [{ type: "tool_use", id: `toolu_fake_${String(done).padStart(2, "0")}`, name: step.tool, input: step.input }];
+    // A subagent's calls get ids of their own (`toolu_fake_<marker>_00`), apart from the parent's.
+    const prefix = agent === undefined ? "toolu_fake_" : `toolu_fake_${agent}_`;
+    content = [{ type: "tool_use", id: `${prefix}${String(done).padStart(2, "0")}`, name: step.tool, input: step.input }];
     stop = "tool_use";
   } else {
     content = [{ type: "text", text: hasTools ? script.final : "ok" }];
     stop = "end_turn";
   }
-  log.add({ api: "anthropic", url, stream: body.stream === true, model, tools: hasTools ? tools : undefined, done, answer: step ? `tool ${step.tool}` : "text" });
+  log.add({
+    api: "anthropic",
+    url,
+    stream: body.stream === true,
+    model,
+    tools: hasTools ? tools : undefined,
+    ...(agent !== undefined ? { agent } : {}),
+    done,
+    answer: step ? `tool ${step.tool}` : "text",
+  });
   if (body.stream !== true) {
     return json(res, 200, { id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage });
   }
@@ -91,6 +125,7 @@ function anthropic(req, res, body, script, log) {
   });
   events.push(["message_delta", { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 10 } }]);
   events.push(["message_stop", { type: "message_stop" }]);
+  if (step?.delayMs > 0) return void setTimeout(() => sse(res, events), step.delayMs);
   return sse(res, events);
 }
 

@@ -36,9 +36,16 @@ export async function sessions(globals: Globals, opts: ListOptions & { task?: st
 export async function log(globals: Globals, opts: ListOptions & { session?: string; task?: string }): Promise<Output> {
   const u = await openFor(globals);
   const r = await u.log(opts);
-  const rows = r.calls.map((c) => [when(c.at), c.sessionShort, c.tool, c.short, c.paths.map(showPath).join(" ") || "-"]);
+  // A subagent's call names it after the tool (`Write agent:general-purpose`): its session is the parent's.
+  const rows = r.calls.map((c) => [when(c.at), c.sessionShort, toolText(c), c.short, c.paths.map(showPath).join(" ") || "-"]);
   const human = rows.length ? [table([["WHEN", "SESSION", "TOOL", "CALL", "PATHS"], ...rows]), ...more(rows.length, r.total, "calls")].join("\n") : "no calls recorded";
   return { json: r, human, exit: Exit.ok };
+}
+
+/** The tool, and the subagent that called it by its type (else its id), where there was one. */
+function toolText(c: { tool: string; agent?: string | undefined; agentType?: string | undefined }): string {
+  const agent = c.agentType ?? c.agent;
+  return agent === undefined ? c.tool : `${c.tool} agent:${agent}`;
 }
 
 export async function receipts(globals: Globals, opts: ListOptions): Promise<Output> {

@@ -84,6 +84,8 @@ export function openCalls(records: readonly JournalRecord[]): StaleCall[] {
       kind: w.kind,
       paths: [...(w.paths ?? [])],
       ...(r0.task ? { task: r0.task } : {}),
+      ...(r0.agent ? { agent: r0.agent } : {}),
+      ...(r0.agentType ? { agentType: r0.agentType } : {}),
       background: mine.some((r) => r.background === true),
     };
   });

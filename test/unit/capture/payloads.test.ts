@@ -178,6 +178,7 @@ describe("claude", () => {
     }
   });
 
+  // Claude Code 2.1.332 as it really sent them (test/real/claude-subagents.test.ts): the parent's session_id, and agent_id/agent_type.
   it("a subagent's call carries agent and agentType", () => {
     const pre = parseOk("claude", raw("claude", "subagent-write.pre"));
     expect(pre).toEqual({
@@ -187,11 +188,14 @@ describe("claude", () => {
       tool: "Write",
       call: "toolu_01Ag2ZrU6yLfM8kPcT3xHwNs",
       cwd: CWD,
-      agent: "a7c2e91f4b3d",
-      agentType: "test-writer",
-      target: { kind: "files", paths: ["/home/dev/projects/webapp/test/slugify.test.ts"] },
+      agent: "a950bcfbb96dbf2ad",
+      agentType: "general-purpose",
+      target: { kind: "files", paths: ["/home/dev/projects/webapp/sub.txt"] },
     });
     expect(parseOk("claude", raw("claude", "subagent-write.post"))).toEqual({ ...pre, phase: "post" });
+    const bash = parseOk("claude", raw("claude", "subagent-bash.pre"));
+    expect([bash.session, bash.tool, bash.agent, bash.agentType, bash.target]).toEqual([CLAUDE_SESSION, "Bash", "a950bcfbb96dbf2ad", "general-purpose", { kind: "tree" }]);
+    expect(parseOk("claude", raw("claude", "subagent-bash.post"))).toEqual({ ...bash, phase: "post" });
   });
 
   it("main-agent calls have no agent fields, and non-string agent fields are dropped", () => {
