@@ -36,7 +36,13 @@ export async function sessions(globals: Globals, opts: ListOptions & { task?: st
 export async function log(globals: Globals, opts: ListOptions & { session?: string; task?: string }): Promise<Output> {
   const u = await openFor(globals);
   const r = await u.log(opts);
-  const rows = r.calls.map((c) => [when(c.at), c.sessionShort, c.tool, c.short, c.paths.map(showPath).join(" ") || "-"]);
+  const rows = r.calls.map((c) => [
+    when(c.at),
+    c.sessionShort,
+    c.tool,
+    c.short,
+    [c.paths.map(showPath).join(" ") || (c.capture === "unknown" ? "(effects unknown)" : "-"), ...(c.imported ? ["(imported)"] : [])].join(" "),
+  ]);
   const human = rows.length ? [table([["WHEN", "SESSION", "TOOL", "CALL", "PATHS"], ...rows]), ...more(rows.length, r.total, "calls")].join("\n") : "no calls recorded";
   return { json: r, human, exit: Exit.ok };
 }
