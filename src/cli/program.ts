@@ -340,6 +340,21 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
     "unwind record --session myorch:run-42 --phase pre src/a.ts && edit src/a.ts && unwind record --session myorch:run-42 --phase post src/a.ts",
   );
 
+  example(
+    program
+      .command("import")
+      .description("records from a client's own session transcript, for sessions run before init or while hooks did not fire (marked imported; shell effects unknown)")
+      .argument("[session]", "a session id (or a unique part of 6+ characters), or a transcript's path; default: every session of this project")
+      .option("--claude", "Claude Code: its transcripts under ~/.claude/projects/ ($CLAUDE_CONFIG_DIR)")
+      .option("--codex", "Codex: refused, saying why (its logs do not hold what a file held before)")
+      .option("--dry-run", "say what would be imported; write nothing")
+      .action(function (session, opts) {
+        run(g(this), async () => (await import("./commands/import.js")).importCmd(g(this), session, opts));
+      }),
+    "unwind import --claude --dry-run",
+    "unwind import --claude 3f2a9c1e && unwind undo --session claude:3f2a9c1e --dry-run",
+  );
+
   const task = program.command("task").description("tasks bound to branches");
   example(
     task

@@ -26,7 +26,8 @@ export type ErrorCode =
   | "E_NOT_BUILT"
   | "E_WATCH"
   | "E_NOT_REVERSIBLE"
-  | "E_NOT_ALLOWED";
+  | "E_NOT_ALLOWED"
+  | "E_TRANSCRIPT";
 
 const exitFor: Record<ErrorCode, ExitCode> = {
   E_USAGE: Exit.usage,
@@ -50,6 +51,8 @@ const exitFor: Record<ErrorCode, ExitCode> = {
   E_NOT_REVERSIBLE: Exit.scope,
   // SPEC section 13: over MCP, work that is not the calling session's, unless the person allowed it; nothing was done.
   E_NOT_ALLOWED: Exit.scope,
+  // `unwind import`: a client's transcript that cannot be read as one (a line that is no JSON); nothing was imported.
+  E_TRANSCRIPT: Exit.scope,
 };
 
 /**

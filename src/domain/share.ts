@@ -132,7 +132,7 @@ export interface SharedCall {
   call: string;
   tool: string;
   at: string;
-  capture: "file" | "tree";
+  capture: "file" | "tree" | "unknown";
   paths: string[];
 }
 

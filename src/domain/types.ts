@@ -78,6 +78,22 @@ export interface StartedBy {
 export interface ChangeSet {
   scope: Scope;
   entries: ChangeEntry[];
+  /**
+   * Calls of the scope no capture saw (imported shell calls, docs/import.md):
+   * what they changed is unknown, so nothing of theirs is in `entries` and
+   * nothing of theirs is taken back. Absent when there are none.
+   */
+  uncaptured?: UncapturedCall[];
+}
+
+/** A call of a scope whose effects the record does not hold. */
+export interface UncapturedCall {
+  session: string;
+  call: string;
+  tool: string;
+  at: string;
+  /** What it ran, where the transcript says (a shell command). */
+  command?: string;
 }
 
 /** What is on disk at a path right now, as the planner needs to know it. */

@@ -1,7 +1,7 @@
 import { gitPatch, hunksOf, isText, type Hunk } from "../domain/hunks.js";
 import { jsonPath } from "../domain/paths.js";
 import type { Decision } from "../domain/policy.js";
-import type { ChangeEntry, Scope, State } from "../domain/types.js";
+import type { ChangeEntry, Scope, State, UncapturedCall } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
 import { checkScope, withScope, type ScopeFields, type ScopeOptions } from "../scope/resolve.js";
 import { Cas } from "../store/cas.js";
@@ -30,6 +30,8 @@ export interface ChangeSetReport {
   entries: ReportEntry[];
   /** With `patch`: every text change in git's patch format, in path order. */
   patch?: string;
+  /** The scope's calls no capture saw (imported shell calls, docs/import.md): their changes, if any, are not in `entries`. */
+  uncaptured?: UncapturedCall[];
 }
 
 /** What a scope changed. Calls still open are closed first, for good (under the store lock); the work tree is not written. */
@@ -38,7 +40,8 @@ export async function changes(ctx: Context, scope: ScopeFields, opts: ChangesOpt
   return withScope(ctx, checkScope(scope), opts, "read", async ({ cs, decisions }) => {
     // Object.assign, not a leading spread: see src/plan/planner.ts.
     const entries: ReportEntry[] = cs.entries.map((e) => Object.assign({}, e, jsonPath(e.path), decisions?.get(e.path)));
-    if (!opts.patch) return { scope: cs.scope, entries };
+    const uncaptured = cs.uncaptured ? { uncaptured: cs.uncaptured } : {};
+    if (!opts.patch) return { scope: cs.scope, entries, ...uncaptured };
     const reader = new ContentReader(ctx, Cas.in(ctx.store));
     const patches: string[] = [];
     for (const [i, e] of cs.entries.entries()) {
@@ -51,7 +54,7 @@ export async function changes(ctx: Context, scope: ScopeFields, opts: ChangesOpt
       entries[i]!.hunks = hunksOf(pre?.text ?? "", post?.text ?? "");
       patches.push(gitPatch(e.path, pre, post));
     }
-    return { scope: cs.scope, entries, patch: patches.join("") };
+    return { scope: cs.scope, entries, patch: patches.join(""), ...uncaptured };
   });
 }
 

@@ -25,6 +25,7 @@ import { checkChangesOptions, checkPlanOptions, checkRedoOptions, checkRestoreOp
 import { run, type RunOptions } from "./run.js";
 import { cleanup, runShow, runs } from "./runs.js";
 import { fetch, push, type FetchOptions, type PushOptions } from "./share.js";
+import { importSessions, type ImportOptions } from "./import.js";
 
 export interface OpenOptions {
   /** The work tree to guard (default: the repository of `cwd`). */
@@ -97,6 +98,8 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     stackClear: (task: string) => stackClear(ctx, task),
 
     record: (paths: readonly string[], o: RecordOptions) => record(ctx, paths, o),
+    /** Calls from a client's own session transcript as imported records (docs/import.md); `dryRun` writes nothing. */
+    importSessions: (o: ImportOptions) => importSessions(ctx, o),
     init: (harnesses: readonly Harness[], o?: Parameters<typeof init>[2]) => init(ctx, harnesses, o),
 
     baselineCapture: (key: string, o: { prefixes: readonly string[] }) => baselineCapture(ctx, key, o),

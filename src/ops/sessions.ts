@@ -70,7 +70,8 @@ export interface CallSummary {
   session: string;
   tool: string;
   at: string;
-  capture: "file" | "tree";
+  /** "unknown": an imported call no capture saw (a shell command from a transcript): its effects are unknown. */
+  capture: "file" | "tree" | "unknown";
   paths: string[];
   /**
    * The subagent that made the call, where the harness names one (Claude
@@ -79,6 +80,8 @@ export interface CallSummary {
    */
   agent?: string;
   agentType?: string;
+  /** Read from the client's transcript by `unwind import`, not captured by a hook. */
+  imported?: true;
   /** Only on a fetched session's call: the origin it was pushed from. */
   origin?: string;
 }
@@ -105,7 +108,7 @@ export async function log(ctx: Context, opts: ListOptions & { session?: string |
   for (const r of mine) {
     const key = `${r.session}\0${r.call}`;
     let c = calls.get(key);
-    if (!c) calls.set(key, (c = { call: r.call, session: r.session, tool: r.tool, at: r.at, capture: r.kind, paths: [], ...agentOf(r) }));
+    if (!c) calls.set(key, (c = { call: r.call, session: r.session, tool: r.tool, at: r.at, capture: r.kind, paths: [], ...agentOf(r), ...(r.imported ? { imported: true as const } : {}) }));
     if (r.kind === "file" && r.phase === "post" && !c.paths.includes(r.path)) c.paths.push(r.path);
   }
   const newest = [...calls.values(), ...fetched.calls].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));

@@ -3,7 +3,7 @@ import { listSnapshots } from "../capture/snapshot.js";
 import type { Context } from "../repo/context.js";
 import { Cas } from "../store/cas.js";
 import { acknowledgeErrors, unacknowledgedErrors, type LoggedError } from "../store/error-log.js";
-import { readJournal } from "../store/journal.js";
+import { readJournal, type JournalRecord } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
 import { dirBytes } from "../sys/files.js";
@@ -36,6 +36,12 @@ export interface StatusReport {
   acknowledged: number;
   /** Each settings file with unwind's hooks in it: whether they are whole and when they last ran. */
   hooks: HookHealth[];
+  /**
+   * Calls `unwind import` read from a client's transcript (docs/import.md):
+   * how many, in how many sessions, and how many of them the hooks missed
+   * (imported into a session the hooks recorded too).
+   */
+  imported: { calls: number; sessions: number; missedByHooks: number };
   /** Records fetched from other machines (`unwind fetch`): sessions and runs, each a ref under refs/unwind/shared/. */
   fetched: number;
 }
@@ -74,6 +80,22 @@ function hookHealth(ctx: Context): HookHealth[] {
   return out;
 }
 
+/** Imported calls, and those of them in sessions the hooks recorded too: calls the hooks missed. */
+function importedCalls(records: readonly JournalRecord[]): StatusReport["imported"] {
+  const hooked = new Set(records.filter((r) => !r.imported).map((r) => r.session));
+  const calls = new Set<string>();
+  const missed = new Set<string>();
+  const sessions = new Set<string>();
+  for (const r of records) {
+    if (!r.imported) continue;
+    const k = `${r.session}\0${r.call}`;
+    calls.add(k);
+    sessions.add(r.session);
+    if (hooked.has(r.session)) missed.add(k);
+  }
+  return { calls: calls.size, sessions: sessions.size, missedByHooks: missed.size };
+}
+
 /** The store: size, sessions, snapshots and the capture errors not yet acknowledged; `ack` acknowledges them. */
 export async function status(ctx: Context, opts: { ack?: boolean | undefined } = {}): Promise<StatusReport> {
   const exists = existsSync(ctx.store);
@@ -108,6 +130,7 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
     errorCount: errors.length,
     acknowledged,
     hooks: hookHealth(ctx),
+    imported: importedCalls(journal.records),
     fetched: await fetchedCount(ctx),
   };
 }

@@ -40,6 +40,7 @@ import type {
   Scope,
   Sha256,
   State,
+  UncapturedCall,
 } from "../domain/types.js";
 
 export interface UndoOptions {
@@ -105,6 +106,12 @@ export interface UndoReport {
   patch?: string;
   /** With `patch`: paths the undo writes whose content is no text (binary, a symlink), so not in the patch. */
   notText?: string[];
+  /**
+   * The scope's calls no capture saw (imported shell calls): not taken back,
+   * since nobody knows what they changed; the command exits 1 when there are
+   * any (docs/import.md). Absent when there are none.
+   */
+  uncaptured?: UncapturedCall[];
 }
 
 /**
@@ -113,6 +120,12 @@ export interface UndoReport {
  * caller holds the store lock.
  */
 export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<UndoReport> {
+  const r = await takeBack(ctx, cs, opts);
+  // Work the record never saw remains, whatever the plan did: the undo is done only as far as it knows.
+  return cs.uncaptured?.length ? { ...r, uncaptured: cs.uncaptured, partial: true } : r;
+}
+
+async function takeBack(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<UndoReport> {
   const { plan, reader, merged, fsNow } = await planFor(ctx, cs, opts);
   const planned = plan.items.map((i) => reportItem(i));
   const digest = planDigest(cs.scope, planned);

@@ -89,6 +89,7 @@ export async function verify(ctx: Context): Promise<VerifyReport> {
         problems.push({ kind: "journal", id: `${r.session} ${r.call}`, message: `journal: snapshot ${r.snapshot} of ${r.session} ${r.phase} ${r.call} is missing (its ref was removed)` });
       continue;
     }
+    if (r.kind === "unknown") continue;
     const st = r.state;
     if (st?.sha256 && (st.kind === "file" || st.kind === "symlink") && !cas.has(st.sha256)) {
       problems.push({ kind: "journal", id: `${r.session} ${r.call}`, message: `journal: content of ${r.path} (${r.session} ${r.phase} ${r.call}) is missing` });

@@ -15,7 +15,7 @@ import { Receipts } from "../store/receipts.js";
 import { acts } from "../domain/actions.js";
 import { pathMatcher } from "../domain/glob.js";
 import { stateNow } from "../capture/observe.js";
-import type { ChangeSet, Interleaved, LaterWrite, RepoPath, Scope, State } from "../domain/types.js";
+import type { ChangeSet, Interleaved, LaterWrite, RepoPath, Scope, State, UncapturedCall } from "../domain/types.js";
 import { correctDiff, legacyForm, type Side } from "./snapshot-diff.js";
 import { callWindows, filePoints, openCalls, runWindows, type RunWindow } from "./fold/windows.js";
 import { attribute, changeEventsLazily, OPEN, snapshotPoints, takeBacks, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
@@ -469,7 +469,23 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
   const { entries, later, interleaved, touched } = attribute(events, inScope, { path: pathMatcher(opts.paths ?? []), takesBack });
   const s: Scope = { kind: scope.kind, id };
   if (scope.kind === "from-call") s.calls = new Set(mine.map((r) => r.call)).size;
-  return { cs: { scope: s, entries }, touched, laterWrites: later, interleaved };
+  const uncaptured = uncapturedCalls(mine, since);
+  return { cs: { scope: s, entries, ...(uncaptured.length > 0 ? { uncaptured } : {}) }, touched, laterWrites: later, interleaved };
+}
+
+/**
+ * The scope's calls no capture saw (imported shell calls: `kind: "unknown"`),
+ * once each, oldest first: they claim no path, so the change set cannot
+ * show them, and undo must say they were not taken back (docs/import.md).
+ */
+function uncapturedCalls(mine: readonly JournalRecord[], since: string | undefined): UncapturedCall[] {
+  const out = new Map<string, UncapturedCall>();
+  for (const r of mine) {
+    if (r.kind !== "unknown" || r.phase !== "pre" || (since !== undefined && r.at < since)) continue;
+    const k = `${r.session}\0${r.call}`;
+    if (!out.has(k)) out.set(k, { session: r.session, call: r.call, tool: r.tool, at: r.at, ...(r.command !== undefined ? { command: r.command } : {}) });
+  }
+  return [...out.values()].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
 }
 
 /**

@@ -31,6 +31,12 @@ interface RecordBase {
   closedBy?: "next-event" | "background" | "read";
   /** On a shell call's own post: it runs on in the background, its window open until the session's next call. */
   background?: true;
+  /**
+   * Read from the client's own session transcript by `unwind import`, not
+   * captured while the call ran: its states are what the transcript says
+   * (docs/import.md). Absent on every captured record.
+   */
+  imported?: true;
 }
 
 /** A file capture: the exact state of one path before or after a tool call. */
@@ -50,7 +56,19 @@ export interface TreeRecord extends RecordBase {
   tree: string;
 }
 
-export type JournalRecord = FileRecord | TreeRecord;
+/**
+ * A call the record holds no capture of: an imported shell (or unknown)
+ * call, whose effects nobody saw (docs/import.md). It claims no path; undo
+ * of its scope says it was not captured. Only `unwind import` writes one.
+ */
+export interface UnknownRecord extends RecordBase {
+  kind: "unknown";
+  imported: true;
+  /** What the call ran, as the transcript gives it (a shell command), for a person to judge. */
+  command?: string;
+}
+
+export type JournalRecord = FileRecord | TreeRecord | UnknownRecord;
 
 export interface DamagedLine {
   file: string;

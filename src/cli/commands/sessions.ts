@@ -37,7 +37,13 @@ export async function log(globals: Globals, opts: ListOptions & { session?: stri
   const u = await openFor(globals);
   const r = await u.log(opts);
   // A subagent's call names it after the tool (`Write agent:general-purpose`): its session is the parent's.
-  const rows = r.calls.map((c) => [when(c.at), c.sessionShort, toolText(c), c.short, c.paths.map(showPath).join(" ") || "-"]);
+  const rows = r.calls.map((c) => [
+    when(c.at),
+    c.sessionShort,
+    toolText(c),
+    c.short,
+    [c.paths.map(showPath).join(" ") || (c.capture === "unknown" ? "(effects unknown)" : "-"), ...(c.imported ? ["(imported)"] : [])].join(" "),
+  ]);
   const human = rows.length ? [table([["WHEN", "SESSION", "TOOL", "CALL", "PATHS"], ...rows]), ...more(rows.length, r.total, "calls")].join("\n") : "no calls recorded";
   return { json: r, human, exit: Exit.ok };
 }

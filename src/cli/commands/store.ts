@@ -24,6 +24,15 @@ export async function status(globals: Globals, opts: { ack?: boolean }): Promise
     ["receipts", String(d.receipts)],
     ["runs", String(d.runs)],
     ["sessions", `${d.sessions} (${d.records} records${d.damagedRecords ? `, ${d.damagedRecords} damaged: run unwind verify` : ""})`],
+    ...(d.imported.calls > 0
+      ? [
+          [
+            "imported",
+            `${d.imported.calls} call(s) in ${d.imported.sessions} session(s) from transcripts (unwind import)` +
+              (d.imported.missedByHooks > 0 ? paint(`; ${d.imported.missedByHooks} call(s) imported that hooks missed: are the hooks firing? (unwind log lists them)`, "yellow") : ""),
+          ],
+        ]
+      : []),
     ...(d.fetched > 0 ? [["fetched", `${d.fetched} record(s) from other machines (unwind sessions and unwind runs list them)`]] : []),
     ["errors", d.errorCount ? `${d.errorCount} not yet acknowledged (unwind status --ack once read)` : d.acknowledged ? `none (${d.acknowledged} acknowledged now)` : "none"],
   ];

@@ -2,7 +2,7 @@ import { join, relative } from "node:path";
 import { acts } from "../../domain/actions.js";
 import { callName } from "../../domain/call-ref.js";
 import { Exit, usage } from "../../domain/errors.js";
-import type { State } from "../../domain/types.js";
+import type { State, UncapturedCall } from "../../domain/types.js";
 import type { ChangeSetReport } from "../../ops/changes.js";
 import type { NowState, ReportItem, UndoReport } from "../../ops/take-back.js";
 import { checkScope, checkScopeOptions, type ScopeFields } from "../../scope/resolve.js";
@@ -134,7 +134,8 @@ export async function changes(globals: Globals, opts: ScopeFlags & { patch?: boo
   const scope = scopeOf(opts);
   const u = await openFor(globals);
   const cs = await u.changes(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree, prefixes: cwdDirs(u.root, opts.prefix, "--prefix"), patch: opts.patch });
-  return { json: cs, human: opts.patch ? renderPatch(cs) : renderChanges(cs, await shortNames(u.context)), exit: Exit.ok };
+  const human = opts.patch ? renderPatch(cs) : [renderChanges(cs, await shortNames(u.context)), ...uncapturedLines(cs.uncaptured, "not in this list")].join("\n");
+  return { json: cs, human, exit: Exit.ok };
 }
 
 /**
@@ -328,5 +329,20 @@ export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boole
   const cutLine = rest > 0 && !opts.quiet ? [paint(`… and ${rest} more path(s) (--all lists every one, --json gives them all)`, "dim")] : [];
   const reasons = [...new Set(r.items.filter((i) => i.action === "conflict" && i.reason).map((i) => i.reason!))];
   const next = reasons.filter((x) => NEXT[x]).flatMap((x) => [`  ${x}: ${NEXT[x]}`, ...(retry ? hintCommands(x, r, retry) : []).map(([what, cmd]) => `    ${what}:\n      ${cmd}`)]);
-  return { json: r, human: [...body, ...cutLine, summary, ...next].join("\n"), exit: r.partial ? Exit.partial : Exit.ok };
+  return {
+    json: r,
+    human:
+      [...body, ...cutLine, summary, ...uncapturedLines(r.uncaptured, `${r.dryRun ? "would not be" : "not"} taken back (check what they did by hand)`)].join("\n") +
+      [...next].map((l) => `\n${l}`).join(""),
+    exit: r.partial ? Exit.partial : Exit.ok,
+  };
+}
+
+/** Calls no capture saw (imported shell calls): named, never dropped silently (docs/import.md). */
+function uncapturedLines(calls: readonly UncapturedCall[] | undefined, what: string): string[] {
+  if (!calls?.length) return [];
+  return [
+    paint(`${calls.length} call(s) ${what}: imported from a transcript, no capture saw what they changed`, "yellow"),
+    ...calls.map((c) => `  not-captured  ${c.tool} ${c.call}${c.command !== undefined ? `: ${c.command.replace(/\s+/g, " ").slice(0, 80)}` : ""}`),
+  ];
 }
