@@ -352,7 +352,8 @@ export function buildProgram(run: (globals: Globals, h: Handler) => void, early:
         run(g(this), async () => (await import("./commands/import.js")).importCmd(g(this), session, opts));
       }),
     "unwind import --claude --dry-run",
-    "unwind import --claude 3f2a9c1e && unwind undo --session claude:3f2a9c1e --dry-run",
+    "unwind import --claude 3f2a9c1e",
+    "unwind undo --session claude:3f2a9c1e --dry-run",
   );
 
   const task = program.command("task").description("tasks bound to branches");
