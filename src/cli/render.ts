@@ -46,6 +46,26 @@ export function width(): number {
 
 const len = (s: string) => [...s].length;
 
+/**
+ * Prose folded at spaces to `cols` columns (80: what a message is read at),
+ * the lines after the first indented by `indent` spaces. A word longer than
+ * a line (a path, a command) is kept whole on a line of its own.
+ */
+export function fold(text: string, indent: number, cols = 80): string[] {
+  const lead = /^ */.exec(text)![0];
+  const out: string[] = [];
+  let line: string | null = null;
+  for (const word of text.slice(lead.length).split(" ")) {
+    const next: string = line === null ? word : `${line} ${word}`;
+    if (line !== null && len(next) > cols - (out.length ? indent : lead.length)) {
+      out.push(line);
+      line = word;
+    } else line = next;
+  }
+  out.push(line ?? "");
+  return out.map((l, i) => (i === 0 ? lead : " ".repeat(indent)) + l);
+}
+
 function cut(s: string, n: number): string {
   const cs = [...s];
   return cs.length <= n ? s : cs.slice(0, Math.max(1, n - 1)).join("") + "…";

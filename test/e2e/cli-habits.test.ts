@@ -1,7 +1,7 @@
 import { appendFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, git, makeRepo, read, snapshotId, spawnSync, treeState, unwind, write } from "../helpers.js";
+import { BIN, git, makeRepo, read, snapshotId, spawnSync, treeState, unwind, unwindAsync, write } from "../helpers.js";
 import { claudeCall } from "../journal-helpers.js";
 
 // The command line as a new user meets it (SPEC section 4): ids as the
@@ -153,15 +153,18 @@ describe("errors and help", () => {
     }
   });
 
-  it("every command's help describes each option and ends with an example", () => {
+  it("every command's help describes each option and ends with an example", async () => {
     const root = makeRepo({});
     const top = unwind(root, ["--help"]).stdout;
     const commands = [...top.matchAll(/^ {2}([a-z-]+)(?: \[options\]| <|\s|$)/gm)].map((m) => m[1]!).filter((c) => c !== "help" && !c.startsWith("-"));
     expect(commands).toContain("undo");
     const parents = ["stack", "task", "baseline"];
     expect(commands).toEqual(expect.arrayContaining(parents));
-    for (const c of [...commands.filter((c) => !parents.includes(c)), "baseline capture", "baseline list", "task list"]) {
-      const h = unwind(root, [...c.split(" "), "--help"]).stdout;
+    const all = [...commands.filter((c) => !parents.includes(c)), "baseline capture", "baseline list", "task list"];
+    // Some 40 processes: asked all at once, so a loaded machine's start-up cost is paid in parallel, not 40 times over.
+    const helps = await Promise.all(all.map((c) => unwindAsync(root, [...c.split(" "), "--help"])));
+    for (const [k, c] of all.entries()) {
+      const h = helps[k]!.stdout;
       if (h.includes("(not built yet)")) continue;
       expect(h, c).toMatch(/Examples?:\n {2}\$ unwind /);
       if (c !== "hook") expect(h, c).toContain("Global Options:"); // the hook is its own small bundle, not the command line

@@ -85,7 +85,7 @@ describe("unwind import --claude", () => {
     expect(contents(root)).toEqual({ "a.txt": "alpha\nbeta\n", "keep.txt": "keep\n", "made.txt": "made\n", "src/x.sh": "#!/bin/sh\necho x\n" });
     expect(statSync(join(root, "src/x.sh")).mode & 0o777, "the file's mode is kept").toBe(0o755);
     const human = unwind(root, ["undo", "--session", SESSION, "--dry-run"]);
-    expect(human.stdout).toContain("1 call(s) would not be taken back");
+    expect(human.stdout).toContain("1 imported call(s) would not be taken back");
     expect(human.stdout).toContain("not-captured  Bash toolu_fake_03: echo made > made.txt");
   });
 

@@ -116,7 +116,7 @@ describe("unwind init --opencode", () => {
     const user = { mine: readFileSync(join(root, ".opencode/plugin/mine.js"), "utf8"), config: readFileSync(join(root, "opencode.json"), "utf8") };
     const r = unwind(root, ["init", "--opencode"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain("updated    .opencode/plugin/unwind.js  (+tool.execute.before, +tool.execute.after, +session.idle)");
+    expect(r.stdout).toContain("updated    .opencode/plugin/unwind.js  (+tool.execute.before,\n           +tool.execute.after, +session.idle)");
     expect(r.stdout).toContain("next: restart the OpenCode sessions already open in this project");
     const plugin = join(root, ".opencode/plugin/unwind.js");
     expect(readFileSync(plugin, "utf8")).toContain(`hook opencode`);
@@ -189,7 +189,7 @@ describe("unwind init --cline", () => {
     const root = makeRepo({ ...FILES, ".clinerules/hooks/TaskStart": "#!/bin/sh\necho mine\n", ".clinerules/hooks/PreToolUse.sh": "echo mine\n" });
     const r = unwind(root, ["init", "--cline"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain("updated    .clinerules/hooks  (+PreToolUse, +PostToolUse, +TaskComplete, +TaskCancel)");
+    expect(r.stdout).toContain("updated    .clinerules/hooks  (+PreToolUse, +PostToolUse, +TaskComplete,\n           +TaskCancel)");
     for (const e of EVENTS) {
       const f = join(root, ".clinerules/hooks", e);
       expect(statSync(f).mode & 0o111).toBe(0o111);

@@ -1,7 +1,7 @@
 import { Exit, usage } from "../../domain/errors.js";
 import { checkRecord, type RecordOptions } from "../../ops/record.js";
 import type { Globals } from "../globals.js";
-import { showPath, type Output } from "../render.js";
+import { fold, showPath, type Output } from "../render.js";
 import { openFor } from "./common.js";
 
 /**
@@ -33,9 +33,9 @@ export async function init(
   const lines = [`store ${r.store}`];
   for (const h of r.hooks) {
     const what = [...h.added.map((e) => `+${e}`), ...h.updated.map((e) => `~${e}`)].join(", ");
-    lines.push(`${h.changed ? "updated  " : "unchanged"}  ${h.file}${what ? `  (${what})` : ""}`);
-    lines.push(`           runs: ${h.command}`);
-    for (const step of h.next) lines.push(`           next: ${step}`);
+    lines.push(...fold(`${h.changed ? "updated  " : "unchanged"}  ${h.file}${what ? `  (${what})` : ""}`, 11));
+    lines.push(`           runs: ${h.command}`); // a command is never folded: it is copied whole
+    for (const step of h.next) lines.push(...fold(`           next: ${step}`, 17));
   }
   for (const m of r.mcp) {
     const what = m.action === "added" ? "+mcp server unwind" : m.action === "updated" ? "~mcp server unwind" : "mcp server unwind";

@@ -307,13 +307,11 @@ const SHOWN = 100;
 export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boolean } = {}, retry?: Retry): Output {
   const c = r.counts;
   const covers = r.scope.kind === "from-call" && r.scope.calls !== undefined ? `call ${r.scope.id} and the ${r.scope.calls - 1} after it: ` : "";
-  const summary =
-    `${r.dryRun ? "dry run: " : ""}${covers}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped${retainedNote(r)}, ${c.conflict} conflicts` +
-    (r.receipt
-      ? `; receipt ${r.receipt}`
-      : r.dryRun
-        ? `; nothing was changed; plan ${r.plan.slice(0, 12)} (apply exactly it with --expect ${r.plan.slice(0, 12)})`
-        : "; nothing was changed, so no receipt");
+  // Two lines, each within 80 columns: the counts, then the receipt (or the plan's digest) on its own.
+  const summary = [
+    `${r.dryRun ? "dry run: " : ""}${covers}${c.restore} restored, ${c.delete} deleted, ${c.merge} merged, ${c.skip} skipped${retainedNote(r)}, ${c.conflict} conflicts`,
+    r.receipt ? `receipt ${r.receipt}` : r.dryRun ? `nothing was changed; to apply exactly this plan: --expect ${r.plan.slice(0, 12)}` : "nothing was changed, so no receipt",
+  ].join("\n");
   let shown = opts.quiet ? [] : r.items;
   if (!opts.all && !opts.quiet && shown.length > SHOWN) {
     let others = SHOWN;
@@ -332,7 +330,7 @@ export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boole
   return {
     json: r,
     human:
-      [...body, ...cutLine, summary, ...uncapturedLines(r.uncaptured, `${r.dryRun ? "would not be" : "not"} taken back (check what they did by hand)`)].join("\n") +
+      [...body, ...cutLine, summary, ...uncapturedLines(r.uncaptured, `${r.dryRun ? "would not be" : "not"} taken back`)].join("\n") +
       [...next].map((l) => `\n${l}`).join(""),
     exit: r.partial ? Exit.partial : Exit.ok,
   };
@@ -342,7 +340,8 @@ export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boole
 function uncapturedLines(calls: readonly UncapturedCall[] | undefined, what: string): string[] {
   if (!calls?.length) return [];
   return [
-    paint(`${calls.length} call(s) ${what}: imported from a transcript, no capture saw what they changed`, "yellow"),
+    paint(`${calls.length} imported call(s) ${what}: no capture saw what they changed;`, "yellow"),
+    paint("check by hand what they did:", "yellow"),
     ...calls.map((c) => `  not-captured  ${c.tool} ${c.call}${c.command !== undefined ? `: ${c.command.replace(/\s+/g, " ").slice(0, 80)}` : ""}`),
   ];
 }

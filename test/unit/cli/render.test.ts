@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { progress, table, when } from "../../../src/cli/render.js";
+import { fold, progress, table, when } from "../../../src/cli/render.js";
 
 /** A stream that records what is written, and says whether it is a terminal. */
 function stream(isTTY: boolean) {
@@ -55,5 +55,28 @@ describe("tables and times", () => {
     expect(when("2026-12-01T11:57:00Z", now)).toBe("3m ago");
     expect(when("2026-11-30T12:00:00Z", now)).toBe("1d ago");
     expect(when("2026-11-01T12:00:00Z", now)).toMatch(/^2026-11-0[12] \d\d:\d\d$/);
+  });
+});
+
+describe("fold: prose at 80 columns", () => {
+  it("folds at spaces, indents the lines after the first, and keeps a first line's own indentation", () => {
+    const text = `           next: ${"word ".repeat(30).trim()}`;
+    const lines = fold(text, 17);
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.every((l) => l.length <= 80)).toBe(true);
+    expect(lines[0]!.startsWith("           next: word")).toBe(true);
+    expect(lines.slice(1).every((l) => /^ {17}word/.test(l))).toBe(true);
+    // Nothing lost or added: the words are the same, in order.
+    expect(lines.join(" ").split(/ +/).filter(Boolean)).toEqual(text.split(/ +/).filter(Boolean));
+  });
+
+  it("leaves a line within 80 columns as it is, inner spacing too (the control)", () => {
+    const line = "updated    .codex/hooks.json  (+PreToolUse, +PostToolUse)";
+    expect(fold(line, 11)).toEqual([line]);
+  });
+
+  it("keeps a word longer than a line whole, on a line of its own", () => {
+    const path = `/${"p".repeat(100)}`;
+    expect(fold(`see ${path} now`, 2)).toEqual(["see", `  ${path}`, "  now"]);
   });
 });
