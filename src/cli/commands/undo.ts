@@ -329,9 +329,7 @@ export function renderReport(r: UndoReport, opts: { quiet?: boolean; all?: boole
   const next = reasons.filter((x) => NEXT[x]).flatMap((x) => [`  ${x}: ${NEXT[x]}`, ...(retry ? hintCommands(x, r, retry) : []).map(([what, cmd]) => `    ${what}:\n      ${cmd}`)]);
   return {
     json: r,
-    human:
-      [...body, ...cutLine, summary, ...uncapturedLines(r.uncaptured, `${r.dryRun ? "would not be" : "not"} taken back`)].join("\n") +
-      [...next].map((l) => `\n${l}`).join(""),
+    human: [...body, ...cutLine, summary, ...uncapturedLines(r.uncaptured, `${r.dryRun ? "would not be" : "not"} taken back`)].join("\n") + [...next].map((l) => `\n${l}`).join(""),
     exit: r.partial ? Exit.partial : Exit.ok,
   };
 }
