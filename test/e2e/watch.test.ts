@@ -166,7 +166,7 @@ describe("unwind watch", () => {
     everyKind(root);
     expect(snapshot(root).scan).toBe("pathspec");
     watch(root, "stop");
-  });
+  }, 180_000); // about 30 s on a quiet machine: the 60 s default ran out under load
 
   it("over rounds of random edits, swaps, symlinks and a fold, every watched snapshot is git's tree", () => {
     const root = repo();

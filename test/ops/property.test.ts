@@ -414,7 +414,8 @@ async function property(seed: number) {
 }
 
 describe("property: undo of one session over random interleavings of two sessions, overlaps and a person", () => {
-  it.each(SEEDS)("seed %i", async (seed) => property(seed));
+  // About 7 s a seed on a quiet machine; the suite's 60 s default ran out under load (a second suite beside it).
+  it.each(SEEDS)("seed %i", async (seed) => property(seed), 240_000);
 
   it("the seeds exercised overlap, pins, renames, a person, conflicts and real restores", () => {
     const s = stats.items;
