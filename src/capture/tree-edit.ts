@@ -250,7 +250,10 @@ export async function incrementalTree(
   // Many go into one pack: a loose file each is a create and a rename each (src/git/pack.ts).
   const pack = files.length >= PACK_AT ? new PackWriter(objects, ctx.objectFormat) : null;
   try {
+    let k = 0;
     for (const p of files) {
+      // A hook's budget holds here too: 100,000 files read and hashed outlast it by far on a loaded machine.
+      if (++k % 256 === 0 && timeoutMs() === 1) throw new Error("snapshot: hashing the changed files timed out");
       const data = readOrGone(p, () => readRegular(fsPath(join(ctx.root, p))));
       if (data) changes.get(p)!.oid = pack ? pack.add("blob", data) : writeLooseObject(objects, "blob", data, ctx.objectFormat);
       else changes.set(p, null);
