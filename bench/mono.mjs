@@ -23,7 +23,7 @@
 // in bench/apply.mjs.
 
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { BASE_ENV, GIT, ROOT, UNWIND, intEnv, median, run, sleep, standalone, tempDir } from "./lib.mjs";
@@ -132,7 +132,8 @@ function one(n) {
     const t0 = process.hrtime.bigint();
     const r = spawnSync("node", ["-r", join(ROOT, "bench", "rss.cjs"), UNWIND, "hook", "claude"], { cwd: repo, env: BASE_ENV, input: payload(repo, event, id), encoding: "utf8" });
     if (r.status !== 0 || r.stdout !== "") throw new Error(`the hook exited ${r.status} printing ${JSON.stringify(r.stdout)}`);
-    return { ms: Number(process.hrtime.bigint() - t0) / 1e6, mib: Number(/unwind-bench-maxrss (\d+)/.exec(r.stderr)?.[1]) / 1024 };
+    const end = process.hrtime.bigint();
+    return { ms: Number(end - t0) / 1e6, end, mib: Number(/unwind-bench-maxrss (\d+)/.exec(r.stderr)?.[1]) / 1024 };
   };
   const pre = hookRun("PreToolUse");
   // The baseline's copy of the index from before the change: git hashing the same change.
@@ -140,6 +141,11 @@ function one(n) {
   writeFileSync(gitIndex, readFileSync(join(repo, ".git", "index")));
   const sed = sedAll(repo);
   const post = hookRun("PostToolUse");
+  // A post that outlived the hook's budget is finished by a process of its own (src/capture/finish-later.ts):
+  // the capture is done when its marker beside the journal is gone.
+  const finishing = () => existsSync(join(store, "journal")) && readdirSync(join(store, "journal")).some((f) => f.endsWith(".finishing"));
+  while (finishing()) sleep(100);
+  const finishedMs = post.ms + Number(process.hrtime.bigint() - post.end) / 1e6;
   const gitStatus = run("git", [...GIT, "status", "--porcelain"], { cwd: repo, env: { GIT_INDEX_FILE: gitIndex, GIT_OPTIONAL_LOCKS: "0" } });
   const changed = gitStatus.stdout.split("\n").filter(Boolean).length;
   if (changed !== n) throw new Error(`git status saw ${changed} changed paths, expected ${n}`);
@@ -158,10 +164,11 @@ function one(n) {
   console.log(
     `\n  ${n} files in ${DIRS} directories; one Bash call ran sed -i over all of them (${(sed / 1000).toFixed(2)} s)\n` +
       `  unwind hook claude, PreToolUse                 ${(pre.ms / 1000).toFixed(2).padStart(7)} s   ${pre.mib.toFixed(0).padStart(4)} MiB\n` +
-      `  unwind hook claude, PostToolUse                ${(post.ms / 1000).toFixed(2).padStart(7)} s   ${post.mib.toFixed(0).padStart(4)} MiB\n` +
+      `  unwind hook claude, PostToolUse                ${(post.ms / 1000).toFixed(2).padStart(7)} s   ${post.mib.toFixed(0).padStart(4)} MiB   (what the agent waits for)\n` +
+      `  ... the capture finished after                 ${(finishedMs / 1000).toFixed(2).padStart(7)} s   ${finishedMs > post.ms + 50 ? "(by the finisher, the hook out of budget)" : ""}\n` +
       `  git add -A && git write-tree (same change)     ${(gitAdd / 1000).toFixed(2).padStart(7)} s\n` +
       `  git status --porcelain (same change)           ${(gitStatus.ms / 1000).toFixed(2).padStart(7)} s\n` +
-      `  post hook / git add + write-tree               ${(post.ms / gitAdd).toFixed(2).padStart(7)}x\n` +
+      `  post hook / git add + write-tree               ${(post.ms / gitAdd).toFixed(2).padStart(7)}x   (finished capture ${(finishedMs / gitAdd).toFixed(2)}x)\n` +
       `  captured whole: ${closedByPost ? "closed by its own post" : "NOT closed by its own post"}; undo plan ${counts.restore} restore, ${counts.conflict} conflict` +
       `${logged ? `; capture errors: ${logged.trim().split("\n").slice(0, 3).join(" | ")}` : "; no capture errors"}`,
   );
@@ -203,7 +210,7 @@ function one(n) {
   console.log(`  progress lines the undo printed: ${lines.length}${lines.length ? ` (e.g. "${lines[Math.floor(lines.length / 2)].trim()}")` : ""}`);
   console.log(`  undo / git checkout ${(m.undo / m.back).toFixed(2)}x, redo / git checkout ${(m.redo / m.forth).toFixed(2)}x   (the issue asks for <= 2x)`);
   rmSync(base, { recursive: true, force: true });
-  const result = { n, pre: pre.ms, post: post.ms, postMiB: post.mib, gitAdd, status: gitStatus.ms, closedByPost, whole, dry: dry.ms, dryMiB: dry.mib, ...m };
+  const result = { n, pre: pre.ms, post: post.ms, finishedMs, postMiB: post.mib, gitAdd, status: gitStatus.ms, closedByPost, whole, dry: dry.ms, dryMiB: dry.mib, ...m };
   rmSync(repo, { recursive: true, force: true });
   return result;
 }
@@ -213,10 +220,10 @@ export async function bench() {
   console.log(`  sizes     ${SIZES.join(", ")} files; ${ROUNDS} round(s) of undo, redo and git checkout each; sync and 0.5 s of quiet before each`);
   const all = SIZES.map(one);
   console.log("\n  summary (ratios against baselines of the same run)");
-  console.log("  files     post hook  /git add   closed  undo /checkout  redo /checkout  peak undo  redo   dry run");
+  console.log("  files     post hook  finished  /git add   closed  undo /checkout  redo /checkout  peak undo  redo   dry run");
   for (const r of all)
     console.log(
-      `  ${String(r.n).padEnd(8)} ${(r.post / 1000).toFixed(2).padStart(7)} s ${(r.post / r.gitAdd).toFixed(2).padStart(7)}x   ${(r.closedByPost && r.whole ? "yes" : "NO").padEnd(6)} ${(r.undo / 1000).toFixed(2).padStart(6)} s ${(r.undo / r.back).toFixed(2).padStart(5)}x  ${(r.redo / 1000).toFixed(2).padStart(6)} s ${(r.redo / r.forth).toFixed(2).padStart(5)}x  ${r.undoMiB.toFixed(0).padStart(5)} MiB ${r.redoMiB.toFixed(0).padStart(4)} MiB ${r.dryMiB.toFixed(0).padStart(4)} MiB`,
+      `  ${String(r.n).padEnd(8)} ${(r.post / 1000).toFixed(2).padStart(7)} s ${(r.finishedMs / 1000).toFixed(2).padStart(7)} s ${(r.finishedMs / r.gitAdd).toFixed(2).padStart(7)}x   ${(r.closedByPost && r.whole ? "yes" : "NO").padEnd(6)} ${(r.undo / 1000).toFixed(2).padStart(6)} s ${(r.undo / r.back).toFixed(2).padStart(5)}x  ${(r.redo / 1000).toFixed(2).padStart(6)} s ${(r.redo / r.forth).toFixed(2).padStart(5)}x  ${r.undoMiB.toFixed(0).padStart(5)} MiB ${r.redoMiB.toFixed(0).padStart(4)} MiB ${r.dryMiB.toFixed(0).padStart(4)} MiB`,
     );
   if (all.length > 1) {
     const [a, b] = [all[0], all[all.length - 1]];
