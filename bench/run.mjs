@@ -17,6 +17,9 @@
 //             their plan vs git diff --raw, and peak memory (also of 1,000 files of 5 MiB)
 //   share     unwind push / fetch of a 1,000-call session vs   (share.mjs)
 //             git push / fetch of its branch
+//   mono      one Bash call that sed -i's every file: its hook  (mono.mjs)
+//             capture vs git add, undo and redo vs git checkout,
+//             peak memory at 10k, 30k and 100k paths
 //
 //   npm run bench                      everything (100,000 files)
 //   BENCH_ONLY=hook,task npm run bench a subset (run in the order above)
@@ -33,6 +36,9 @@
 //   BENCH_APPLY_SYNC=0                 no sync before each apply-bench step (files still in the page cache)
 //   BENCH_SHARE_CALLS=200              fewer calls in the shared session (default 1,000)
 //   BENCH_SHARE_REPS=5                 rounds of the share benchmark (default BENCH_REPS)
+//   BENCH_MONO_FILES=10000             the mono benchmark's sizes, a comma list (default 10000,30000,100000)
+//   BENCH_MONO_REPS=3                  rounds of its undo, redo and checkouts per size (default 1)
+//   BENCH_MONO_CACHE=DIR               where its generated repositories are kept between runs (default the temp dir)
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
 //
 // The 100,000-file repository is generated once and shared by snapshot,
@@ -40,7 +46,7 @@
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply", "share"];
+const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply", "share", "mono"];
 
 const only = (process.env.BENCH_ONLY ?? "")
   .split(",")

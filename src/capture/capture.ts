@@ -13,6 +13,7 @@ import { loadConfig } from "../store/config.js";
 import { logError } from "../store/error-log.js";
 import { append, type FileRecord, type JournalRecord } from "../store/journal.js";
 import { acquire } from "../store/lock.js";
+import { awaitFinisher, doubtSince, preTreeOf } from "./finish-later.js";
 import { type OpenCall, readOpenCalls, writeOpenCalls } from "../store/open-calls.js";
 import type { CaptureEvent, Phase } from "./event.js";
 import type { Located } from "../repo/locate.js";
@@ -240,7 +241,12 @@ export function base(ev: CaptureEvent, at: string, labels: CaptureLabels, as: Re
  * post came while it runs on) are closed by this event, with a capture of
  * their own taken now, before this event's.
  */
-export async function captureEvent(loc: Located, event: CaptureEvent, labels: CaptureLabels, budgetMs: number): Promise<JournalRecord[]> {
+export async function captureEvent(loc: Located, event: CaptureEvent, labels: CaptureLabels, budgetMs: number, opts: { sealedAt?: string } = {}): Promise<JournalRecord[]> {
+  // A post still being finished by a process of its own (src/capture/finish-later.ts) comes first:
+  // this event's snapshot must not land inside the window it is closing.
+  if (opts.sealedAt === undefined && !(await awaitFinisher(loc.store, event.session, Date.now() + budgetMs))) {
+    throw new Error("waiting for the last call's capture to finish timed out");
+  }
   const release = await acquire(loc.store, `capture ${event.harness} ${event.tool}`, budgetMs);
   // The budget for git starts once the lock is ours: waiting for another
   // capture must not leave a snapshot a few milliseconds to run in.
@@ -252,12 +258,13 @@ export async function captureEvent(loc: Located, event: CaptureEvent, labels: Ca
     const closing = open.filter((o) => o.call !== ev.call);
     const records: JournalRecord[] = [];
     let snap: { id: string; tree: string; at: string } | null = null;
+    let ctx: Context | undefined = loc.ctx;
     if (ev.target.kind === "tree" || closing.some((o) => o.kind === "tree")) {
       const [{ resolveContext }, { takeSnapshot }] = await Promise.all([import("../repo/context.js"), import("./snapshot.js")]);
       // The context discovery already built, else the same discovery again from
       // the payload's cwd (a file-edit hook never loads the git wrapper, so
       // `locate` stops short of a context).
-      const ctx = loc.ctx ?? (await resolveContext(undefined, ev.cwd));
+      ctx ??= await resolveContext(undefined, ev.cwd);
       const s = await takeSnapshot(ctx, { ...(labels.task ? { task: labels.task } : {}), session: ev.session, call: ev.call, label: `${ev.tool} ${ev.phase}` }, { deadline });
       snap = { id: s.id, tree: s.tree, at: s.at };
     }
@@ -268,9 +275,25 @@ export async function captureEvent(loc: Located, event: CaptureEvent, labels: Ca
     }
     // A read-only call records nothing of its own: it only closed what was open.
     let own: JournalRecord[] = [];
+    // A post finished late: what changed since the post came is listed, not vouched for.
+    let sealed: { sealedAt: string; doubt?: RepoPath[] } | null = null;
+    if (opts.sealedAt !== undefined && ev.target.kind === "tree" && ev.phase === "post") {
+      const preTree = preTreeOf(loc.store, ev.session, ev.call);
+      const doubt = preTree && ctx ? ((await doubtSince(ctx, preTree, snap!.tree, opts.sealedAt, Math.max(1, deadline - Date.now()))) as RepoPath[]) : [];
+      sealed = { sealedAt: opts.sealedAt, ...(doubt.length > 0 ? { doubt } : {}) };
+    }
     if (ev.target.kind === "files") own = captureFiles(loc, ev, ev.target.paths, labels);
     else if (ev.target.kind === "tree")
-      own = [{ ...base(ev, snap!.at, labels, {}, loc.root), kind: "tree", snapshot: snap!.id, tree: snap!.tree, ...(ev.background && ev.phase === "post" ? { background: true as const } : {}) }];
+      own = [
+        {
+          ...base(ev, snap!.at, labels, {}, loc.root),
+          kind: "tree",
+          snapshot: snap!.id,
+          tree: snap!.tree,
+          ...(ev.background && ev.phase === "post" ? { background: true as const } : {}),
+          ...(sealed ?? {}),
+        },
+      ];
     records.push(...own);
     append(loc.store, records);
     const next = open.filter((o) => o.call !== ev.call && !closing.includes(o));

@@ -10,7 +10,7 @@ import { tryLock } from "../store/lock.js";
 import { createRef } from "../git/refs.js";
 import { commitBody, lineSafe, writeLooseObject } from "../git/objects.js";
 import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
-import { CannotEditTree, foldIntoIndex, incrementalTree, type TreeEntry } from "./tree-edit.js";
+import { CannotEditTree, foldIntoIndex, incrementalTree, overBudget, type TreeEntry } from "./tree-edit.js";
 import { conversionInputs } from "./conversion.js";
 import { diskFormReady, diskHead, indexEnv } from "./disk-form.js";
 import { clearPending, overPending, readPending, statKey, writePending, type PendingEntry, type StatKey } from "./unfolded.js";
@@ -184,7 +184,9 @@ export async function writeWorkTree(ctx: Context, opts: { scratch: boolean; dead
     const links = new Map<string, string>();
     const nested: string[] = [];
     let addBytes = 0;
+    let seen = 0;
     for (const rec of splitZ(st.stdout)) {
+      if (++seen % 1024 === 0) overBudget(left);
       const y = rec[1];
       const path = rec.slice(3);
       const untracked = rec.startsWith("??");

@@ -126,7 +126,7 @@ export function looseHeader(objectsDir: string, oid: string): { type: string; si
  * call, more than compressing a small tree. Any window size is a valid
  * stream for git to read.
  */
-function deflateOptions(size: number): ZlibOptions {
+export function deflateOptions(size: number): ZlibOptions {
   const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(size + 262))));
   return { level: 1, windowBits, memLevel: Math.max(1, windowBits - 7) };
 }

@@ -17,6 +17,7 @@ import { checkName } from "../domain/paths.js";
 import { hasOpenCalls } from "../store/open-calls.js";
 import { stampFired } from "../store/fired.js";
 import { clearMcpCall, markMcpCall } from "../store/mcp-calls.js";
+import { finished, finishLater, SEALED_AT_ENV } from "../capture/finish-later.js";
 
 /** Hook input larger than this is refused (recorded, not read on). */
 export const MAX_INPUT = 64 * 1024 * 1024;
@@ -91,9 +92,15 @@ export async function runHook(args: string[]): Promise<number> {
     process.stderr.write(BY_HAND + "Nothing was captured.\n");
     return 0;
   }
+  // When the event came: a post's window ends here, however long its capture takes (src/capture/finish-later.ts).
+  const came = new Date();
+  // Set in the process finishing a post that ran out of time: the seal its hook handed on.
+  const sealedAt = process.env[SEALED_AT_ENV];
   let loc: Located | null = null;
+  let event: { session: string; late: boolean } | null = null;
+  let raw: string | null = null;
   try {
-    const raw = readInput(MAX_INPUT);
+    raw = readInput(MAX_INPUT);
     if (raw === null) {
       await logBadInput(harness, `hook input over ${MAX_INPUT} bytes; nothing captured`);
       return 0;
@@ -127,15 +134,29 @@ export async function runHook(args: string[]): Promise<number> {
     // Inside `unwind run`, the session is labelled with the run too (SPEC section 9); a value that could not be a run id is left off.
     const run = process.env.UNWIND_RUN;
     const labels = { ...(task && !badTask ? { task } : {}), ...(run && !checkName(run) && !run.includes("/") ? { run } : {}) };
-    await captureEvent(loc, ev, labels, budgetMs());
+    // Only a shell call's own post is finished later: a pre must be taken before the command runs.
+    event = { session: ev.session, late: ev.phase === "post" && ev.target.kind === "tree" && ev.background !== true };
+    await captureEvent(loc, ev, labels, budgetMs(), sealedAt === undefined ? {} : { sealedAt });
   } catch (e) {
     // A store of a newer format is refused before anything is read, but its error log is kept
     // append-only JSON lines in every format (docs/format.md), so the refusal is said there.
     const where = e instanceof StoreFormatError ? e.store : (loc?.store ?? (await safeStore(harness, process.cwd())));
     if (where) {
       const timeout = e instanceof Error && /timed out|locked/.test(e.message);
-      logError(where, { kind: timeout ? "capture-timeout" : "capture-failed", harness, message: e instanceof Error ? e.message : String(e) });
+      let message = e instanceof Error ? e.message : String(e);
+      // Out of time on a shell call's post: a process of its own finishes it, sealed at the time the post came.
+      if (timeout && event?.late && sealedAt === undefined && loc && raw !== null) {
+        try {
+          const pid = finishLater(loc.store, event.session, ["hook", ...args], raw, came);
+          message += `; finished by process ${pid}, the window closed at ${came.toISOString()}`;
+        } catch (f) {
+          message += `; could not start the process to finish it: ${f instanceof Error ? f.message : String(f)}`;
+        }
+      }
+      logError(where, { kind: timeout ? "capture-timeout" : "capture-failed", harness, message });
     }
+  } finally {
+    if (sealedAt !== undefined && loc && event) finished(loc.store, event.session);
   }
   return 0;
 }

@@ -54,6 +54,14 @@ export interface TreeRecord extends RecordBase {
   kind: "tree";
   snapshot: string;
   tree: string;
+  /**
+   * On a shell call's own post finished after its hook ran out of time
+   * (src/capture/finish-later.ts): when the post came, which is where the
+   * window ends; the snapshot was taken later.
+   */
+  sealedAt?: string;
+  /** With `sealedAt`: paths changed since then, whose state at the post the snapshot cannot vouch for. */
+  doubt?: RepoPath[];
 }
 
 /**

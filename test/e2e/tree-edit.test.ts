@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, rmSync, symlinkSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CannotEditTree, incrementalTree } from "../../src/capture/tree-edit.js";
+import { CannotEditTree, incrementalTree, PACK_AT } from "../../src/capture/tree-edit.js";
 import { resolveContext } from "../../src/repo/context.js";
 import { FOLD_PATHS } from "../../src/capture/private-index.js";
 import { git, gitsTree, makeRepo, unwind, wrappedGit, write } from "../helpers.js";
@@ -100,6 +100,32 @@ describe("trees edited in-process equal the trees git writes", () => {
     expect(snap()).toBe(gitsTree(root));
     // Every object written in-process (trees, commits) reads back as git's own.
     git(root, "fsck", "--strict", "--no-dangling");
+  });
+
+  it("a change of PACK_AT files or more goes into one pack that git reads and checks; fewer stay loose", () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < PACK_AT + 40; i++) files[`p${i % 9}/f${i}.txt`] = `${i}\n`;
+    const root = makeRepo(files);
+    unwind(root, ["snapshot"]);
+    const packs = () => readdirSync(join(root, ".git", "objects", "pack")).filter((f) => f.endsWith(".idx"));
+    const before = packs();
+    // A shell call's worth: every file rewritten, one of them twice the same bytes as another (written once).
+    for (let i = 0; i < PACK_AT + 40; i++) write(root, `p${i % 9}/f${i}.txt`, i === 1 ? "same\n" : i === 2 ? "same\n" : `${i} again\n`);
+    const r = unwind(root, ["snapshot", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json.tree).toBe(gitsTree(root));
+    const added = packs().filter((f) => !before.includes(f));
+    expect(added).toHaveLength(1);
+    // git's own reading of the pack and its index: every object's CRC, offset and id.
+    const verified = git(root, "verify-pack", "-v", join(".git", "objects", "pack", added[0]!));
+    expect(verified.split("\n").filter((l) => / blob /.test(l))).toHaveLength(PACK_AT + 39);
+    expect(spawnSync("git", ["fsck", "--strict", "--no-dangling"], { cwd: root, encoding: "utf8" }).status).toBe(0);
+    expect(git(root, "cat-file", "-p", `${r.json.tree}:p1/f1.txt`).trim()).toBe("same");
+    // Control: a few files stay loose objects, no new pack.
+    write(root, "p0/f0.txt", "small change\n");
+    const small = unwind(root, ["snapshot", "--json"]);
+    expect(small.json.tree).toBe(gitsTree(root));
+    expect(packs()).toHaveLength(before.length + 1);
   });
 
   it("base trees that git gc packed are read through git", () => {

@@ -51,6 +51,11 @@ export interface CallWindow {
    * event) may hold its work, but cannot prove it.
    */
   sure?: { start: string; end: string } | null;
+  /**
+   * A post finished after its hook ran out of time (src/capture/finish-later.ts): for these paths
+   * the record vouches only up to `until`, when the post came; the snapshot was taken later.
+   */
+  doubt?: { until: string; has(path: string): boolean };
   /** unwind's own calls (its receipts): what the apply was, and of which scope. */
   took?: { kind: "undo" | "restore" | "redo"; scope: Scope };
 }
@@ -241,7 +246,7 @@ export function* changeEventsLazily(points: readonly Point[], calls: readonly Ca
       const event: ChangeEvent = { path, from, to, candidates };
       // A pin proves the call only as far as the record vouches for its window: a capture that closed
       // it (its post never came) is the call's in name only, so the change may be someone else's.
-      if (candidates.length > 0 && !covers(candidates, from.at, to.at)) event.uncovered = true;
+      if (candidates.length > 0 && !covers(candidates, from.at, to.at, path)) event.uncovered = true;
       events.push(event);
     }
     return events;
@@ -261,12 +266,13 @@ export function* changeEventsLazily(points: readonly Point[], calls: readonly Ca
   }
 }
 
-/** Whether the windows, as far as the record vouches for them, together span the whole interval from `a` to `b`. */
-function covers(windows: readonly CallWindow[], a: string, b: string): boolean {
+/** Whether the windows, as far as the record vouches for them at `path`, together span the whole interval from `a` to `b`. */
+function covers(windows: readonly CallWindow[], a: string, b: string, path: string): boolean {
   const spans: { start: string; end: string }[] = [];
   for (const w of windows) {
     const span = w.sure === undefined ? w : w.sure;
-    if (span) spans.push(span);
+    if (span && w.doubt?.has(path) && w.doubt.until < span.end) spans.push({ start: span.start, end: w.doubt.until });
+    else if (span) spans.push(span);
   }
   let reached = a;
   for (const w of inOrder(spans, (x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0))) {

@@ -54,11 +54,19 @@ export function callWindows(records: readonly JournalRecord[], snapshotTimes: re
       // The record vouches only for what lies between the call's own pre and its own last post.
       const ownPost = [...posts].reverse().find((r) => r.closedBy === undefined);
       w.sure = pre && ownPost ? { start: pre.at, end: ownPost.at } : null;
+      if (ownPost?.kind === "tree" && ownPost.sealedAt !== undefined && ownPost === lastPost) w.doubt = { until: ownPost.sealedAt, has: doubtOf(ownPost.doubt) };
       if (!tree) w.paths = new Set(run.flatMap((r) => (r.kind === "file" ? [r.path] : [])));
       out.push(w);
     });
   }
   return out;
+}
+
+/** Membership in a finished post's `doubt` list: a set only where there is one to ask. */
+function doubtOf(paths: readonly string[] | undefined): (path: string) => boolean {
+  if (!paths || paths.length === 0) return () => false;
+  const set = new Set(paths);
+  return (p) => set.has(p);
 }
 
 /** The known points of file captures: each path's state before and after its own call. */
