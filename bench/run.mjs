@@ -17,6 +17,8 @@
 //             their plan vs git diff --raw, and peak memory (also of 1,000 files of 5 MiB)
 //   share     unwind push / fetch of a 1,000-call session vs   (share.mjs)
 //             git push / fetch of its branch
+//   record    sessions, log -n 50, changes of a 10,000-call,    (record.mjs)
+//             100,000-path record vs node -e 0; the UI on it in Chromium
 //
 //   npm run bench                      everything (100,000 files)
 //   BENCH_ONLY=hook,task npm run bench a subset (run in the order above)
@@ -33,6 +35,8 @@
 //   BENCH_APPLY_SYNC=0                 no sync before each apply-bench step (files still in the page cache)
 //   BENCH_SHARE_CALLS=200              fewer calls in the shared session (default 1,000)
 //   BENCH_SHARE_REPS=5                 rounds of the share benchmark (default BENCH_REPS)
+//   BENCH_RECORD_SESSIONS=20           fewer sessions of 100 calls in the record benchmark (default 100)
+//   BENCH_RECORD_UI=0                  no browser rows in the record benchmark
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
 //
 // The 100,000-file repository is generated once and shared by snapshot,
@@ -40,7 +44,7 @@
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply", "share"];
+const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply", "share", "record"];
 
 const only = (process.env.BENCH_ONLY ?? "")
   .split(",")

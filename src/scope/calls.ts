@@ -31,7 +31,15 @@ export interface JournalScope {
 
 /** A name as the user typed it: the full `<harness>:<id>`, the bare id, or what `idMatches` accepts (a unique tail, or start of either, of 6+). */
 export function resolveSession(records: readonly JournalRecord[], wanted: string): string {
-  const names = [...new Set(records.map((r) => r.session))].sort();
+  return resolveSessionName(
+    records.map((r) => r.session),
+    wanted,
+  );
+}
+
+/** `resolveSession` among session names (repeats allowed). */
+export function resolveSessionName(sessions: Iterable<string>, wanted: string): string {
+  const names = [...new Set(sessions)].sort();
   const bare = (n: string) => n.slice(n.indexOf(":") + 1);
   const exact = names.filter((n) => n === wanted || bare(n) === wanted);
   if (exact.length === 1) return exact[0]!;
@@ -361,6 +369,11 @@ async function consecutiveDiffs(ctx: Context, seq: readonly Step[]): Promise<Dif
  * capture of that one; records from before roots were kept count as ours),
  * closed for good (SPEC section 2).
  */
+/** Whether a call of this work tree is still open: its window reaches to now, so what it changed is not settled. */
+export function hasOpenCalls(ctx: Context, records: readonly JournalRecord[]): boolean {
+  return openHere(ctx, records).length > 0;
+}
+
 function openHere(ctx: Context, records: readonly JournalRecord[]) {
   return openCalls(records.filter((r) => r.root === undefined || r.root === ctx.root));
 }
@@ -544,19 +557,20 @@ function callsOfScope(records: readonly JournalRecord[], runs: readonly RunWindo
 /** The paths each tree-captured call may have changed (shared ones included), for `unwind log`. */
 export async function treeCallPaths(ctx: Context, read: readonly JournalRecord[], wanted: ReadonlySet<string>): Promise<Map<string, string[]>> {
   const records = [...read, ...(await closeStale(ctx, read, false))];
-  const out = new Map<string, string[]>();
-  if (wanted.size === 0) return out;
+  const found = new Map<string, Set<string>>();
+  if (wanted.size === 0) return new Map();
   const { events } = await journalTimeline(ctx, records, (c) => wanted.has(`${c.session}\0${c.call}`));
   for (const [path, list] of events) {
     for (const e of list) {
       for (const c of e.candidates) {
+        if (c.kind !== "tree") continue;
         const k = `${c.session}\0${c.call}`;
-        if (c.kind !== "tree" || !wanted.has(k)) continue;
-        const paths = out.get(k) ?? [];
-        if (!paths.includes(path)) paths.push(path);
-        out.set(k, paths);
+        if (!wanted.has(k)) continue;
+        const paths = found.get(k);
+        if (paths) paths.add(path);
+        else found.set(k, new Set([path]));
       }
     }
   }
-  return out;
+  return new Map([...found].map(([k, paths]) => [k, [...paths]]));
 }
