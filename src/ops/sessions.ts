@@ -167,10 +167,10 @@ export interface ListedCall extends CallSummary {
 }
 
 /** Calls, newest first, with the paths each changed (50 unless `limit` says otherwise). */
-export async function log(ctx: Context, opts: ListOptions & { session?: string | undefined; task?: string | undefined } = {}): Promise<{ calls: ListedCall[]; total: number }> {
+export async function log(ctx: Context, opts: LogOptions = {}): Promise<{ calls: ListedCall[]; total: number }> {
   const shared = await fetchedSessions(ctx);
   // The first page of every local call, no fetched ones to merge: the newest calls as kept, short ids and all.
-  if (opts.session === undefined && opts.task === undefined && opts.since === undefined && shared.length === 0 && (opts.limit ?? 50) <= RECENT) {
+  if (opts.session === undefined && opts.task === undefined && opts.since === undefined && opts.path === undefined && shared.length === 0 && (opts.limit ?? 50) <= RECENT) {
     const recent = await listing(ctx, "recent");
     return { calls: recent.calls.slice(0, opts.limit ?? 50), total: recent.total };
   }
@@ -184,9 +184,32 @@ export async function log(ctx: Context, opts: ListOptions & { session?: string |
   }
   const session = opts.session !== undefined ? resolveSessionName(names, opts.session) : null;
   const mine = local.calls.filter((x) => (!session || x.c.session === session) && (opts.task === undefined || x.tasks.includes(opts.task))).map((x) => x.c);
-  const newest = fetched.calls.length === 0 ? mine : [...mine, ...fetched.calls].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  let newest = fetched.calls.length === 0 ? mine : [...mine, ...fetched.calls].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  const match = opts.path ? pathFilter(opts.path) : null;
+  if (match) newest = newest.filter((c) => c.paths.some(match));
   const { items, total } = listed(newest, { since: opts.since, limit: opts.limit ?? 50 }, (c) => c.at);
   return { calls: items.map(shorts), total };
+}
+
+export interface LogOptions extends ListOptions {
+  session?: string | undefined;
+  task?: string | undefined;
+  /** Only calls that changed a path holding this text, or matching it as a glob when it has `*` or `?` (`**` crosses folders): the UI's path filter. */
+  path?: string | undefined;
+}
+
+/** The UI's path filter: a plain substring, or a glob when it holds * or ?. */
+function pathFilter(f: string): (p: string) => boolean {
+  if (!/[*?]/.test(f)) return (p) => p.includes(f);
+  const re = new RegExp(
+    `^${f
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*\*/g, "\0")
+      .replace(/\*/g, "[^/]*")
+      .replace(/\?/g, "[^/]")
+      .replace(/\0/g, ".*")}$`,
+  );
+  return (p) => re.test(p);
 }
 
 /** The subagent a call's first record names (its own pre: a record written to close it comes later). */
