@@ -116,9 +116,16 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   let first = 0;
   for (let i = 0; i < snaps.length; i++) if (snaps[i]!.at <= from) first = i;
   const cas = Cas.in(ctx.store);
+  // Snapshots of one work tree name the same few exclude files: each read (inflated, hashed) once, not once a snapshot.
+  const excludesRead = new Map<string, ReturnType<typeof loadExcludes>>();
+  const excludesOf = (e: Snapshot["excludes"]) => {
+    const k = e ? `${e.info}\0${e.global}` : "";
+    if (!excludesRead.has(k)) excludesRead.set(k, loadExcludes(cas, e));
+    return excludesRead.get(k)!;
+  };
   const seq: Step[] = snaps
     .slice(first)
-    .map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles, clean: legacyForm(ctx, s), nested: s.nested }));
+    .map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: excludesOf(s.excludes), toolarge: s.toolargeFiles, clean: legacyForm(ctx, s), nested: s.nested }));
   // Receipts are never open: the records' windows are the ones that can be.
   const open = windows.filter((c) => c.end === OPEN && c.start >= (seq[0]?.at ?? ""));
   const now = new Date().toISOString();
