@@ -506,8 +506,8 @@ async function renderRun(id: string, box: HTMLElement): Promise<void> {
   );
 }
 
-/** Hunks are asked for a page of entries at a time: a change set of 10,000 paths is not diffed whole to show its first few. */
-const HUNK_PAGE = 200;
+/** Hunks are asked for a page of entries at a time (the first page: the entries shown open): a change set of 10,000 paths is not diffed whole to show its first few, and each diff may read two blobs. */
+const HUNK_PAGE = 20;
 /** Entries are put on the page a chunk at a time, the next when the person scrolls near the end: 10,000 rows are never built at once. */
 const ENTRY_CHUNK = 100;
 
