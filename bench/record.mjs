@@ -288,7 +288,7 @@ export async function bench() {
       }),
     },
     changesBig: {
-      label: "unwind changes --session (10,000 paths)",
+      label: `unwind changes --session (${Math.min(10_000, FILES / 2).toLocaleString("en-US")} paths)`,
       time: cli(b.repo, ["changes", "--session", bigId, "--json"], (out) => {
         const n = JSON.parse(out).entries.length;
         if (n < Math.min(10_000, FILES / 2)) throw new Error(`changes of the big session: ${n} entries`);
