@@ -22,6 +22,7 @@ export type StoreEntry =
   | "receipts"
   | "revert-checks"
   | "baselines"
+  | "cache"
   | "runs"
   | "tasks"
   | "VERSION"

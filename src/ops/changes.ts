@@ -11,6 +11,12 @@ import { fileForm } from "./take-back.js";
 export interface ChangesOptions extends ScopeOptions {
   /** Each text change's hunks, and the whole change set as one patch in git's format (`git apply -R` takes it back). */
   patch?: boolean | undefined;
+  /**
+   * With `patch`: hunks (and patch text) only for the entries from `offset`, at most `limit` of
+   * them, in path order; the others carry no `hunks`. A page of a change set too large to diff
+   * whole at once (the UI asks for the entries it shows).
+   */
+  patchRange?: { offset: number; limit: number } | undefined;
 }
 
 type ReportEntry = Omit<ChangeEntry, "path"> & {
@@ -44,7 +50,10 @@ export async function changes(ctx: Context, scope: ScopeFields, opts: ChangesOpt
     if (!opts.patch) return { scope: cs.scope, entries, ...uncaptured };
     const reader = new ContentReader(ctx, Cas.in(ctx.store));
     const patches: string[] = [];
+    const from = opts.patchRange?.offset ?? 0;
+    const to = opts.patchRange ? from + opts.patchRange.limit : cs.entries.length;
     for (const [i, e] of cs.entries.entries()) {
+      if (i < from || i >= to) continue;
       const pre = await textOf(ctx, reader, e.path, e.pre);
       const post = await textOf(ctx, reader, e.path, e.post);
       if (pre === undefined || post === undefined || (pre === null && post === null)) {

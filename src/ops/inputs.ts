@@ -21,7 +21,7 @@ const keysOf =
 // The scope's keys come from the one table of kinds; listing them here again is the compile-time check that the table
 // and the type agree.
 export const SCOPE_KEYS = keysOf<ScopeFields>()(KEYS as ["session", "call", "fromCall", "task", "snapshot", "to", "run", "baseline"]);
-const CHANGES_KEYS = keysOf<ChangesOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "patch"]);
+const CHANGES_KEYS = keysOf<ChangesOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "patch", "patchRange"]);
 const UNDO_KEYS = keysOf<UndoOptions>()(["since", "paths", "pathNames", "anyWorktree", "prefixes", "safeOnly", "dryRun", "force", "merge", "expect", "hunks", "progress", "by", "patch"]);
 const RESTORE_KEYS = keysOf<RestoreOptions>()(["paths", "dryRun", "force", "expect", "anyWorktree", "progress", "by"]);
 const REDO_KEYS = keysOf<RedoOptions>()(["dryRun", "expect", "anyWorktree", "progress", "by"]);

@@ -14,7 +14,7 @@ import type { ListOptions } from "./list.js";
 import { init, record, type Harness, type RecordOptions } from "./record.js";
 import { receipts } from "./receipts.js";
 import { revertCheck, type RevertCheckOptions } from "./revert-check.js";
-import { log, sessions } from "./sessions.js";
+import { log, sessions, type LogOptions } from "./sessions.js";
 import { diff, snapshot, snapshots, type SnapshotsOptions } from "./snapshot.js";
 import { stackClear, stackList, stackPush } from "./stack.js";
 import { status } from "./status.js";
@@ -84,7 +84,7 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     stamp: async () => stamp(ctx),
 
     sessions: (o?: ListOptions & { task?: string }) => sessions(ctx, o),
-    log: (o?: ListOptions & { session?: string; task?: string }) => log(ctx, o),
+    log: (o?: LogOptions) => log(ctx, o),
     receipts: (o?: ListOptions) => receipts(ctx, o),
 
     verify: () => verify(ctx),

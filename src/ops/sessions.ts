@@ -1,6 +1,8 @@
 import { sortByPath } from "../domain/paths.js";
 import type { Context } from "../repo/context.js";
-import { resolveSession, treeCallPaths } from "../scope/calls.js";
+import { hasOpenCalls, resolveSessionName, treeCallPaths } from "../scope/calls.js";
+import { keepsExecBits } from "../capture/snapshot.js";
+import { readRecordIndex, recordKey, writeRecordIndex } from "../store/record-index.js";
 import { readJournal, type JournalRecord } from "../store/journal.js";
 import { listed, type ListOptions } from "./list.js";
 import { UnwindError } from "../domain/errors.js";
@@ -51,10 +53,7 @@ export function summarizeSessions(records: readonly JournalRecord[], treePaths: 
 
 /** Sessions with harness, agent, task, first/last time, calls and paths; most recently active first. */
 export async function sessions(ctx: Context, opts: ListOptions & { task?: string | undefined } = {}): Promise<{ sessions: ListedSession[]; total: number }> {
-  const { records } = readJournal(ctx.store);
-  const treeCalls = new Set(records.filter((r) => r.kind === "tree").map((r) => `${r.session}\0${r.call}`));
-  const treePaths = treeCalls.size > 0 ? await treeCallPaths(ctx, records, treeCalls) : new Map<string, string[]>();
-  let all = summarizeSessions(records, treePaths);
+  let all: SessionSummary[] = await listing(ctx, "sessions");
   // Fetched sessions (SPEC section 14) are listed beside local ones, with their origin.
   const fetched = await fetchedSummaries(ctx);
   if (fetched.length > 0) all = [...all, ...fetched].sort((a, b) => (a.last < b.last ? 1 : a.last > b.last ? -1 : 0));
@@ -63,6 +62,81 @@ export async function sessions(ctx: Context, opts: ListOptions & { task?: string
   if (opts.task !== undefined) all = all.filter((s) => s.tasks.includes(opts.task!));
   const { items, total } = listed(all, opts, (s) => s.last);
   return { sessions: items.map((s) => ({ ...s, short: short.get(s.session)! })), total };
+}
+
+/**
+ * What `sessions` and `log` list of the local record: every session's
+ * summary and every call's, newest first, with the paths each changed.
+ * Kept in the record index (src/store/record-index.ts) and worked out
+ * again whenever the record differs from what it was made of.
+ */
+interface Listing {
+  sessions: SessionSummary[];
+  /** Newest first; `tasks`: the tasks its records carry, for `log --task` (not listed). */
+  calls: { c: CallSummary; tasks: string[] }[];
+  /** The newest RECENT calls with their short ids among the local ones, and how many calls there are: a page of the log without reading every call. */
+  recent: { total: number; calls: ListedCall[] };
+}
+
+/** How many of the newest calls the record index keeps apart: more than the UI's timeline lists (300), and `log`'s default (50). */
+const RECENT = 1000;
+
+/** In this process: each part of the listing of each store and work tree, with the key it was made under (the UI asks for sessions and log at once). */
+const made = new Map<string, { key: string; listing: Promise<Listing> }>();
+
+/** The sessions' summaries, or every call's: from the record index where it is current, else worked out (both parts) and kept. */
+async function listing<K extends keyof Listing>(ctx: Context, part: K): Promise<Listing[K]> {
+  const key = recordKey(ctx.store, ctx.commonDir, ctx.root, keepsExecBits(ctx) ? "x" : "-");
+  const here = `${ctx.store}\0${ctx.root}`;
+  if (key !== null) {
+    const known = made.get(here);
+    if (known?.key === key) return (await known.listing)[part];
+    const kept = readRecordIndex<Listing[K]>(ctx.store, ctx.root, part, key);
+    if (kept) return kept;
+  }
+  const work = (async () => {
+    const { records } = readJournal(ctx.store);
+    const l = await workOut(ctx, records);
+    // An open call's paths change by themselves as the work tree does: such a listing is not kept.
+    if (key === null) return l;
+    if (hasOpenCalls(ctx, records)) made.delete(here);
+    else for (const p of ["sessions", "calls", "recent"] as const) writeRecordIndex(ctx.store, ctx.root, p, key, l[p]);
+    return l;
+  })();
+  if (key !== null) made.set(here, { key, listing: work });
+  try {
+    return (await work)[part];
+  } catch (e) {
+    made.delete(here);
+    throw e;
+  }
+}
+
+/** The listing from the record itself: the fold of every tree-captured call (what each changed), then the summaries. */
+async function workOut(ctx: Context, records: readonly JournalRecord[]): Promise<Listing> {
+  const treeCalls = new Set(records.filter((r) => r.kind === "tree").map((r) => `${r.session}\0${r.call}`));
+  const treePaths = treeCalls.size > 0 ? await treeCallPaths(ctx, records, treeCalls) : new Map<string, string[]>();
+  const calls = new Map<string, { c: CallSummary; tasks: string[] }>();
+  for (const r of records) {
+    const key = `${r.session}\0${r.call}`;
+    let c = calls.get(key);
+    if (!c)
+      calls.set(
+        key,
+        (c = { c: { call: r.call, session: r.session, tool: r.tool, at: r.at, capture: r.kind, paths: [], ...agentOf(r), ...(r.imported ? { imported: true as const } : {}) }, tasks: [] }),
+      );
+    if (r.kind === "file" && r.phase === "post" && !c.c.paths.includes(r.path)) c.c.paths.push(r.path);
+    if (r.task !== undefined && !c.tasks.includes(r.task)) c.tasks.push(r.task);
+  }
+  // A tree-captured call's paths come from diffing its snapshots.
+  for (const [k, paths] of treePaths) {
+    const c = calls.get(k);
+    if (c && c.c.capture === "tree") c.c.paths = sortByPath(paths.map((path) => ({ path }))).map((p) => p.path);
+  }
+  const all = [...calls.values()].sort((a, b) => (a.c.at < b.c.at ? 1 : a.c.at > b.c.at ? -1 : 0));
+  const sessions = summarizeSessions(records, treePaths);
+  const shorts = callShorts({ sessions, calls: all }, []);
+  return { sessions, calls: all, recent: { total: all.length, calls: all.slice(0, RECENT).map((x) => shorts(x.c)) } };
 }
 
 export interface CallSummary {
@@ -93,33 +167,49 @@ export interface ListedCall extends CallSummary {
 }
 
 /** Calls, newest first, with the paths each changed (50 unless `limit` says otherwise). */
-export async function log(ctx: Context, opts: ListOptions & { session?: string | undefined; task?: string | undefined } = {}): Promise<{ calls: ListedCall[]; total: number }> {
-  const { records } = readJournal(ctx.store);
+export async function log(ctx: Context, opts: LogOptions = {}): Promise<{ calls: ListedCall[]; total: number }> {
   const shared = await fetchedSessions(ctx);
-  const fetched = await fetchedCalls(ctx, records, shared, opts);
-  const shorts = callShorts(records, shared);
+  // The first page of every local call, no fetched ones to merge: the newest calls as kept, short ids and all.
+  if (opts.session === undefined && opts.task === undefined && opts.since === undefined && opts.path === undefined && shared.length === 0 && (opts.limit ?? 50) <= RECENT) {
+    const recent = await listing(ctx, "recent");
+    return { calls: recent.calls.slice(0, opts.limit ?? 50), total: recent.total };
+  }
+  const local = { sessions: await listing(ctx, "sessions"), calls: await listing(ctx, "calls") };
+  const names = local.sessions.map((s) => s.session);
+  const fetched = await fetchedCalls(ctx, names, shared, opts);
+  const shorts = callShorts(local, shared);
   if (fetched.only) {
     const { items, total } = listed(fetched.calls, { since: opts.since, limit: opts.limit ?? 50 }, (c) => c.at);
     return { calls: items.map(shorts), total };
   }
-  const session = opts.session !== undefined ? resolveSession(records, opts.session) : null;
-  const mine = records.filter((r) => (!session || r.session === session) && (opts.task === undefined || r.task === opts.task));
-  const calls = new Map<string, CallSummary>();
-  for (const r of mine) {
-    const key = `${r.session}\0${r.call}`;
-    let c = calls.get(key);
-    if (!c) calls.set(key, (c = { call: r.call, session: r.session, tool: r.tool, at: r.at, capture: r.kind, paths: [], ...agentOf(r), ...(r.imported ? { imported: true as const } : {}) }));
-    if (r.kind === "file" && r.phase === "post" && !c.paths.includes(r.path)) c.paths.push(r.path);
-  }
-  const newest = [...calls.values(), ...fetched.calls].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  const session = opts.session !== undefined ? resolveSessionName(names, opts.session) : null;
+  const mine = local.calls.filter((x) => (!session || x.c.session === session) && (opts.task === undefined || x.tasks.includes(opts.task))).map((x) => x.c);
+  let newest = fetched.calls.length === 0 ? mine : [...mine, ...fetched.calls].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  const match = opts.path ? pathFilter(opts.path) : null;
+  if (match) newest = newest.filter((c) => c.paths.some(match));
   const { items, total } = listed(newest, { since: opts.since, limit: opts.limit ?? 50 }, (c) => c.at);
-  // A tree-captured call's paths come from diffing its snapshots: only for the calls shown.
-  const treeShown = new Set(items.filter((c) => c.capture === "tree" && c.origin === undefined).map((c) => `${c.session}\0${c.call}`));
-  for (const [k, paths] of await treeCallPaths(ctx, records, treeShown)) {
-    const c = calls.get(k);
-    if (c) c.paths = sortByPath(paths.map((path) => ({ path }))).map((p) => p.path);
-  }
   return { calls: items.map(shorts), total };
+}
+
+export interface LogOptions extends ListOptions {
+  session?: string | undefined;
+  task?: string | undefined;
+  /** Only calls that changed a path holding this text, or matching it as a glob when it has `*` or `?` (`**` crosses folders): the UI's path filter. */
+  path?: string | undefined;
+}
+
+/** The UI's path filter: a plain substring, or a glob when it holds * or ?. */
+function pathFilter(f: string): (p: string) => boolean {
+  if (!/[*?]/.test(f)) return (p) => p.includes(f);
+  const re = new RegExp(
+    `^${f
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*\*/g, "\0")
+      .replace(/\*/g, "[^/]*")
+      .replace(/\?/g, "[^/]")
+      .replace(/\0/g, ".*")}$`,
+  );
+  return (p) => re.test(p);
 }
 
 /** The subagent a call's first record names (its own pre: a record written to close it comes later). */
@@ -141,10 +231,10 @@ export async function shortNames(ctx: Context): Promise<(name: string) => string
 }
 
 /** The short ids of calls and sessions, unique among every local and fetched one (a page of the log must not show a tail another call shares). */
-function callShorts(records: readonly JournalRecord[], shared: readonly FetchedSession[]): (c: CallSummary) => ListedCall {
+function callShorts(local: Pick<Listing, "sessions" | "calls">, shared: readonly FetchedSession[]): (c: CallSummary) => ListedCall {
   const docs = shared.flatMap((f) => (f.doc ? [f.doc] : []));
-  const calls = shortIds([...records.map((r) => r.call), ...docs.flatMap((d) => d.calls.map((c) => c.call))]);
-  const sessions = shortIds([...records.map((r) => r.session), ...docs.map((d) => d.session)]);
+  const calls = shortIds([...local.calls.map((x) => x.c.call), ...docs.flatMap((d) => d.calls.map((c) => c.call))]);
+  const sessions = shortIds([...local.sessions.map((s) => s.session), ...docs.map((d) => d.session)]);
   return (c) => ({ ...c, short: calls.get(c.call)!, sessionShort: sessions.get(c.session)! });
 }
 
@@ -160,14 +250,14 @@ async function fetchedSummaries(ctx: Context): Promise<SessionSummary[]> {
  */
 async function fetchedCalls(
   ctx: Context,
-  records: readonly JournalRecord[],
+  names: readonly string[],
   all: readonly FetchedSession[],
   opts: { session?: string | undefined; task?: string | undefined },
 ): Promise<{ only: boolean; calls: CallSummary[] }> {
   const callsOf = (d: SharedSessionDoc, origin: string) => d.calls.map((c) => ({ ...c, session: d.session, origin }));
   if (opts.session !== undefined) {
     try {
-      resolveSession(records, opts.session);
+      resolveSessionName(names, opts.session);
       return { only: false, calls: [] };
     } catch (e) {
       if (!(e instanceof UnwindError && e.code === "E_SCOPE_UNKNOWN")) throw e;

@@ -31,7 +31,15 @@ export interface JournalScope {
 
 /** A name as the user typed it: the full `<harness>:<id>`, the bare id, or what `idMatches` accepts (a unique tail, or start of either, of 6+). */
 export function resolveSession(records: readonly JournalRecord[], wanted: string): string {
-  const names = [...new Set(records.map((r) => r.session))].sort();
+  return resolveSessionName(
+    records.map((r) => r.session),
+    wanted,
+  );
+}
+
+/** `resolveSession` among session names (repeats allowed). */
+export function resolveSessionName(sessions: Iterable<string>, wanted: string): string {
+  const names = [...new Set(sessions)].sort();
   const bare = (n: string) => n.slice(n.indexOf(":") + 1);
   const exact = names.filter((n) => n === wanted || bare(n) === wanted);
   if (exact.length === 1) return exact[0]!;
@@ -108,9 +116,16 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   let first = 0;
   for (let i = 0; i < snaps.length; i++) if (snaps[i]!.at <= from) first = i;
   const cas = Cas.in(ctx.store);
+  // Snapshots of one work tree name the same few exclude files: each read (inflated, hashed) once, not once a snapshot.
+  const excludesRead = new Map<string, ReturnType<typeof loadExcludes>>();
+  const excludesOf = (e: Snapshot["excludes"]) => {
+    const k = e ? `${e.info}\0${e.global}` : "";
+    if (!excludesRead.has(k)) excludesRead.set(k, loadExcludes(cas, e));
+    return excludesRead.get(k)!;
+  };
   const seq: Step[] = snaps
     .slice(first)
-    .map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: loadExcludes(cas, s.excludes), toolarge: s.toolargeFiles, clean: legacyForm(ctx, s), nested: s.nested }));
+    .map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: excludesOf(s.excludes), toolarge: s.toolargeFiles, clean: legacyForm(ctx, s), nested: s.nested }));
   // Receipts are never open: the records' windows are the ones that can be.
   const open = windows.filter((c) => c.end === OPEN && c.start >= (seq[0]?.at ?? ""));
   const now = new Date().toISOString();
@@ -361,6 +376,11 @@ async function consecutiveDiffs(ctx: Context, seq: readonly Step[]): Promise<Dif
  * capture of that one; records from before roots were kept count as ours),
  * closed for good (SPEC section 2).
  */
+/** Whether a call of this work tree is still open: its window reaches to now, so what it changed is not settled. */
+export function hasOpenCalls(ctx: Context, records: readonly JournalRecord[]): boolean {
+  return openHere(ctx, records).length > 0;
+}
+
 function openHere(ctx: Context, records: readonly JournalRecord[]) {
   return openCalls(records.filter((r) => r.root === undefined || r.root === ctx.root));
 }
@@ -544,19 +564,20 @@ function callsOfScope(records: readonly JournalRecord[], runs: readonly RunWindo
 /** The paths each tree-captured call may have changed (shared ones included), for `unwind log`. */
 export async function treeCallPaths(ctx: Context, read: readonly JournalRecord[], wanted: ReadonlySet<string>): Promise<Map<string, string[]>> {
   const records = [...read, ...(await closeStale(ctx, read, false))];
-  const out = new Map<string, string[]>();
-  if (wanted.size === 0) return out;
+  const found = new Map<string, Set<string>>();
+  if (wanted.size === 0) return new Map();
   const { events } = await journalTimeline(ctx, records, (c) => wanted.has(`${c.session}\0${c.call}`));
   for (const [path, list] of events) {
     for (const e of list) {
       for (const c of e.candidates) {
+        if (c.kind !== "tree") continue;
         const k = `${c.session}\0${c.call}`;
-        if (c.kind !== "tree" || !wanted.has(k)) continue;
-        const paths = out.get(k) ?? [];
-        if (!paths.includes(path)) paths.push(path);
-        out.set(k, paths);
+        if (!wanted.has(k)) continue;
+        const paths = found.get(k);
+        if (paths) paths.add(path);
+        else found.set(k, new Set([path]));
       }
     }
   }
-  return out;
+  return new Map([...found].map(([k, paths]) => [k, [...paths]]));
 }

@@ -57,7 +57,11 @@ export const ROUTES: Record<string, Route> = {
   "/api/status": route("GET", [], (u) => u.status()),
   "/api/verify": route("GET", [], (u) => u.verify()),
   // With `patch`, each text change carries its hunks as the engine numbers them: the page's "take back this hunk" names those numbers.
-  "/api/changes": route("GET", [...SCOPE_KEYS, "patch"], (u, a) => u.changes(scopeOf(a), { patch: flag(a.patch) })),
+  "/api/changes": route("GET", [...SCOPE_KEYS, "patch", "offset", "limit"], (u, a) =>
+    u.changes(scopeOf(a), { patch: flag(a.patch), ...(a.limit !== undefined ? { patchRange: { offset: count(a, "offset", 0), limit: count(a, "limit", 1) } } : {}) }),
+  ),
+  // The calls the timeline's filters select, among every call (the timeline itself lists the newest 300).
+  "/api/log": route("GET", ["session", "task", "path", "limit"], (u, a) => u.log({ session: optText(a, "session"), task: optText(a, "task"), path: optText(a, "path"), limit: count(a, "limit", 1) })),
   "/api/plan": route("GET", [...SCOPE_KEYS, ...NARROW, "force", "merge"], (u, a) => u.plan(scopeOf(a), { force: flag(a.force), merge: flag(a.merge), ...narrowed(a, "query") })),
   "/api/restore-plan": route("GET", ["snapshot", "force"], (u, a) => u.restore(text(a, "snapshot"), { dryRun: true, force: flag(a.force) })),
   "/api/redo-plan": route("GET", ["receipt"], (u, a) => u.redo(text(a, "receipt"), { dryRun: true })),
@@ -140,6 +144,14 @@ function text(a: Args, k: string): string {
 
 function optText(a: Args, k: string): string | undefined {
   return a[k] === undefined ? undefined : text(a, k);
+}
+
+/** A whole number from a query, at least `min`; `min` itself when absent (a limit of 1 when none is given never happens: the UI names it). */
+function count(a: Args, k: string, min: number): number {
+  const v = a[k];
+  if (v === undefined) return min;
+  if (typeof v !== "string" || !/^\d{1,7}$/.test(v) || Number(v) < min) throw usage(`${k}: expected a whole number from ${min}`);
+  return Number(v);
 }
 
 /** A query flag: present as `1` or `true`. */

@@ -204,18 +204,53 @@ export function* changeEventsLazily(points: readonly Point[], calls: readonly Ca
   // path: one array per interval, shared by the paths no file call names (10,000 paths changed by
   // the same calls and receipts would otherwise each hold copies).
   const treeCalls = calls.filter((c) => c.kind === "tree");
-  const fileCalls = calls.filter((c) => c.kind === "file");
+  // A file call can only be a candidate for a path it names: each path's file calls, found once
+  // (scanning every file call for every event is quadratic: 9,000 calls times 100,000 events).
+  // A file call whose paths cannot be listed (a receipt's: `has` only) is asked for every path.
+  const namedBy = new Map<string, CallWindow[]>();
+  const unlisted: CallWindow[] = [];
+  for (const c of calls) {
+    if (c.kind !== "file") continue;
+    const listed = c.paths as { has(p: string): boolean; [Symbol.iterator]?: () => Iterator<string> } | undefined;
+    if (!listed) continue;
+    if (typeof listed[Symbol.iterator] !== "function") {
+      unlisted.push(c);
+      continue;
+    }
+    for (const p of listed as Iterable<string>) {
+      const l = namedBy.get(p);
+      if (!l) namedBy.set(p, [c]);
+      else if (l[l.length - 1] !== c) l.push(c);
+    }
+  }
+  const place = new Map<CallWindow, number>();
+  for (const [i, c] of calls.entries()) place.set(c, i);
+  const byPlace = (a: CallWindow, b: CallWindow) => place.get(a)! - place.get(b)!;
   // Caches keyed by the interval's two times, one map inside the other: no key string built per event.
   const meeting = new Map<string, Map<string, CallWindow[]>>();
   const meets = (c: CallWindow, from: Point, to: Point) => c.start < to.at && c.end > from.at;
   const candidatesOf = (path: RepoPath, from: Point, to: Point): CallWindow[] => {
-    const files = fileCalls.filter((c) => meets(c, from, to) && c.paths?.has(path));
+    const named = namedBy.get(path);
+    let files = named ? named.filter((c) => meets(c, from, to)) : [];
+    if (unlisted.length > 0) {
+      const more = unlisted.filter((c) => meets(c, from, to) && c.paths!.has(path));
+      if (more.length > 0) files = [...files, ...more];
+    }
     let byEnd = meeting.get(from.at);
     if (!byEnd) meeting.set(from.at, (byEnd = new Map()));
     let trees = byEnd.get(to.at);
     if (!trees) byEnd.set(to.at, (trees = treeCalls.filter((c) => meets(c, from, to))));
-    return files.length === 0 ? trees : calls.filter((c) => (c.kind === "tree" ? meets(c, from, to) : files.includes(c)));
+    // In the order of `calls`, as a filter of it would give them.
+    return files.length === 0 ? trees : inOrder([...trees, ...files], byPlace);
   };
+  // Each call's windows by session and id: a capture's own call is looked up, not searched for.
+  const byId = new Map<string, CallWindow[]>();
+  for (const c of calls) {
+    const k = `${c.session}\0${c.call}`;
+    const l = byId.get(k);
+    if (l) l.push(c);
+    else byId.set(k, [c]);
+  }
   // By the capture's call object (a receipt's is one for all its paths), then the interval.
   const pinned = new WeakMap<object, { from: string; to: string; pins: CallWindow[] }[]>();
   const eventsOf = (path: RepoPath, list: Point[]): ChangeEvent[] => {
@@ -238,7 +273,7 @@ export function* changeEventsLazily(points: readonly Point[], calls: readonly Ca
         if (!pins) {
           // From every call, not the candidates: a window that began and ended in one millisecond (an apply of a few
           // small files) meets no interval by the open test above, yet its own captures prove the change is its.
-          pins = calls.filter((c) => c.call === own.call && c.session === own.session && c.start <= from.at && c.end >= to.at && (c.kind === "tree" || c.paths?.has(path)));
+          pins = (byId.get(`${own.session}\0${own.call}`) ?? []).filter((c) => c.start <= from.at && c.end >= to.at && (c.kind === "tree" || c.paths?.has(path)));
           known.push({ from: from.at, to: to.at, pins });
         }
         if (pins.length > 0) candidates = pins;

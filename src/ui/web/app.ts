@@ -74,7 +74,39 @@ const state = {
   runSessions: new Map<string, string[]>(),
   /** Which diffs the person marked viewed, by scope, path and the state shown (a new change to the path shows again). */
   viewed: new Set<string>(JSON.parse(localStorage.getItem("unwind-viewed") ?? "[]") as string[]),
+  /** The calls the server found for the session and path filters among every call, when the timeline lists only the newest (`key`: the filters they are for). */
+  found: null as { key: string; calls: CallSummary[] } | null,
 };
+
+let refining = 0;
+
+/**
+ * The timeline lists the newest calls only; a session or path filter must
+ * reach every call, so the server is asked for those the filters select
+ * (a moment after the last keystroke), and the rows show them too.
+ */
+function refine(): void {
+  const t = state.timeline;
+  const { session, task, path } = state.filter;
+  const key = `${session}\0${task}\0${path}`;
+  if (!t || t.callsTotal <= t.calls.length || (!session && !path)) {
+    state.found = null;
+    return;
+  }
+  if (state.found?.key === key) return;
+  const mine = ++refining;
+  window.setTimeout(async () => {
+    if (mine !== refining) return;
+    try {
+      const r = await api<{ calls: CallSummary[] }>("/api/log", { session, task, path, limit: "300" });
+      if (mine !== refining) return;
+      state.found = { key, calls: r.calls };
+      renderTimeline();
+    } catch {
+      /* the timeline's own calls stay */
+    }
+  }, 120);
+}
 
 async function api<T>(path: string, params: Record<string, string | undefined> = {}, body?: object): Promise<T> {
   const q = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ""));
@@ -126,6 +158,8 @@ const runSnapshots = (t: Timeline, id: string) => t.snapshots.filter((s) => runO
 async function loadTimeline(): Promise<void> {
   try {
     state.timeline = await api<Timeline>("/api/timeline");
+    state.found = null;
+    refine();
     renderFilters();
     renderTimeline();
   } catch (e) {
@@ -191,7 +225,13 @@ function renderTimeline(): void {
   type Item = { at: string; render: () => void };
   const items: Item[] = [];
 
-  const callsOf = (s: string) => t.calls.filter((c) => c.session === s && (!match || c.paths.some(match)));
+  // The calls the server found for these filters, beside the newest the timeline lists.
+  let pool = t.calls;
+  if (state.found && state.found.key === `${session}\0${task}\0${path}`) {
+    const listed = new Set(t.calls.map((c) => `${c.session}\0${c.call}`));
+    pool = [...t.calls, ...state.found.calls.filter((c) => !listed.has(`${c.session}\0${c.call}`))].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  }
+  const callsOf = (s: string) => pool.filter((c) => c.session === s && (!match || c.paths.some(match)));
   for (const s of t.sessions) {
     if (session && s.session !== session) continue;
     if (run && !runSessions.has(s.session)) continue;
@@ -466,10 +506,15 @@ async function renderRun(id: string, box: HTMLElement): Promise<void> {
   );
 }
 
+/** Hunks are asked for a page of entries at a time (the first page: the entries shown open): a change set of 10,000 paths is not diffed whole to show its first few, and each diff may read two blobs. */
+const HUNK_PAGE = 20;
+/** Entries are put on the page a chunk at a time, the next when the person scrolls near the end: 10,000 rows are never built at once. */
+const ENTRY_CHUNK = 100;
+
 async function renderChanges(t: Target, box: HTMLElement, preview: HTMLElement): Promise<void> {
   let cs: ChangeSetReport;
   try {
-    cs = await api<ChangeSetReport>("/api/changes", { ...scopeParams(t), patch: "1" });
+    cs = await api<ChangeSetReport>("/api/changes", { ...scopeParams(t), patch: "1", offset: "0", limit: String(HUNK_PAGE) });
   } catch (e) {
     clear(box, errorBox(e));
     return;
@@ -486,9 +531,23 @@ async function renderChanges(t: Target, box: HTMLElement, preview: HTMLElement):
     return;
   }
   counted();
+  // The hunks of the entries past the first page, asked for when one of them is opened.
+  const pages = new Map<number, Promise<void>>([[0, Promise.resolve()]]);
+  const hunksOf = (i: number): Promise<void> => {
+    const page = Math.floor(i / HUNK_PAGE) * HUNK_PAGE;
+    let p = pages.get(page);
+    if (!p) {
+      p = api<ChangeSetReport>("/api/changes", { ...scopeParams(t), patch: "1", offset: String(page), limit: String(HUNK_PAGE) }).then((more) => {
+        for (let k = page; k < Math.min(page + HUNK_PAGE, more.entries.length); k++) if (cs.entries[k]?.path === more.entries[k]!.path) cs.entries[k]!.hunks = more.entries[k]!.hunks ?? null;
+      });
+      p.catch(() => pages.delete(page));
+      pages.set(page, p);
+    }
+    return p;
+  };
   const files = h("div", { class: "files" });
   const anchors = new Map<string, HTMLDetailsElement>();
-  cs.entries.forEach((e, i) => {
+  const entryBox = (e: ChangeSetReport["entries"][number], i: number): HTMLElement => {
     const body = h("div", { class: "entry-body" });
     const seen = state.viewed.has(key(e));
     const viewed = h("input", { type: "checkbox", class: "viewed", checked: seen, "aria-label": `viewed ${e.path}` });
@@ -519,20 +578,51 @@ async function renderChanges(t: Target, box: HTMLElement, preview: HTMLElement):
       counted();
     });
     let loaded = false;
-    const load = () => {
+    const load = async () => {
       if (loaded) return;
       loaded = true;
+      if (e.hunks === undefined) {
+        clear(body, h("p", { class: "muted" }, "Loading…"));
+        try {
+          await hunksOf(i);
+        } catch (err) {
+          loaded = false;
+          clear(body, errorBox(err));
+          return;
+        }
+      }
       // The engine takes back hunks of a file's change (an added file's too), not of a deletion, a link or a snapshot's change up to now.
       const hunkable = e.post?.kind === "file" && (e.pre === null || e.pre.kind === "file") && t.kind !== "snapshot";
       const take = hunkable && e.hunks && e.hunks.length > 0 ? (n: number) => void showUndoPreview(t, preview, { path: e.path, hunks: [n], states: { pre: e.pre, post: e.post } }) : undefined;
       void renderEntryDiff(e.pre, e.post, body, e.path, { hunks: e.hunks ?? null, takeBack: take });
     };
-    details.addEventListener("toggle", () => details.open && load());
-    if (i < 20 && !seen) load();
+    details.addEventListener("toggle", () => details.open && void load());
+    if (i < 20 && !seen) void load();
     anchors.set(e.path, details);
-    files.append(h("div", { class: "entry-box" }, details, h("label", { class: "viewed-label" }, viewed, " Viewed")));
-  });
+    return h("div", { class: "entry-box" }, details, h("label", { class: "viewed-label" }, viewed, " Viewed"));
+  };
+  // The entries a chunk at a time: the next chunk once the person scrolls near the end of what is shown.
+  let shown = 0;
+  const more = h("div", { class: "more muted", role: "status" });
+  const showTo = (n: number) => {
+    const upTo = Math.min(cs.entries.length, n);
+    for (; shown < upTo; shown++) files.insertBefore(entryBox(cs.entries[shown]!, shown), more);
+    more.textContent = shown < cs.entries.length ? `${shown} of ${cs.entries.length} shown; more as you scroll` : "";
+  };
+  files.append(more);
+  showTo(ENTRY_CHUNK);
+  new IntersectionObserver(
+    (seen, obs) => {
+      if (!seen.some((x) => x.isIntersecting)) return;
+      showTo(shown + ENTRY_CHUNK);
+      if (shown >= cs.entries.length) obs.disconnect();
+    },
+    { rootMargin: "600px" },
+  ).observe(more);
+  const index = new Map(cs.entries.map((e, i) => [e.path, i]));
   const tree = fileTree(cs.entries, (path) => {
+    const i = index.get(path);
+    if (i !== undefined && i >= shown) showTo(i + 1);
     const d = anchors.get(path);
     if (!d) return;
     d.open = true;
@@ -543,6 +633,15 @@ async function renderChanges(t: Target, box: HTMLElement, preview: HTMLElement):
     if (state.viewed.has(key(e))) tree.querySelector(`[data-file="${i}"]`)?.classList.add("is-viewed");
   });
   box.append(h("div", { class: "review" }, tree, files));
+}
+
+/** Up to this many paths, the file tree is built whole, every folder open; past it, folders open on a click. */
+const TREE_OPEN = 500;
+
+function countFiles(d: { dirs: Map<string, unknown>; files: unknown[] }): number {
+  let n = d.files.length;
+  for (const sub of d.dirs.values()) n += countFiles(sub as typeof d);
+  return n;
 }
 
 /** The scope's paths as a tree of folders, each file a link to its diff (GitHub's "Files changed" sidebar). */
@@ -558,6 +657,8 @@ function fileTree(entries: ChangeSetReport["entries"], go: (path: string) => voi
     }
     d.files.push({ name: parts.at(-1)!, i });
   });
+  // A big change set's folders start closed, each built when first opened: 10,000 files are not 10,000 buttons at once.
+  const lazy = entries.length > TREE_OPEN;
   const list = (d: Dir): HTMLElement =>
     h(
       "ul",
@@ -573,7 +674,12 @@ function fileTree(entries: ChangeSetReport["entries"], go: (path: string) => voi
             label += `/${n}`;
             inner = s;
           }
-          return h("li", { class: "dir" }, h("span", { class: "dir-name" }, `${label}/`), list(inner));
+          if (!lazy) return h("li", { class: "dir" }, h("span", { class: "dir-name" }, `${label}/`), list(inner));
+          const folder = h("details", { class: "dir-fold" }, h("summary", { class: "dir-name" }, `${label}/ `, h("span", { class: "muted" }, `${countFiles(inner)}`)));
+          folder.addEventListener("toggle", () => {
+            if (folder.open && folder.children.length === 1) folder.append(list(inner));
+          });
+          return h("li", { class: "dir" }, folder);
         }),
       ...d.files
         .sort((a, b) => a.name.localeCompare(b.name))
@@ -1030,6 +1136,7 @@ function clearPathFilter(): void {
   ($("f-path") as HTMLInputElement).value = "";
   if (state.filter.path === "") return;
   state.filter.path = "";
+  refine();
   renderTimeline();
 }
 
@@ -1067,6 +1174,7 @@ function main(): void {
   for (const id of ["f-session", "f-task"]) {
     $(id).addEventListener("change", (e) => {
       state.filter[id === "f-session" ? "session" : "task"] = (e.target as HTMLSelectElement).value;
+      refine();
       renderTimeline();
     });
   }
@@ -1084,11 +1192,13 @@ function main(): void {
   });
   $("f-path").addEventListener("input", (e) => {
     state.filter.path = (e.target as HTMLInputElement).value.trim();
+    refine();
     renderTimeline();
   });
   // A search box's own clear button (and Escape) sends "search", not always "input".
   $("f-path").addEventListener("search", (e) => {
     state.filter.path = (e.target as HTMLInputElement).value.trim();
+    refine();
     renderTimeline();
   });
   $("verify").addEventListener("click", () => void runVerify());
