@@ -6,6 +6,9 @@ export default defineConfig({
     // The real-client suite runs on its own: npm run test:real (vitest.real.config.ts).
     exclude: ["test/real/**", "**/node_modules/**"],
     testTimeout: 60_000,
+    // expect.poll's deadline (1 s by default): a page that renders after a server round trip took longer than
+    // that under load (ui-scale's hunks, once). A poll returns as soon as it matches, so this costs nothing when quiet.
+    expect: { poll: { timeout: 20_000 } },
     hookTimeout: 60_000,
     pool: "forks",
     // Two files at a time: the suite waits on git, fsync and child processes more than it computes (one worker kept
