@@ -26,7 +26,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { BASE_ENV, GIT, ROOT, UNWIND, intEnv, median, run, sleep, standalone, tempDir } from "./lib.mjs";
+import { BASE_ENV, GIT, ROOT, gitConfig, UNWIND, intEnv, median, run, sleep, standalone, tempDir } from "./lib.mjs";
 
 const SIZES = (process.env.BENCH_MONO_FILES || "10000,30000,100000").split(",").map((s) => {
   const n = Number(s.trim());
@@ -74,14 +74,7 @@ function cachedRepo(n) {
 function cloneOf(n, name) {
   const repo = tempDir(name);
   run("git", ["clone", "-q", cachedRepo(n), repo]);
-  for (const [k, v] of [
-    ["user.name", "unwind bench"],
-    ["user.email", "bench@localhost"],
-    ["core.autocrlf", "false"],
-    ["gc.auto", "0"],
-    ["maintenance.auto", "false"],
-  ])
-    run("git", ["config", k, v], { cwd: repo });
+  gitConfig(repo);
   sleep(1100); // past the racy-clean second of the checkout
   run("git", [...GIT, "update-index", "-q", "--refresh"], { cwd: repo });
   return repo;
