@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { git, gitStatus, makeRepo, tempDir, treeState, unwind } from "../helpers.js";
-import { addRecorder, clientVersion, installClient, netnsProblem, type LogCall, type Payload, type RunResult, runClient, type Script } from "./clients.js";
+import { addRecorder, clientVersion, installClient, netnsProblem, type LogCall, type Payload, type RunResult, runClient, type Script, expectUndoRedo } from "./clients.js";
 
 const FILES = {
   "a.txt": "alpha\n",
@@ -234,15 +234,7 @@ for (const c of [FOREGROUND, BACKGROUND]) {
     });
 
     it("undo of the parent session takes back the subagent's work too; redo brings it all back", () => {
-      const undo = unwind(o.repo, ["undo", "--session", o.sessions[0]!.session, "--json"]);
-      expect(undo.code, `${undo.stdout}\n${undo.stderr}`).toBe(0);
-      expect(undo.json.counts.conflict).toBe(0);
-      expect(gitStatus(o.repo)).toBe("");
-      expect(treeState(o.repo)).toEqual(o.committed);
-      const redo = unwind(o.repo, ["redo", undo.json.receipt, "--json"]);
-      expect(redo.code, `${redo.stdout}\n${redo.stderr}`).toBe(0);
-      expect(gitStatus(o.repo)).toBe(o.afterRunStatus);
-      expect(treeState(o.repo)).toEqual(o.afterRun);
+      expectUndoRedo(o.repo, o.sessions[0]!.session, o);
     });
   });
 }

@@ -13,6 +13,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import { gitStatus, treeState, unwind } from "../helpers.js";
 
 export type ClientName = "claude" | "codex" | "gemini" | "qwen" | "copilot";
 
@@ -436,4 +438,24 @@ export interface LogCall {
   session: string;
   tool: string;
   paths: string[];
+}
+
+/** What an undo of a client's session must give back, and what its redo must bring back. */
+export interface RoundTrip {
+  committed: Record<string, string>;
+  afterRun: Record<string, string>;
+  afterRunStatus: string;
+}
+
+/** Undo of `session` gives back the committed tree exactly, with no conflict; redo of its receipt brings the run's tree back exactly. */
+export function expectUndoRedo(repo: string, session: string, o: RoundTrip): void {
+  const undo = unwind(repo, ["undo", "--session", session, "--json"]);
+  expect(undo.code, `${undo.stdout}\n${undo.stderr}`).toBe(0);
+  expect(undo.json.counts.conflict).toBe(0);
+  expect(gitStatus(repo)).toBe("");
+  expect(treeState(repo)).toEqual(o.committed);
+  const redo = unwind(repo, ["redo", undo.json.receipt, "--json"]);
+  expect(redo.code, `${redo.stdout}\n${redo.stderr}`).toBe(0);
+  expect(gitStatus(repo)).toBe(o.afterRunStatus);
+  expect(treeState(repo)).toEqual(o.afterRun);
 }

@@ -11,7 +11,20 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { git, gitStatus, makeRepo, read, tempDir, treeState, unwind } from "../helpers.js";
-import { addRecorder, type ClientName, clientVersion, installClient, netnsProblem, PROBE_MATCHER, type Payload, type RunResult, runClient, type Script, type LogCall } from "./clients.js";
+import {
+  addRecorder,
+  type ClientName,
+  clientVersion,
+  installClient,
+  netnsProblem,
+  PROBE_MATCHER,
+  type Payload,
+  type RunResult,
+  runClient,
+  type Script,
+  type LogCall,
+  expectUndoRedo,
+} from "./clients.js";
 
 /** The committed tree every client starts from. */
 const FILES = {
@@ -243,16 +256,7 @@ for (const name of ["claude", "codex", "gemini"] as const) {
     });
 
     it("undo of the session gives back the committed tree exactly, and redo brings the work back exactly", () => {
-      const undo = unwind(o.repo, ["undo", "--session", o.session, "--json"]);
-      expect(undo.code, `${undo.stdout}\n${undo.stderr}`).toBe(0);
-      expect(undo.json.counts.conflict).toBe(0);
-      expect(gitStatus(o.repo)).toBe("");
-      expect(treeState(o.repo)).toEqual(o.committed);
-
-      const redo = unwind(o.repo, ["redo", undo.json.receipt, "--json"]);
-      expect(redo.code, `${redo.stdout}\n${redo.stderr}`).toBe(0);
-      expect(gitStatus(o.repo)).toBe(o.afterRunStatus);
-      expect(treeState(o.repo)).toEqual(o.afterRun);
+      expectUndoRedo(o.repo, o.session, o);
     });
 
     // Issue 16 item 3 asks for matchers that keep read-only tools from starting unwind at all. Whether a
