@@ -1,3 +1,4 @@
+import { alive } from "../sys/procs.js";
 import { spawn } from "node:child_process";
 import { closeSync, lstatSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -86,16 +87,6 @@ export async function awaitFinisher(store: string, session: string, deadline: nu
     }
     if (Date.now() >= deadline) return false;
     await new Promise((res) => setTimeout(res, 50));
-  }
-}
-
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

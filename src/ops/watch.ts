@@ -1,3 +1,4 @@
+import { alive } from "../sys/procs.js";
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, rmSync } from "node:fs";
 import { lastScan, type ScanKind } from "../capture/watched.js";
@@ -115,15 +116,6 @@ export async function watchStop(ctx: Context): Promise<WatchReport & { stopped: 
   if (alive(running.pid)) process.kill(running.pid, "SIGKILL");
   if (readWatchInfo(files)?.instance === running.instance) clearStale(files);
   return { ...report(ctx, null), pid: running.pid, stopped: true };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 function lastLine(file: string): string {

@@ -68,3 +68,8 @@ export function signal(pid: number, sig: NodeJS.Signals | 0): SignalResult {
     throw e;
   }
 }
+
+/** Whether a process of that pid exists (one of another user's counts): never a group, so a pid read from a file below 1 is none. */
+export function alive(pid: number): boolean {
+  return Number.isInteger(pid) && pid > 0 && signal(pid, 0) !== "gone";
+}
