@@ -37,7 +37,7 @@ call() { # session tool-use-id tool input-json effect...
   printf "$payload" PostToolUse | sh -c "$hook"
 }
 
-note "session 3f2a… edits a file, then runs a shell command: sed -i, rm, codegen, a build"
+note "session 3f2a… edits a file, then a shell command: sed -i, rm, codegen, a build"
 call 3f2a9c1e-agent-one toolu_01 Edit '{"file_path":"src/answer.ts","old_string":"42","new_string":"41"}' \
   sed -i 's/42/41/' src/answer.ts
 call 3f2a9c1e-agent-one toolu_02 Bash '{"command":"rm scratch.txt && mkdir -p src/gen && echo ... > src/gen/api.ts && npm run build"}' \
