@@ -80,8 +80,16 @@ export async function soak(opts = {}) {
   mkdirSync(rssDir);
   // Each unwind process notes its peak resident memory at exit (getrusage's maxrss).
   const preload = join(top, "rss.cjs");
-  writeFileSync(preload, `process.on("exit",()=>{try{require("fs").appendFileSync(${JSON.stringify(join(rssDir, "rss"))},process.resourceUsage().maxRSS+"\\n")}catch{}});\n`);
+  // With it, the command's name and its CPU time in µs, so the summary says where the run's time went.
+  writeFileSync(
+    preload,
+    // kids(): the CPU of the git processes it waited for (cutime and cstime of /proc/self/stat, in ticks of 10 ms).
+    `const kids=()=>{try{const s=require("fs").readFileSync("/proc/self/stat","utf8");const f=s.slice(s.lastIndexOf(")")+2).split(" ");return (Number(f[13])+Number(f[14]))*1e4}catch{return 0}};` +
+      `process.on("exit",()=>{try{const u=process.resourceUsage();require("fs").appendFileSync(${JSON.stringify(join(rssDir, "rss"))},u.maxRSS+" "+(u.userCPUTime+u.systemCPUTime+kids())+" "+process.argv[2]+"\\n")}catch{}});\n`,
+  );
   const env = { ...process.env, NO_COLOR: "1", GIT_AUTHOR_NAME: "s", GIT_AUTHOR_EMAIL: "s@s", GIT_COMMITTER_NAME: "s", GIT_COMMITTER_EMAIL: "s@s" };
+  // As `init` installs the hook (`env -u NODE_EXTRA_CA_CERTS`): Node reads that bundle at every start-up, and no unwind process opens TLS.
+  delete env.NODE_EXTRA_CA_CERTS;
   for (const k of Object.keys(env)) if (k.startsWith("GIT_DIR") || k === "GIT_INDEX_FILE" || k === "GIT_WORK_TREE" || k === "UNWIND_STORE" || k === "UNWIND_TASK" || k === "UNWIND_RUN") delete env[k];
   const R = rng(seed);
   const violations = [];
@@ -406,7 +414,14 @@ export async function soak(opts = {}) {
   const seconds = (performance.now() - t0) / 1000;
   const storeBytes = dirBytes(join(root, ".git", "unwind"));
   const gitBytes = dirBytes(join(root, ".git", "objects"));
-  const rss = readFileSync(join(rssDir, "rss"), "utf8").split("\n").filter(Boolean).map(Number);
+  const ends = readFileSync(join(rssDir, "rss"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => l.split(" "));
+  const rss = ends.map((e) => Number(e[0]));
+  /** CPU seconds of unwind processes, by command: where the run's time went. */
+  const cpuByCommand = {};
+  for (const [, us, cmd] of ends) cpuByCommand[cmd] = Number(((cpuByCommand[cmd] ?? 0) + Number(us) / 1e6).toFixed(1));
   const summary = {
     seed,
     agents,
@@ -421,6 +436,7 @@ export async function soak(opts = {}) {
     storeBytesPerCall: calls ? Math.round(storeBytes / calls) : null,
     gitObjectBytes: gitBytes,
     peakRssKb: Math.max(...rss),
+    cpuSecondsByCommand: cpuByCommand,
     hookMs: { n: hookMs.length, p50: Math.round(percentile(hookMs, 50)), p99: Math.round(percentile(hookMs, 99)) },
     verify: v.stdout.trim(),
     violations,

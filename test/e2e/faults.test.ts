@@ -16,7 +16,10 @@ import { claudePayload } from "../journal-helpers.js";
  * Which calls: a clean traced run of each operation lists, per system call,
  * the main thread's calls that name a path under the repository (strace -y);
  * the faults go to a spread of those (first, middle, last...). strace counts
- * per thread, so the same K also lands in each git child it spawns.
+ * per thread, so the same K also lands in each git child it spawns. The
+ * clean run and the injected runs trace with the same options, so their
+ * calls come in the same order; where a write still lands on one of libuv's
+ * own pipes (missedTarget), the run is stopped and the next write aimed at.
  */
 
 const HAS_STRACE = spawnSync("strace", ["-V"], { stdio: "ignore" }).status === 0;
@@ -33,7 +36,16 @@ interface Ran {
   stdout: string;
   stderr: string;
   ms: number;
+  /** An injected run stopped as soon as its trace showed the fault had missed its target (see missedTarget). */
+  missed?: string;
 }
+
+/** strace as the clean and the injected runs use it: the same options, so their calls come in the same order as far as they can. */
+const TRACE_OPTS = (syscalls: string, out: string) => ["-f", "--seccomp-bpf", "-qq", "-y", "-o", out, "-e", `trace=${syscalls},execve`];
+/** Aims at consecutive calls before a case is given up as one that cannot be hit. */
+const MAX_AIMS = 6;
+/** How long an injected run may take before it is killed (with its git children) and the case judged. */
+const RUN_LIMIT_MS = 60_000;
 
 /** The CLI (or hook) as a real process, optionally under strace. */
 function run(cwd: string, args: string[], opts: { input?: string; strace?: string[] } = {}): Promise<Ran> {
@@ -41,14 +53,64 @@ function run(cwd: string, args: string[], opts: { input?: string; strace?: strin
   const [cmd, argv] = opts.strace ? ["strace", [...opts.strace, process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
   const t0 = performance.now();
   return new Promise((res) => {
-    const child = spawn(cmd, argv as string[], { cwd, env });
+    // Its own process group, so a run that never ends is killed whole (strace, node, git) rather than holding the file.
+    const child = spawn(cmd, argv as string[], { cwd, env, detached: true });
+    const kill = () => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        /* gone */
+      }
+    };
+    const limit = setTimeout(kill, RUN_LIMIT_MS);
+    // An injected run's trace is read as it grows: a fault that missed is stopped at once, not waited out.
+    const trace = opts.strace?.some((a) => a.startsWith("inject=")) ? opts.strace[opts.strace.indexOf("-o") + 1] : undefined;
+    let missed: string | undefined;
+    const watch = trace
+      ? setInterval(() => {
+          let text = "";
+          try {
+            text = readFileSync(trace, "utf8");
+          } catch {
+            return;
+          }
+          missed = missedTarget(text) ?? undefined;
+          if (missed) kill();
+        }, 100)
+      : undefined;
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code, signal) => res({ code, signal, stdout, stderr, ms: performance.now() - t0 }));
+    child.on("close", (code, signal) => {
+      clearTimeout(limit);
+      clearInterval(watch);
+      if (trace && !missed) missed = missedTarget(readFileSync(trace, "utf8")) ?? undefined;
+      res({ code, signal, stdout, stderr, ms: performance.now() - t0, ...(missed ? { missed } : {}) });
+    });
     child.stdin.end(opts.input ?? "");
   });
+}
+
+/**
+ * Whether an error strace injected (the trace of `strace -f -y -e trace=SYSCALL,execve`) went to a
+ * node thread's write on a pipe, socket or eventfd instead of a file: a fault no kernel gives (a
+ * pipe write cannot fail with EIO, ENOSPC or EROFS), and one that can hang the process for good.
+ * libuv's signal handler writes a one-byte token to a lock pipe on every child's exit; an error
+ * there loses the token, and the next spawn waits for it in read() for ever. Those writes come
+ * between the main thread's own as the git children happen to end, so the K-th write of a traced
+ * run is not always the K-th of the clean run that chose K.
+ */
+function missedTarget(trace: string): string | null {
+  const lines = trace.split("\n");
+  const execs = new Set(lines.filter((l) => /^\d+ +execve\(/.test(l)).map((l) => l.split(" ")[0]));
+  execs.delete(lines[0]?.split(" ")[0]); // the first execve is node itself; the others are its git children
+  for (const line of lines) {
+    if (!line.endsWith("(INJECTED)") || !/= -1 /.test(line)) continue;
+    const tid = line.split(" ")[0]!;
+    if (!execs.has(tid) && /^\d+ +write\(\d+<(pipe|socket|anon_inode):/.test(line)) return line;
+  }
+  return null;
 }
 
 async function ok(cwd: string, args: string[], input?: string): Promise<Ran> {
@@ -193,7 +255,7 @@ async function candidates(op: Op): Promise<Record<Syscall, number[]>> {
   const root = repo();
   const state = await op.setup(root);
   const out = join(tempDir("unwind-trace-"), "trace");
-  const r = await op.act(root, state, ["-f", "-y", "-qq", "-o", out, "-e", `trace=${SYSCALLS.join(",")}`]);
+  const r = await op.act(root, state, TRACE_OPTS(SYSCALLS.join(","), out));
   expect([r.code, r.stderr]).toEqual([0, expect.any(String)]);
   const lines = readFileSync(out, "utf8").split("\n");
   const main = lines[0]!.split(" ")[0];
@@ -217,11 +279,25 @@ interface Case {
 }
 
 /** A case's failure (null: it held), and whether the fault visibly bit: the run failed, was killed, or logged an error. */
-async function runCase(c: Case): Promise<{ failure: string | null; bit: boolean }> {
-  const root = repo();
-  const state = await c.op.setup(root);
+async function runCase(c: Case): Promise<{ failure: string | null; bit: boolean; missed: number }> {
   const what = `${c.op.name}: ${c.syscall} ${c.fault} at call ${c.k}`;
-  const injected = await c.op.act(root, state, ["-f", "--seccomp-bpf", "-qq", "-o", "/dev/null", "-e", `trace=${c.syscall}`, "-e", `inject=${c.syscall}:${c.fault}:when=${c.k}`]);
+  // A fault that went to one of libuv's own pipes (see missedTarget) is aimed at the next call, on a fresh
+  // repository: the trace shows where it went, so this repeats only a case that did not test what it names.
+  let root = "";
+  let state: Record<string, unknown> = {};
+  let injected: Ran | undefined;
+  const missed: string[] = [];
+  while (missed.length < MAX_AIMS) {
+    root = repo();
+    state = await c.op.setup(root);
+    const trace = join(tempDir("unwind-inject-"), "trace");
+    const k = c.k + missed.length;
+    injected = await c.op.act(root, state, [...TRACE_OPTS(c.syscall, trace), "-e", `inject=${c.syscall}:${c.fault}:when=${k}`]);
+    if (!injected.missed) break;
+    missed.push(injected.missed);
+  }
+  if (missed.length === MAX_AIMS) return { bit: true, missed: MAX_AIMS, failure: `${what}: missed its target ${MAX_AIMS} times:\n  ${missed.join("\n  ")}` };
+  if (!injected) throw new Error("unreachable");
   try {
     expect(injected.stderr, what).not.toMatch(/internal error|This is a bug/);
     if (c.op.name.startsWith("hook")) {
@@ -238,9 +314,13 @@ async function runCase(c: Case): Promise<{ failure: string | null; bit: boolean 
     const bit = injected.code !== 0 || injected.signal !== null || status.errorCount > 0;
     await c.op.check(root, state, injected);
     await ok(root, ["verify"]);
-    return { failure: null, bit };
+    return { failure: null, bit, missed: missed.length };
   } catch (e) {
-    return { bit: true, failure: `${what}\n  injected: exit ${injected.code} ${injected.signal ?? ""} ${injected.stderr.trim()}\n  ${(e as Error).message.split("\n").slice(0, 6).join("\n  ")}` };
+    return {
+      bit: true,
+      missed: missed.length,
+      failure: `${what}\n  injected: exit ${injected.code} ${injected.signal ?? ""} ${injected.stderr.trim()}\n  ${(e as Error).message.split("\n").slice(0, 6).join("\n  ")}`,
+    };
   }
 }
 
@@ -260,6 +340,29 @@ async function pool<T>(tasks: (() => Promise<T>)[], n: number): Promise<T[]> {
 }
 
 describe.skipIf(!HAS_STRACE)("system-call faults (strace -e inject)", () => {
+  it("a fault strace put on a pipe write is told apart from one on a file write", () => {
+    const dir = tempDir("unwind-miss-");
+    const file = join(dir, "f");
+    const script = `require("fs").writeSync(1, "x"); try { require("fs").writeFileSync(${JSON.stringify(file)}, "y"); } catch {}`;
+    const traced = (extra: string[]) => {
+      const out = join(dir, `t${extra.join("")}`);
+      spawnSync("strace", ["-f", "-qq", "-y", "-o", out, "-e", "trace=write,execve", ...extra, process.execPath, "-e", script], { stdio: ["ignore", "pipe", "ignore"] });
+      return readFileSync(out, "utf8");
+    };
+    // A clean run says which of the writes goes to a pipe (libuv's own, at start-up) and which to the file.
+    const writes = traced([])
+      .split("\n")
+      .filter((l) => / write\(/.test(l));
+    const toPipe = writes.findIndex((l) => /write\(\d+<pipe:/.test(l)) + 1;
+    const toFile = writes.findIndex((l) => l.includes(`<${file}>`)) + 1;
+    expect([toPipe > 0, toFile > 0]).toEqual([true, true]);
+    expect(missedTarget(traced(["-e", `inject=write:error=ENOSPC:when=${toPipe}`]))).toMatch(/ write\(\d+<pipe:.*ENOSPC.*\(INJECTED\)$/);
+    // Control: the same fault on the file's write is on target.
+    const onFile = traced(["-e", `inject=write:error=ENOSPC:when=${toFile}`]);
+    expect(onFile).toMatch(new RegExp(`<${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}>.*\\(INJECTED\\)`));
+    expect(missedTarget(onFile)).toBeNull();
+  });
+
   it("the hook, snapshot, undo, redo and gc: exit 0 or one clear line, then recovery, verify, no byte lost", async () => {
     const found = await pool(
       OPS.map((op) => () => candidates(op)),
