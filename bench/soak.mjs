@@ -6,7 +6,8 @@
  * person edits between; undo and redo of random scopes, gc, and the watcher
  * stopped and started are interleaved. After every round an oracle (a model
  * of each file's bytes and of what each session and call changed) checks that
- * `unwind changes` is exact for every session that acted, that each undo took
+ * `unwind changes` is exact for every call just made, every 20 steps for
+ * every whole session, and after each undo and redo; that each undo took
  * back exactly its scope (or left a path with a conflict and its reason) and
  * that its redo brought back exactly what it took. At the end: `verify`, and
  * every file's bytes are the model's.
@@ -31,6 +32,8 @@ import { prng, ROOT, UNWIND } from "./lib.mjs";
 
 const BIN = UNWIND;
 const LIB = pathToFileURL(join(ROOT, "dist", "lib", "index.js")).href;
+/** Every this many steps, each agent's whole session is checked; the steps between check the call they made. */
+const SESSION_CHECK_EVERY = 20;
 /** Every this many checks of `changes`, the command answers rather than the library (`--oracle cli`: all of them). */
 const ORACLE_CLI_EVERY = 10;
 
@@ -51,6 +54,19 @@ const oid = (s) =>
         .digest("hex");
 /** A recorded state as the oracle compares it: by SHA-256 where the record has it, else by git's id. */
 const stateKey = (st) => (st === null || st === undefined ? null : (st.sha256 ?? `oid:${st.oid}`));
+
+/** JSON with object keys sorted at every depth, as unwind keys a call that has no id of its own. */
+const stable = (v) =>
+  v === undefined || v === null
+    ? "null"
+    : Array.isArray(v)
+      ? `[${v.map(stable).join(",")}]`
+      : typeof v === "object"
+        ? `{${Object.keys(v)
+            .sort()
+            .map((k) => `${JSON.stringify(k)}:${stable(v[k])}`)
+            .join(",")}}`
+        : JSON.stringify(v);
 
 function percentile(xs, p) {
   if (xs.length === 0) return null;
@@ -209,6 +225,9 @@ export async function soak(opts = {}) {
   /** One call: pre hook, the effect (applied to the model too), post hook; records what it changed. */
   async function call(a, kind, tool, input, effect, post = {}) {
     const id = `${a.harness === "claude" ? "toolu" : "call"}_${a.i}_${++a.n}`;
+    // Gemini's payloads carry no call id: unwind names the call by its pairing key (docs/design.md), which
+    // `changes --call` takes by its unique start; every soak write carries a fresh number, so it is unique.
+    const named = a.harness === "gemini" ? `h-${createHash("sha256").update(`${a.session}\0${tool}\0${stable(input)}`).digest("hex").slice(0, 16)}` : id;
     await hook(a, payload(a, "pre", tool, input, id));
     const before = new Map();
     const touched = effect();
@@ -218,7 +237,7 @@ export async function soak(opts = {}) {
     }
     const postBody = payload(a, "post", post.tool ?? tool, input, id, post.extra ?? {});
     const r = await hook(a, post.event ? postBody.replace('"PostToolUse"', `"${post.event}"`) : postBody);
-    a.calls.push({ id, kind, harness: a.harness, changed: new Map([...before].map(([p, was]) => [p, [was, truth.get(p)]])) });
+    a.calls.push({ id: named, kind, harness: a.harness, changed: new Map([...before].map(([p, was]) => [p, [was, truth.get(p)]])) });
     calls++;
     return r;
   }
@@ -310,23 +329,43 @@ export async function soak(opts = {}) {
    * file call's two hooks cost 0.08 s each, `changes` cost 0.3-0.4 s), and the command is the library
    * behind a parser (docs/library.md). The command still answers a steady share of the checks.
    */
-  async function changesOf(a) {
-    if (++checks % ORACLE_CLI_EVERY === 0 || !lib) return cli(["changes", "--session", a.session, "--json"]);
+  async function changesOf(a, call) {
+    const scope = call ? { session: a.session, call } : { session: a.session };
+    if (++checks % ORACLE_CLI_EVERY === 0 || !lib) return cli(["changes", "--session", a.session, ...(call ? ["--call", call] : []), "--json"]);
     try {
-      return { code: 0, json: JSON.parse(JSON.stringify(await lib.changes({ session: a.session }))), stdout: "", stderr: "" };
+      return { code: 0, json: JSON.parse(JSON.stringify(await lib.changes(scope))), stdout: "", stderr: "" };
     } catch (e) {
       return { code: e.exit ?? -1, json: undefined, stdout: "", stderr: String(e.message ?? e) };
     }
   }
-  async function checkChanges(a, when) {
-    const r = await changesOf(a);
-    if (r.code !== 0 || !r.json) return violate(`${when}: changes ${a.session} exit ${r.code}: ${r.stderr.trim()}`);
+  /** `changes` of the session (or of its call `c`) against the model: each path, from its bytes before to after. */
+  async function checkChanges(a, when, c) {
+    const what = c ? `${a.session} --call ${c.id}` : a.session;
+    const r = await changesOf(a, c?.id);
+    if (r.code !== 0 || !r.json) return violate(`${when}: changes ${what} exit ${r.code}: ${r.stderr.trim()}`);
     const got = r.json.entries.map((e) => `${e.path} ${e.change} ${stateKey(e.pre)} ${stateKey(e.post)}`).sort();
     const byPath = new Map(r.json.entries.map((e) => [e.path, e]));
-    const want = expectedChanges(a)
+    const want = (c ? expectedOfCall(c) : expectedChanges(a))
       .map((w) => `${w.path} ${w.change} ${keyOf(w.pre, byPath.get(w.path)?.pre)} ${keyOf(w.post, byPath.get(w.path)?.post)}`)
       .sort();
-    if (JSON.stringify(got) !== JSON.stringify(want)) violate(`${when}: changes ${a.session}\n  got  ${JSON.stringify(got)}\n  want ${JSON.stringify(want)}`);
+    if (JSON.stringify(got) !== JSON.stringify(want)) violate(`${when}: changes ${what}\n  got  ${JSON.stringify(got)}\n  want ${JSON.stringify(want)}`);
+  }
+  /** What `changes --call` must say of a call just made: each path it changed, from its bytes before the call to after. */
+  function expectedOfCall(c) {
+    const out = [];
+    for (const [p, [was, now]] of c.changed) {
+      if (was === now) continue;
+      out.push({ path: p, change: was === null ? "added" : now === null ? "deleted" : "modified", pre: was, post: now });
+    }
+    return out;
+  }
+  /**
+   * After a step, the call it made is checked (`changes --call`, whose fold starts at that call); every
+   * SESSION_CHECK_EVERY steps, each whole session (whose fold starts at its first call: its cost grows
+   * with the record, see docs/development.md), and always after an undo and a redo.
+   */
+  async function checkAfterStep(agents, when) {
+    await Promise.all(agents.map((a) => checkChanges(a, when, a.calls[a.calls.length - 1])));
   }
   /** Every file of the model holds exactly its bytes on disk. */
   function checkTree(when) {
@@ -345,7 +384,7 @@ export async function soak(opts = {}) {
   async function undoRedo() {
     const a = R.pick(A);
     if (a.calls.length === 0) return;
-    const whole = a.harness === "gemini" || R.next() < 0.5;
+    const whole = R.next() < 0.5;
     const c = whole ? null : R.pick(a.calls);
     const scope = whole ? ["--session", a.session] : ["--session", a.session, "--call", c.id];
     const expect = new Map(); // path -> bytes after the undo
@@ -411,15 +450,16 @@ export async function soak(opts = {}) {
       // A round of file calls: up to `parallel` distinct agents at once.
       const order = [...A].sort(() => R.next() - 0.5).slice(0, 1 + R.int(parallel));
       await Promise.all(order.map((a) => fileCall(a)));
-      await Promise.all(order.map((a) => checkChanges(a, `file calls of round ${steps}`)));
+      await checkAfterStep(order, `file calls of round ${steps}`);
     } else if (x < 0.85) {
       const a = R.pick(A);
       await shellCall(a);
-      await checkChanges(a, `shell call of ${a.session}`);
+      await checkAfterStep([a], `shell call of ${a.session}`);
     } else if (x < 0.92) await personEdit();
     else if (x < 0.97) await undoRedo();
     else if (x < 0.99) await gc();
     else await watcher();
+    if (steps % SESSION_CHECK_EVERY === 0) for (const a of A) if (a.calls.length > 0) await checkChanges(a, `every ${SESSION_CHECK_EVERY} steps (step ${steps})`);
     if (performance.now() - lastReport > 30_000) {
       lastReport = performance.now();
       log(`${calls} calls, ${steps} steps, ${((calls * 1000) / (lastReport - t0)).toFixed(2)} calls/s, hook p50 ${percentile(hookMs, 50)?.toFixed(0)} ms`);
