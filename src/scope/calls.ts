@@ -155,7 +155,10 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
       if (list) list.push(pt.at);
       else recordedAt.set(pt.path, [pt.at]);
     }
-    const capturedPaths = [...new Set([...recordedAt.keys(), ...written.points.paths(), ...nowPts.keys()])];
+    // Only the paths a wanted call can be a candidate for can bear on it: the rest of the record is left unfolded.
+    const bears = bearing(calls, wanted, seq, diffs, recorded, recordedAt, written.points, nowPts);
+    for (const d of diffs) d.entries = d.entries.filter((e) => bears(e.path));
+    const capturedPaths = [...new Set([...recordedAt.keys(), ...written.points.paths(), ...nowPts.keys()])].filter(bears);
     const captured = {
       keys: () => capturedPaths,
       *get(path: RepoPath) {
@@ -171,9 +174,9 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
       captured,
       constant,
     );
-    for (const pt of recorded) points.push(pt);
+    for (const pt of recorded) if (bears(pt.path)) points.push(pt);
     const more: MorePoints = {
-      paths: () => new Set([...written.points.paths(), ...nowPts.keys()]),
+      paths: () => new Set([...written.points.paths(), ...nowPts.keys()].filter(bears)),
       of: (path) => {
         const out = written.points.of(path);
         for (const pt of nowPts.get(path) ?? []) out.push(pt);
@@ -184,6 +187,58 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   } finally {
     scratch?.dispose();
   }
+}
+
+/**
+ * Which paths a wanted call can be a candidate for, and so the only ones
+ * whose events can bear on it (src/scope/fold/timeline.ts, candidatesOf):
+ * a file call writes only its own paths; a tree call (or a run) any path
+ * with a change inside its window. Those are the paths a diff between
+ * snapshots inside the window shows, and the captured paths with a point
+ * inside the window or on both sides of it (a path no snapshot sees, an
+ * ignored one, has only captures to place its change). Everything else
+ * the record holds is left unfolded: `changes` of one call of a long
+ * record no longer folds every path the record ever captured.
+ */
+function bearing(
+  calls: readonly CallWindow[],
+  wanted: (c: CallWindow) => boolean,
+  seq: readonly { at: string }[],
+  diffs: readonly Diff[],
+  recorded: readonly Point[],
+  recordedAt: ReadonlyMap<RepoPath, string[]>,
+  written: ReceiptPoints,
+  nowPts: ReadonlyMap<RepoPath, Point[]>,
+): (path: string) => boolean {
+  const keep = new Set<string>();
+  const key = (c: { session: string; call: string }) => `${c.session}\0${c.call}`;
+  const mine = calls.filter(wanted);
+  const wantedKeys = new Set(mine.map(key));
+  for (const pt of recorded) if (pt.call && wantedKeys.has(key(pt.call))) keep.add(pt.path);
+  for (const c of mine) if (c.kind === "file") for (const p of nowPts.keys()) if (c.paths?.has(p)) keep.add(p);
+  const trees = mine.filter((c) => c.kind !== "file").map((c) => ({ start: c.start, end: c.end }));
+  if (trees.length === 0) return (p) => keep.has(p);
+  const meets = (from: string, to: string) => trees.some((w) => w.start <= to && w.end >= from);
+  for (const d of diffs) {
+    const from = seq[d.index]!.at;
+    const to = seq[d.index + 1]?.at ?? OPEN;
+    if (meets(from, to)) for (const e of d.entries) keep.add(e.path);
+  }
+  // A captured path whose first and last known times reach from before a window to after it, or into it.
+  const span = (path: RepoPath) => {
+    let lo = OPEN;
+    let hi = "";
+    const see = (t: string) => {
+      if (t < lo) lo = t;
+      if (t > hi) hi = t;
+    };
+    for (const t of recordedAt.get(path) ?? []) see(t);
+    for (const t of written.times(path)) see(t);
+    for (const pt of nowPts.get(path) ?? []) see(pt.at);
+    return meets(lo, hi);
+  };
+  for (const p of new Set([...recordedAt.keys(), ...written.paths(), ...nowPts.keys()])) if (!keep.has(p) && span(p)) keep.add(p);
+  return (p) => keep.has(p);
 }
 
 /**
