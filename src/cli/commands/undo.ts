@@ -134,7 +134,8 @@ export async function changes(globals: Globals, opts: ScopeFlags & { patch?: boo
   const scope = scopeOf(opts);
   const u = await openFor(globals);
   const cs = await u.changes(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree, prefixes: cwdDirs(u.root, opts.prefix, "--prefix"), patch: opts.patch });
-  const human = opts.patch ? renderPatch(cs) : [renderChanges(cs, await shortNames(u.context)), ...uncapturedLines(cs.uncaptured, "not in this list")].join("\n");
+  // Short names read the whole journal again: only the human list shows them.
+  const human = globals.json ? "" : opts.patch ? renderPatch(cs) : [renderChanges(cs, await shortNames(u.context)), ...uncapturedLines(cs.uncaptured, "not in this list")].join("\n");
   return { json: cs, human, exit: Exit.ok };
 }
 
