@@ -135,6 +135,8 @@ async function build() {
   const lines = new Map();
   const hex = (n) => Array.from({ length: n }, () => "0123456789abcdef"[Math.floor(rnd() * 16)]).join("");
   const treeRecords = []; // filled with tree oids once fast-import has run
+  let typicalEdit = null; // the typical session's first call, an Edit, and its first shell call: `changes --call` rows
+  let typicalShell = null;
   let oldestEdit = null; // the path of the first session's first file call: the filter's target, far down the timeline
   for (let s = 0; s < SESSIONS; s++) {
     const session = `claude:${hex(8)}-${hex(4)}-${hex(4)}-${hex(4)}-${hex(12)}`;
@@ -145,6 +147,8 @@ async function build() {
     const common = { v: 1 };
     for (let k = 0; k < CALLS; k++) {
       const call = `toolu_01${hex(22)}`;
+      if (s === 1 && k === 0) typicalEdit = call;
+      if (s === 1 && k === 5) typicalShell = call;
       const at = (ms) => new Date(ms).toISOString();
       const head = (ms, tool, phase) => ({ ...common, at: at(ms), root: repo, session, harness: "claude", tool, call, phase });
       if (k % 10 === 5) {
@@ -237,7 +241,7 @@ async function build() {
   const verifyMs = performance.now() - tv;
   if (!verify.ok) throw new Error(`unwind verify failed on the generated store: ${JSON.stringify(verify).slice(0, 400)}`);
   const big = sessions[Math.floor(SESSIONS / 2)];
-  return { repo, sessions, big, typical: sessions[1], oldestEdit, paths: paths + 28, calls: SESSIONS * CALLS + 10, snapshots: snapshots.length + 4, genMs, verifyMs, verify };
+  return { repo, sessions, big, typical: sessions[1], typicalEdit, typicalShell, oldestEdit, paths: paths + 28, calls: SESSIONS * CALLS + 10, snapshots: snapshots.length + 4, genMs, verifyMs, verify };
 }
 
 /** The generated records must look like those the library wrote: the same fields, in the same order, per kind and phase. */
@@ -295,13 +299,15 @@ export async function bench() {
       }),
     },
     changesTypical: { label: "unwind changes --session (a typical one)", time: cli(b.repo, ["changes", "--session", typId, "--json"]) },
+    changesEdit: { label: "unwind changes --call (its first Edit)", time: cli(b.repo, ["changes", "--session", typId, "--call", b.typicalEdit, "--json"]) },
+    changesShell: { label: "unwind changes --call (its first Bash)", time: cli(b.repo, ["changes", "--session", typId, "--call", b.typicalShell, "--json"]) },
   };
   console.log(`  median of ${RECORD_REPS} rounds after 1 warm-up, interleaved\n`);
   const samples = measure(commands, RECORD_REPS);
   printTable(commands, samples);
   const m = medians(samples);
   console.log();
-  for (const k of ["sessions", "log", "changesBig", "changesTypical"]) {
+  for (const k of ["sessions", "log", "changesBig", "changesTypical", "changesEdit", "changesShell"]) {
     const ratio = pairedRatio(samples, k, "node");
     console.log(`  ${commands[k].label.padEnd(40)} ${fmtMs(m[k]).padStart(10)}  ${ratio.toFixed(2)}x node -e 0  ${(m[k] / m.git).toFixed(1)}x git log  ${verdict(m[k] < 300)} (< 300 ms)`);
   }
