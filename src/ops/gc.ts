@@ -1,5 +1,5 @@
 import { storePath } from "../domain/store-layout.js";
-import { existsSync, statSync, unlinkSync } from "node:fs";
+import { existsSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { pendingIntents } from "../apply/intent.js";
 import { dropIndex, orphanIndexes } from "../capture/private-index.js";
 import { listSnapshots, SNAPSHOT_REFS } from "../capture/snapshot.js";
@@ -10,6 +10,7 @@ import { Cas } from "../store/cas.js";
 import { dropKept, keptRefs } from "../store/kept.js";
 import { loadConfig, parseDuration } from "../store/config.js";
 import { pruneJournal } from "../store/journal.js";
+import { pairDiffsFile } from "../store/pair-diffs.js";
 import { withLock } from "../store/lock.js";
 import { Receipts } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
@@ -113,6 +114,8 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
       blobBytes += st.size;
       if (!dryRun) unlinkSync(b.path);
     }
+    // The diffs of snapshot pairs: a cache that may name snapshots just dropped; the next long fold asks git again.
+    if (!dryRun && oldSnaps.length > 0) rmSync(pairDiffsFile(ctx.store), { force: true });
     // Private indexes of removed worktrees: a cache, dropped whatever its age.
     const orphans = orphanIndexes(ctx);
     if (!dryRun) for (const o of orphans) await dropIndex(ctx, o);

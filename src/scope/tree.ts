@@ -1,4 +1,5 @@
 import { splitZ } from "../git/git.js";
+import { appendPairDiffs, readPairDiffs } from "../store/pair-diffs.js";
 import type { Context } from "../repo/context.js";
 import { sortByPath } from "../domain/paths.js";
 import { changeKind } from "../domain/states.js";
@@ -54,18 +55,34 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
  */
 export async function diffPairs(ctx: Context, pairs: readonly { from: string; to: string }[]): Promise<{ path: RepoPath; pre: State | null; post: State | null }[][]> {
   if (pairs.length === 0) return [];
-  const input = pairs.map((p) => `${p.to} ${p.from}`).join("\n") + "\n";
-  const r = await ctx.git(["diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames", "--full-index"], { input });
-  const fields = splitZ(r.stdout);
-  const out: { path: RepoPath; pre: State | null; post: State | null }[][] = [];
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i]!;
-    if (!f.startsWith(":")) {
-      out.push([]); // a header: the next pair's diff begins
-      continue;
+  const key = (p: { from: string; to: string }) => `${p.to} ${p.from}`;
+  // A few pairs (a call's own window) cost git less than reading the cache; a long fold reads it.
+  const kept = pairs.length >= CACHE_FROM ? readPairDiffs(ctx.store) : new Map<string, string[]>();
+  const missing = pairs.filter((p) => !kept.has(key(p)));
+  const fresh = new Map<string, string[]>();
+  if (missing.length > 0) {
+    const input = missing.map((p) => `${key(p)}\n`).join("");
+    const r = await ctx.git(["diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames", "--full-index"], { input });
+    const fields = splitZ(r.stdout);
+    let k = -1;
+    for (const f of fields) {
+      // A header (the commit) begins the next pair's diff.
+      if (!f.startsWith(":") && (k < 0 || fresh.get(key(missing[k]!))!.length % 2 === 0)) fresh.set(key(missing[++k]!), []);
+      else fresh.get(key(missing[k]!))!.push(f);
     }
-    const [m1, m2, o1, o2] = f.slice(1).split(" ");
-    out[out.length - 1]!.push({ path: fields[++i]! as RepoPath, pre: stateFromTree(m1!, o1!), post: stateFromTree(m2!, o2!) });
+    if (k !== missing.length - 1) throw new Error(`git diff-tree answered ${k + 1} of ${missing.length} pairs`);
+    if (pairs.length >= CACHE_FROM) appendPairDiffs(ctx.store, fresh);
   }
-  return out;
+  return pairs.map((p) => {
+    const fields = kept.get(key(p)) ?? fresh.get(key(p))!;
+    const out: { path: RepoPath; pre: State | null; post: State | null }[] = [];
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const [m1, m2, o1, o2] = fields[i]!.slice(1).split(" ");
+      out.push({ path: fields[i + 1]! as RepoPath, pre: stateFromTree(m1!, o1!), post: stateFromTree(m2!, o2!) });
+    }
+    return out;
+  });
 }
+
+/** From this many pairs on, diffs are kept in and read from the store's cache (src/store/pair-diffs.ts). */
+const CACHE_FROM = 32;

@@ -1,0 +1,65 @@
+import { appendFileSync, readFileSync, statSync } from "node:fs";
+import { sha256 } from "../domain/hash.js";
+import { storePath } from "../domain/store-layout.js";
+import { mkdirPrivate } from "../sys/files.js";
+
+/**
+ * Git's raw diff of a pair of snapshot commits, kept once asked for:
+ * `<store>/cache/pair-diffs.jsonl`. Commits are content-addressed, so a
+ * pair's diff never changes and the cache cannot go stale; gc drops it
+ * with the snapshots it may name. Each line is one pair, `<sum> <json>`
+ * (sum: the first 16 hex of the JSON's SHA-256), appended in one write: a
+ * torn or edited line fails its sum and is asked of git again. A cache,
+ * never a record: nothing is lost with it.
+ */
+export function pairDiffsFile(store: string): string {
+  return storePath(store, "cache", "pair-diffs.jsonl");
+}
+
+/** Past this size the file is not read (git is asked), and gc's next run drops it. */
+const MAX_BYTES = 256 * 1024 * 1024;
+
+/** Each kept pair's diff fields (as `git diff-tree -z` gives them, header left out), by `"<to> <from>"`. */
+export function readPairDiffs(store: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  let text: string;
+  try {
+    if (statSync(pairDiffsFile(store)).size > MAX_BYTES) return out;
+    text = readFileSync(pairDiffsFile(store), "utf8");
+  } catch {
+    return out;
+  }
+  let at = 0;
+  while (at < text.length) {
+    let nl = text.indexOf("\n", at);
+    if (nl < 0) nl = text.length;
+    const line = text.slice(at, nl);
+    at = nl + 1;
+    const space = line.indexOf(" ");
+    const body = line.slice(space + 1);
+    if (space !== 16 || sha256(body).slice(0, 16) !== line.slice(0, 16)) continue;
+    try {
+      const [key, fields] = JSON.parse(body) as [string, string[]];
+      if (typeof key === "string" && Array.isArray(fields)) out.set(key, fields);
+    } catch {
+      /* a damaged line: asked of git again */
+    }
+  }
+  return out;
+}
+
+/** Appends the pairs' diffs, one write; a store that cannot be written (read-only, full) just goes without. */
+export function appendPairDiffs(store: string, pairs: ReadonlyMap<string, readonly string[]>): void {
+  if (pairs.size === 0) return;
+  let text = "";
+  for (const [key, fields] of pairs) {
+    const body = JSON.stringify([key, fields]);
+    text += `${sha256(body).slice(0, 16)} ${body}\n`;
+  }
+  try {
+    mkdirPrivate(storePath(store, "cache"));
+    appendFileSync(pairDiffsFile(store), text, { mode: 0o600 });
+  } catch {
+    /* a cache */
+  }
+}
