@@ -241,7 +241,21 @@ async function build() {
   const verifyMs = performance.now() - tv;
   if (!verify.ok) throw new Error(`unwind verify failed on the generated store: ${JSON.stringify(verify).slice(0, 400)}`);
   const big = sessions[Math.floor(SESSIONS / 2)];
-  return { repo, sessions, big, typical: sessions[1], typicalEdit, typicalShell, oldestEdit, paths: paths + 28, calls: SESSIONS * CALLS + 10, snapshots: snapshots.length + 4, genMs, verifyMs, verify };
+  return {
+    repo,
+    sessions,
+    big,
+    typical: sessions[1],
+    typicalEdit,
+    typicalShell,
+    oldestEdit,
+    paths: paths + 28,
+    calls: SESSIONS * CALLS + 10,
+    snapshots: snapshots.length + 4,
+    genMs,
+    verifyMs,
+    verify,
+  };
 }
 
 /** The generated records must look like those the library wrote: the same fields, in the same order, per kind and phase. */

@@ -227,7 +227,13 @@ export async function soak(opts = {}) {
     const id = `${a.harness === "claude" ? "toolu" : "call"}_${a.i}_${++a.n}`;
     // Gemini's payloads carry no call id: unwind names the call by its pairing key (docs/design.md), which
     // `changes --call` takes by its unique start; every soak write carries a fresh number, so it is unique.
-    const named = a.harness === "gemini" ? `h-${createHash("sha256").update(`${a.session}\0${tool}\0${stable(input)}`).digest("hex").slice(0, 16)}` : id;
+    const named =
+      a.harness === "gemini"
+        ? `h-${createHash("sha256")
+            .update(`${a.session}\0${tool}\0${stable(input)}`)
+            .digest("hex")
+            .slice(0, 16)}`
+        : id;
     await hook(a, payload(a, "pre", tool, input, id));
     const before = new Map();
     const touched = effect();
@@ -345,9 +351,7 @@ export async function soak(opts = {}) {
     if (r.code !== 0 || !r.json) return violate(`${when}: changes ${what} exit ${r.code}: ${r.stderr.trim()}`);
     const got = r.json.entries.map((e) => `${e.path} ${e.change} ${stateKey(e.pre)} ${stateKey(e.post)}`).sort();
     const byPath = new Map(r.json.entries.map((e) => [e.path, e]));
-    const want = (c ? expectedOfCall(c) : expectedChanges(a))
-      .map((w) => `${w.path} ${w.change} ${keyOf(w.pre, byPath.get(w.path)?.pre)} ${keyOf(w.post, byPath.get(w.path)?.post)}`)
-      .sort();
+    const want = (c ? expectedOfCall(c) : expectedChanges(a)).map((w) => `${w.path} ${w.change} ${keyOf(w.pre, byPath.get(w.path)?.pre)} ${keyOf(w.post, byPath.get(w.path)?.post)}`).sort();
     if (JSON.stringify(got) !== JSON.stringify(want)) violate(`${when}: changes ${what}\n  got  ${JSON.stringify(got)}\n  want ${JSON.stringify(want)}`);
   }
   /** What `changes --call` must say of a call just made: each path it changed, from its bytes before the call to after. */
