@@ -156,9 +156,10 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
       else recordedAt.set(pt.path, [pt.at]);
     }
     // Only the paths a wanted call can be a candidate for can bear on it: the rest of the record is left unfolded.
-    const bears = bearing(calls, wanted, seq, diffs, recorded, recordedAt, written.points, nowPts);
+    const everCaptured = new Set([...recordedAt.keys(), ...written.points.paths(), ...nowPts.keys()]);
+    const bears = bearing(calls, wanted, seq, diffs, recorded, everCaptured, recordedAt, written.points, nowPts);
     for (const d of diffs) d.entries = d.entries.filter((e) => bears(e.path));
-    const capturedPaths = [...new Set([...recordedAt.keys(), ...written.points.paths(), ...nowPts.keys()])].filter(bears);
+    const capturedPaths = [...everCaptured].filter(bears);
     const captured = {
       keys: () => capturedPaths,
       *get(path: RepoPath) {
@@ -206,6 +207,7 @@ function bearing(
   seq: readonly { at: string }[],
   diffs: readonly Diff[],
   recorded: readonly Point[],
+  everCaptured: ReadonlySet<RepoPath>,
   recordedAt: ReadonlyMap<RepoPath, string[]>,
   written: ReceiptPoints,
   nowPts: ReadonlyMap<RepoPath, Point[]>,
@@ -237,7 +239,7 @@ function bearing(
     for (const pt of nowPts.get(path) ?? []) see(pt.at);
     return meets(lo, hi);
   };
-  for (const p of new Set([...recordedAt.keys(), ...written.paths(), ...nowPts.keys()])) if (!keep.has(p) && span(p)) keep.add(p);
+  for (const p of everCaptured) if (!keep.has(p) && span(p)) keep.add(p);
   return (p) => keep.has(p);
 }
 

@@ -63,14 +63,14 @@ export async function diffPairs(ctx: Context, pairs: readonly { from: string; to
   if (missing.length > 0) {
     const input = missing.map((p) => `${key(p)}\n`).join("");
     const r = await ctx.git(["diff-tree", "--stdin", "--always", "-r", "-z", "--raw", "--no-renames", "--full-index"], { input });
-    const fields = splitZ(r.stdout);
-    let k = -1;
-    for (const f of fields) {
-      // A header (the commit) begins the next pair's diff.
-      if (!f.startsWith(":") && (k < 0 || fresh.get(key(missing[k]!))!.length % 2 === 0)) fresh.set(key(missing[++k]!), []);
-      else fresh.get(key(missing[k]!))!.push(f);
+    let k = 0;
+    let cur: string[] = [];
+    for (const f of splitZ(r.stdout)) {
+      // Where a record may begin (an even count of fields), a field that is no ":" record is the next pair's header.
+      if (!f.startsWith(":") && cur.length % 2 === 0) fresh.set(key(missing[k++]!), (cur = []));
+      else cur.push(f);
     }
-    if (k !== missing.length - 1) throw new Error(`git diff-tree answered ${k + 1} of ${missing.length} pairs`);
+    if (k !== missing.length) throw new Error(`git diff-tree answered ${k} of ${missing.length} pairs`);
     if (pairs.length >= CACHE_FROM) appendPairDiffs(ctx.store, fresh);
   }
   return pairs.map((p) => {
