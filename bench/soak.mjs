@@ -2,7 +2,8 @@
 /**
  * The soak (issue 34): simulated agents of all three harnesses make
  * Write/Edit/Bash calls through the real `unwind hook <harness>` process,
- * spawned as a client spawns it; failed and background calls among them; a
+ * spawned as a client spawns it, each agent starting a new session every
+ * 100-500 calls; failed and background calls among them; a
  * person edits between; undo and redo of random scopes, gc, and the watcher
  * stopped and started are interleaved. After every round an oracle (a model
  * of each file's bytes and of what each session and call changed) checks that
@@ -12,7 +13,7 @@
  * that its redo brought back exactly what it took. At the end: `verify`, and
  * every file's bytes are the model's.
  *
- *   npm run soak -- --agents 6 --calls 20000 --seed 1 [--minutes 30] [--parallel 6] [--oracle cli]
+ *   npm run soak -- --agents 6 --calls 20000 --seed 1 [--minutes 30] [--parallel 6] [--session-calls 100] [--oracle cli]
  *
  * A round is either up to --parallel file-tool calls of distinct agents run
  * at once, or one step alone (a shell call, whose tree snapshot would see
@@ -36,6 +37,12 @@ const LIB = pathToFileURL(join(ROOT, "dist", "lib", "index.js")).href;
 const SESSION_CHECK_EVERY = 20;
 /** Every this many checks of `changes`, the command answers rather than the library (`--oracle cli`: all of them). */
 const ORACLE_CLI_EVERY = 10;
+/**
+ * Each agent's sessions last this many calls and up to four times as many more (seeded): a person
+ * starts a new chat now and then, and a session's undo folds the record from its first call on, so
+ * one session per agent for 20,000 calls would make every whole-session check grow with the run.
+ */
+const SESSION_CALLS = 100;
 
 /** The bench's seeded PRNG, with the two draws the soak makes: an index below n, and an element. */
 function rng(seed) {
@@ -89,6 +96,7 @@ export async function soak(opts = {}) {
   const agents = opts.agents ?? 6;
   const callsWanted = opts.calls ?? 20000;
   const seed = opts.seed ?? 1;
+  const sessionCalls = opts.sessionCalls ?? SESSION_CALLS;
   const parallel = Math.max(1, Math.min(opts.parallel ?? agents, agents));
   const deadline = opts.minutes ? Date.now() + opts.minutes * 60_000 : Number.POSITIVE_INFINITY;
   const log = opts.log ?? (() => {});
@@ -117,6 +125,7 @@ export async function soak(opts = {}) {
   let steps = 0;
   let undos = 0;
   let conflicts = 0;
+  let sessionsEnded = 0;
 
   function proc(args, input, extraEnv = {}) {
     const t0 = performance.now();
@@ -161,23 +170,32 @@ export async function soak(opts = {}) {
   g("init", "-q", "-b", "main");
   g("config", "core.autocrlf", "false");
   const HARNESSES = ["claude", "codex", "gemini"];
-  const A = Array.from({ length: agents }, (_, i) => {
-    const harness = HARNESSES[i % 3];
-    const id = `${seed.toString(16)}${i}-soak-${"0".repeat(8)}-${i}`;
+  /** A fresh session for agent `a`, the k-th it starts. */
+  const sessionOf = (a, k) => {
+    const id = `${seed.toString(16)}${a.i}-soak-${String(k).padStart(8, "0")}-${a.i}`;
     return {
-      i,
-      harness,
       id,
-      session: `${harness}:${id}`,
-      dir: `ag${i}`,
-      rnd: rng(seed * 1000 + i + 1),
-      n: 0,
+      session: `${a.harness}:${id}`,
       /** Path to its bytes before this session first changed it. */
       first: new Map(),
       /** The session's calls, in order, each with what it changed: path -> [before, after]. */
       calls: [],
+      /** It ends (the agent starts a new one) after this many calls. */
+      length: sessionCalls + a.rnd.int(sessionCalls * 4),
     };
+  };
+  const A = Array.from({ length: agents }, (_, i) => {
+    const a = { i, harness: HARNESSES[i % 3], dir: `ag${i}`, rnd: rng(seed * 1000 + i + 1), n: 0, started: 1, /** Its sessions that have ended, oldest first. */ past: [] };
+    Object.assign(a, sessionOf(a, 0));
+    return a;
   });
+  /** After its session's last call, the agent starts a new session, as a person starts a new chat: the old one stays in the record, to be checked and undone. */
+  const rotate = (a) => {
+    if (a.calls.length < a.length) return;
+    a.past.push({ id: a.id, session: a.session, first: a.first, calls: a.calls });
+    Object.assign(a, sessionOf(a, a.started++));
+    sessionsEnded++;
+  };
   for (const a of A) for (let f = 0; f < 4; f++) writeFile(`${a.dir}/seed${f}.txt`, `seed ${a.i} ${f}\n`);
   for (let f = 0; f < 3; f++) writeFile(`person/p${f}.txt`, `person ${f}\n`);
   g("add", "-A");
@@ -386,19 +404,24 @@ export async function soak(opts = {}) {
    * session wrote again is a conflict with a reason, left untouched.
    */
   async function undoRedo() {
-    const a = R.pick(A);
+    const agent = R.pick(A);
+    // Now and then a session that has ended: its paths the agent's later sessions wrote again are conflicts.
+    const a = agent.past.length > 0 && R.next() < 0.3 ? R.pick(agent.past) : agent;
     if (a.calls.length === 0) return;
     const whole = R.next() < 0.5;
     const c = whole ? null : R.pick(a.calls);
     const scope = whole ? ["--session", a.session] : ["--session", a.session, "--call", c.id];
     const expect = new Map(); // path -> bytes after the undo
     const conflicted = new Set();
-    if (whole) for (const [p, was] of a.first) expect.set(p, was);
-    else
-      for (const [p, [was, after]] of c.changed) {
-        if ((truth.get(p) ?? null) === after) expect.set(p, was);
-        else conflicted.add(p);
-      }
+    // What the scope left on each path it changed: the bytes its last write to the path made.
+    const left = new Map();
+    for (const k of whole ? a.calls : [c]) for (const [p, [, after]] of k.changed) left.set(p, after);
+    for (const [p, after] of left) {
+      const was = whole ? a.first.get(p) : c.changed.get(p)[0];
+      if (was === after) continue;
+      if ((truth.get(p) ?? null) === after) expect.set(p, was);
+      else conflicted.add(p);
+    }
     const before = new Map(truth);
     const r = await cli(["undo", ...scope, "--json"]);
     undos++;
@@ -414,7 +437,7 @@ export async function soak(opts = {}) {
     for (const p of conflicted) if (!items.some((it) => it.path === p && it.action === "conflict")) violate(`undo ${scope.join(" ")}: ${p} was written again later, yet no conflict`);
     for (const [p, v] of expect) truth.set(p, v);
     checkTree(`after undo ${scope.join(" ")}`);
-    if (whole) {
+    if (whole && conflicted.size === 0) {
       const cs = await changesOf(a);
       if (cs.code !== 0 || cs.json?.entries?.length !== 0) violate(`after undo ${scope.join(" ")}: changes not empty: ${cs.stdout.slice(0, 200)} ${cs.stderr.trim()}`);
     }
@@ -426,7 +449,9 @@ export async function soak(opts = {}) {
     if (rr.code !== 0) violate(`redo ${receipt}: exit ${rr.code}: ${rr.stderr.trim()}`);
     for (const [p, v] of before) truth.set(p, v);
     checkTree(`after redo of ${scope.join(" ")}`);
-    await checkChanges(a, `after redo of ${scope.join(" ")}`);
+    // A session that has ended is checked by its call: its whole change set meets what later sessions wrote over it.
+    if (a === agent) await checkChanges(a, `after redo of ${scope.join(" ")}`);
+    else if (c) await checkChanges(a, `after redo of ${scope.join(" ")}`, c);
   }
 
   async function personEdit() {
@@ -446,6 +471,7 @@ export async function soak(opts = {}) {
 
   const t0 = performance.now();
   let lastReport = t0;
+  let lastCalls = 0;
   while (calls < callsWanted && Date.now() < deadline && violations.length < 20) {
     steps++;
     // Every kind of step comes round at a fixed rate, so a short run has them all; the rest is drawn.
@@ -455,23 +481,29 @@ export async function soak(opts = {}) {
       const order = [...A].sort(() => R.next() - 0.5).slice(0, 1 + R.int(parallel));
       await Promise.all(order.map((a) => fileCall(a)));
       await checkAfterStep(order, `file calls of round ${steps}`);
+      for (const a of order) rotate(a);
     } else if (x < 0.85) {
       const a = R.pick(A);
       await shellCall(a);
       await checkAfterStep([a], `shell call of ${a.session}`);
+      rotate(a);
     } else if (x < 0.92) await personEdit();
     else if (x < 0.97) await undoRedo();
     else if (x < 0.99) await gc();
     else await watcher();
     if (steps % SESSION_CHECK_EVERY === 0) for (const a of A) if (a.calls.length > 0) await checkChanges(a, `every ${SESSION_CHECK_EVERY} steps (step ${steps})`);
     if (performance.now() - lastReport > 30_000) {
-      lastReport = performance.now();
-      log(`${calls} calls, ${steps} steps, ${((calls * 1000) / (lastReport - t0)).toFixed(2)} calls/s, hook p50 ${percentile(hookMs, 50)?.toFixed(0)} ms`);
+      const now = performance.now();
+      log(
+        `${calls} calls, ${steps} steps, ${((calls * 1000) / (now - t0)).toFixed(2)} calls/s (the last ${((now - lastReport) / 1000).toFixed(0)} s: ${(((calls - lastCalls) * 1000) / (now - lastReport)).toFixed(2)}), hook p50 ${percentile(hookMs, 50)?.toFixed(0)} ms`,
+      );
+      lastReport = now;
+      lastCalls = calls;
     }
   }
   if (watching) await watcher();
   checkTree("at the end");
-  for (const a of A) await checkChanges(a, "at the end");
+  for (const a of A) if (a.calls.length > 0) await checkChanges(a, "at the end");
   const v = await cli(["verify"]);
   if (v.code !== 0) violate(`verify: exit ${v.code}: ${v.stdout.trim()} ${v.stderr.trim()}`);
   const seconds = (performance.now() - t0) / 1000;
@@ -491,6 +523,7 @@ export async function soak(opts = {}) {
     parallel,
     calls,
     steps,
+    sessions: agents + sessionsEnded,
     undos,
     conflicts,
     seconds: Math.round(seconds),
@@ -501,6 +534,7 @@ export async function soak(opts = {}) {
     peakRssKb: Math.max(...rss),
     oracle: lib ? `library, the command every ${ORACLE_CLI_EVERY}th check` : "command",
     oracleProcessPeakRssKb: process.resourceUsage().maxRSS,
+    oracleProcessCpuSeconds: Number(((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(1)),
     cpuSecondsByCommand: cpuByCommand,
     hookMs: { n: hookMs.length, p50: Math.round(percentile(hookMs, 50)), p99: Math.round(percentile(hookMs, 99)) },
     verify: v.stdout.trim(),
@@ -522,6 +556,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     seed: arg("seed", 1),
     parallel: arg("parallel", undefined),
     minutes: arg("minutes", undefined),
+    sessionCalls: arg("session-calls", undefined),
     oracle: process.argv.includes("--oracle") ? process.argv[process.argv.indexOf("--oracle") + 1] : "lib",
     keep: process.argv.includes("--keep"),
     log: (m) => process.stderr.write(`${m}\n`),

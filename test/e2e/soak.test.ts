@@ -10,11 +10,13 @@ import { soak } from "../../bench/soak.mjs";
  */
 describe("soak (short, seeded)", () => {
   it("three agents, one of each harness: no oracle violation, verify ok", async () => {
-    const s = await soak({ agents: 3, calls: 24, seed: 34 });
+    // Sessions of 4-20 calls, so agents start new ones and a session that has ended can be undone.
+    const s = await soak({ agents: 3, calls: 24, seed: 34, sessionCalls: 4 });
     expect(s.violations).toEqual([]);
     expect(s.verify).toMatch(/^ok: /);
     // The run did what it claims: calls of every kind went through the hook, and at least one undo.
     expect(s.calls).toBeGreaterThanOrEqual(24);
     expect(s.hookMs.n).toBeGreaterThanOrEqual(48);
+    expect(s.sessions).toBeGreaterThan(3);
   }, 300_000);
 });
