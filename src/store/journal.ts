@@ -1,5 +1,5 @@
 import { storePath } from "../domain/store-layout.js";
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { sha256 } from "../domain/hash.js";
 import { join } from "node:path";
@@ -159,25 +159,79 @@ export interface JournalRead {
   damaged: DamagedLine[];
 }
 
+interface FileRead {
+  key: string;
+  records: readonly JournalRecord[];
+  damaged: readonly DamagedLine[];
+}
+
+/**
+ * Each journal file as this process last read it, by directory, under the
+ * file's stat: a long-lived process (the MCP and UI servers, a library
+ * user) reads again only the files written since. Appends grow a file and
+ * gc renames a new one over it, so any change moves its size, inode or
+ * times; a file changed in the last RACY_MS is not kept, since an edit in
+ * place within the file system's clock tick can leave all of them as they
+ * were (git's racy-index rule).
+ */
+const readCache = new Map<string, Map<string, FileRead>>();
+const RACY_MS = 2000;
+
+/** Whether a file stat'ed at `now` (ms) was last changed long enough before it that an edit since must show in its times. */
+export function settled(st: { ctimeNs: bigint; mtimeNs: bigint }, now: number): boolean {
+  const ms = (ns: bigint) => Number(ns / 1_000_000n);
+  return ms(st.ctimeNs) < now - RACY_MS && ms(st.mtimeNs) < now - RACY_MS;
+}
+
 /** Every record of every session, in time order (ties keep file order). */
 export function readJournal(store: string): JournalRead {
   const dir = journalDir(store);
   const records: JournalRecord[] = [];
   const damaged: DamagedLine[] = [];
   if (!existsSync(dir)) return { records, damaged };
+  const was = readCache.get(dir) ?? new Map<string, FileRead>();
+  const kept = new Map<string, FileRead>();
   for (const f of readdirSync(dir).sort()) {
     if (!f.endsWith(".jsonl")) continue;
-    const text = readFileSync(join(dir, f), "utf8");
-    const lines = text.split("\n");
-    lines.forEach((line, i) => {
-      if (line === "" && i === lines.length - 1) return;
-      const r = decodeLine(line);
-      if (typeof r === "string") damaged.push({ file: f, line: i + 1, why: r });
-      else records.push(r);
-    });
+    const path = join(dir, f);
+    const before = Date.now();
+    const st = statSync(path, { bigint: true });
+    const key = `${st.size} ${st.ino} ${st.mtimeNs} ${st.ctimeNs}`;
+    let read = was.get(f);
+    if (read?.key !== key) {
+      const bytes = readFileSync(path);
+      // Bytes that are not the ones stat saw (an append in between) are read, not kept.
+      read = readFile(f, bytes.toString("utf8"), BigInt(bytes.length) === st.size ? key : "");
+    }
+    if (read.key !== "" && settled(st, before)) kept.set(f, read);
+    for (const r of read.records) records.push(r);
+    for (const d of read.damaged) damaged.push(d);
   }
+  readCache.set(dir, kept);
   records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return { records, damaged };
+}
+
+function readFile(f: string, text: string, key: string): FileRead {
+  const records: JournalRecord[] = [];
+  const damaged: DamagedLine[] = [];
+  const lines = text.split("\n");
+  lines.forEach((line, i) => {
+    if (line === "" && i === lines.length - 1) return;
+    const r = decodeLine(line);
+    if (typeof r === "string") damaged.push({ file: f, line: i + 1, why: r });
+    else records.push(deepFreeze(r));
+  });
+  return { key, records, damaged };
+}
+
+/** A record kept across reads is shared by every caller: none may change it. */
+function deepFreeze<T>(o: T): T {
+  if (o !== null && typeof o === "object" && !Object.isFrozen(o)) {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
 }
 
 /**
