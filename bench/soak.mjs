@@ -23,7 +23,7 @@
  * calls/s, store bytes per call, peak memory of any unwind process, hook
  * p50/p99. Exit 1 on any oracle violation.
  */
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync, fork, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -90,6 +90,32 @@ function dirBytes(dir) {
     else if (e.isFile()) n += statSync(p).size;
   }
   return n;
+}
+
+/** The library in a process of its own (bench/soak-oracle.mjs): `ask` a scope's change set, as `open().changes` gives it. */
+function oracleProcess(root, env) {
+  const child = fork(fileURLToPath(new URL("./soak-oracle.mjs", import.meta.url)), [LIB, root], { env, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const waiting = new Map();
+  let n = 0;
+  const request = (m) =>
+    new Promise((res, rej) => {
+      waiting.set(++n, { res, rej });
+      child.send({ ...m, id: n });
+    });
+  return new Promise((ready, failed) => {
+    child.once("error", failed);
+    child.on("exit", (code) => {
+      for (const w of waiting.values()) w.rej(new Error(`the oracle process exited ${code}`));
+    });
+    child.on("message", (m) => {
+      if (m.ready) return ready({ ask: request, usage: () => request({ usage: true }), close: () => child.kill() });
+      const w = waiting.get(m.id);
+      waiting.delete(m.id);
+      if (m.usage) w.res(m.usage);
+      else if (m.error) w.rej(Object.assign(new Error(m.error.message), { exit: m.error.exit }));
+      else w.res(m.json);
+    });
+  });
 }
 
 export async function soak(opts = {}) {
@@ -201,7 +227,7 @@ export async function soak(opts = {}) {
   g("add", "-A");
   g("commit", "-q", "-m", "seed");
   let checks = 0;
-  const lib = opts.oracle === "cli" ? null : await (await import(LIB)).open({ root });
+  const lib = opts.oracle === "cli" ? null : await oracleProcess(root, env);
 
   const ownFiles = (a) => [...truth.keys()].filter((p) => p.startsWith(`${a.dir}/`) && truth.get(p) !== null).sort();
 
@@ -357,7 +383,7 @@ export async function soak(opts = {}) {
     const scope = call ? { session: a.session, call } : { session: a.session };
     if (++checks % ORACLE_CLI_EVERY === 0 || !lib) return cli(["changes", "--session", a.session, ...(call ? ["--call", call] : []), "--json"]);
     try {
-      return { code: 0, json: JSON.parse(JSON.stringify(await lib.changes(scope))), stdout: "", stderr: "" };
+      return { code: 0, json: await lib.ask({ scope }), stdout: "", stderr: "" };
     } catch (e) {
       return { code: e.exit ?? -1, json: undefined, stdout: "", stderr: String(e.message ?? e) };
     }
@@ -533,13 +559,15 @@ export async function soak(opts = {}) {
     gitObjectBytes: gitBytes,
     peakRssKb: Math.max(...rss),
     oracle: lib ? `library, the command every ${ORACLE_CLI_EVERY}th check` : "command",
-    oracleProcessPeakRssKb: process.resourceUsage().maxRSS,
-    oracleProcessCpuSeconds: Number(((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(1)),
+    soakProcessPeakRssKb: process.resourceUsage().maxRSS,
+    soakProcessCpuSeconds: Number(((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(1)),
+    ...(lib ? { oracleProcess: await lib.usage() } : {}),
     cpuSecondsByCommand: cpuByCommand,
     hookMs: { n: hookMs.length, p50: Math.round(percentile(hookMs, 50)), p99: Math.round(percentile(hookMs, 99)) },
     verify: v.stdout.trim(),
     violations,
   };
+  lib?.close();
   if (!opts.keep) rmSync(top, { recursive: true, force: true });
   else summary.dir = top;
   return summary;

@@ -3,6 +3,7 @@ import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, 
 import { writeFileAtomic } from "../sys/atomic.js";
 import { sha256 } from "../domain/hash.js";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
 import type { RepoPath, State } from "../domain/types.js";
 import { mkdirPrivate } from "../sys/files.js";
 
@@ -160,19 +161,25 @@ export interface JournalRead {
 }
 
 interface FileRead {
+  /** The stat it was read under, where that vouches for its bytes (`settled`); "" where it does not. */
   key: string;
+  /** Its complete lines (up to the last newline): their length in bytes, SHA-256 and count, and what they hold. */
+  whole: { len: number; sum: string; lines: number; records: readonly JournalRecord[]; damaged: readonly DamagedLine[] };
+  /** A last line with no newline yet (torn, or being written): read each time. */
   records: readonly JournalRecord[];
   damaged: readonly DamagedLine[];
 }
 
 /**
- * Each journal file as this process last read it, by directory, under the
- * file's stat: a long-lived process (the MCP and UI servers, a library
- * user) reads again only the files written since. Appends grow a file and
- * gc renames a new one over it, so any change moves its size, inode or
- * times; a file changed in the last RACY_MS is not kept, since an edit in
- * place within the file system's clock tick can leave all of them as they
- * were (git's racy-index rule).
+ * Each journal file as this process last read it, by directory: a
+ * long-lived process (the MCP and UI servers, a library user) reads again
+ * only what was written since. A file whose stat is as it was is not read
+ * at all: appends grow it and gc renames a new one over it, so any change
+ * moves its size, inode or times; but a file changed in the last RACY_MS is
+ * read again, since an edit in place within the file system's clock tick
+ * can leave all of them as they were (git's racy-index rule). A file read
+ * again whose earlier complete lines hash as they did is parsed only past
+ * them: a session's own file, appended to at every call.
  */
 const readCache = new Map<string, Map<string, FileRead>>();
 const RACY_MS = 2000;
@@ -198,13 +205,15 @@ export function readJournal(store: string): JournalRead {
     const st = statSync(path, { bigint: true });
     const key = `${st.size} ${st.ino} ${st.mtimeNs} ${st.ctimeNs}`;
     let read = was.get(f);
-    if (read?.key !== key) {
+    if (read === undefined || read.key === "" || read.key !== key) {
       const bytes = readFileSync(path);
-      // Bytes that are not the ones stat saw (an append in between) are read, not kept.
-      read = readFile(f, bytes.toString("utf8"), BigInt(bytes.length) === st.size ? key : "");
+      // Bytes that are not the ones stat saw (an append in between) are not vouched for by it.
+      read = readBytes(f, bytes, read, BigInt(bytes.length) === st.size && settled(st, before) ? key : "");
     }
-    if (read.key !== "" && settled(st, before)) kept.set(f, read);
+    kept.set(f, read);
+    for (const r of read.whole.records) records.push(r);
     for (const r of read.records) records.push(r);
+    for (const d of read.whole.damaged) damaged.push(d);
     for (const d of read.damaged) damaged.push(d);
   }
   readCache.set(dir, kept);
@@ -212,17 +221,43 @@ export function readJournal(store: string): JournalRead {
   return { records, damaged };
 }
 
-function readFile(f: string, text: string, key: string): FileRead {
+/** One file's records from its bytes, its complete lines as `earlier` read them reused where they hash the same. */
+function readBytes(f: string, bytes: Buffer, earlier: FileRead | undefined, key: string): FileRead {
+  const end = bytes.lastIndexOf(10) + 1;
+  const hash = createHash("sha256");
+  let from = 0;
+  let lines = 0;
   const records: JournalRecord[] = [];
   const damaged: DamagedLine[] = [];
-  const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    if (line === "" && i === lines.length - 1) return;
+  const e = earlier?.whole;
+  if (e && e.len > 0 && e.len <= end) {
+    hash.update(bytes.subarray(0, e.len));
+    if (hash.copy().digest("hex") === e.sum) {
+      from = e.len;
+      lines = e.lines;
+      records.push(...e.records);
+      damaged.push(...e.damaged);
+    } else {
+      hash.destroy();
+      return readBytes(f, bytes, undefined, key);
+    }
+  }
+  const decode = (line: string, n: number, into: { records: JournalRecord[]; damaged: DamagedLine[] }) => {
     const r = decodeLine(line);
-    if (typeof r === "string") damaged.push({ file: f, line: i + 1, why: r });
-    else records.push(deepFreeze(r));
-  });
-  return { key, records, damaged };
+    if (typeof r === "string") into.damaged.push({ file: f, line: n, why: r });
+    else into.records.push(deepFreeze(r));
+  };
+  const text = bytes.toString("utf8", from, end);
+  let at = 0;
+  while (at < text.length) {
+    const nl = text.indexOf("\n", at);
+    decode(text.slice(at, nl), ++lines, { records, damaged });
+    at = nl + 1;
+  }
+  hash.update(bytes.subarray(from, end));
+  const last = { records: [] as JournalRecord[], damaged: [] as DamagedLine[] };
+  if (end < bytes.length) decode(bytes.toString("utf8", end), lines + 1, last);
+  return { key, whole: { len: end, sum: hash.digest("hex"), lines, records, damaged }, ...last };
 }
 
 /** A record kept across reads is shared by every caller: none may change it. */

@@ -21,7 +21,7 @@ const rec = (session: string, call: string, at: string, phase: "pre" | "post" = 
   call,
   phase,
   kind: "file",
-  path: "a.txt",
+  path: "a.txt" as FileRecord["path"],
   state: null,
 });
 
@@ -68,6 +68,38 @@ describe("readJournal across reads", () => {
     expect(edited.damaged).toEqual([{ file: s2.slice(s2.lastIndexOf("/") + 1), line: 1, why: "checksum mismatch (altered)" }]);
     expect(edited.records.map((r) => r.call)).toEqual(["c2"]);
   }, 20_000);
+
+  it("a file just appended to is parsed only past its earlier lines, and only while those hash as they did", () => {
+    const store = realpathSync(mkdtempSync(join(tmpdir(), "unwind-jread-")));
+    append(store, [rec("claude:s1", "c1", "2026-12-01T00:00:01.000Z"), rec("claude:s1", "c1", "2026-12-01T00:00:02.000Z", "post")]);
+    const first = readJournal(store);
+    append(store, [rec("claude:s1", "c2", "2026-12-01T00:00:03.000Z")]);
+    const second = readJournal(store);
+    expect(second.records.map((r) => r.call)).toEqual(["c1", "c1", "c2"]);
+    // Its two earlier lines were not parsed again: the same objects.
+    expect(second.records[0]).toBe(first.records[0]);
+    // A line torn by a crash is read as damaged each time, and the records after it still count.
+    const s1 = sessionFile(store, "claude:s1");
+    const fd = openSync(s1, "a");
+    writeSync(fd, '{"v":1,"at":"2026-12-01T00:00:0');
+    closeSync(fd);
+    expect(readJournal(store).damaged).toEqual([{ file: s1.slice(s1.lastIndexOf("/") + 1), line: 4, why: "not valid JSON (torn or truncated)" }]);
+    append(store, [rec("claude:s1", "c3", "2026-12-01T00:00:05.000Z")]);
+    const torn = readJournal(store);
+    expect(torn.records.map((r) => r.call)).toEqual(["c1", "c1", "c2", "c3"]);
+    expect(torn.damaged.map((d) => d.line)).toEqual([4]);
+    // An earlier line edited (the size kept, within the same second): its hash differs, so it is parsed again and found.
+    const text = readFileSync(s1, "utf8");
+    const w = openSync(s1, "r+");
+    writeSync(w, "9", text.indexOf("00:00:01") + 7);
+    closeSync(w);
+    const edited = readJournal(store);
+    expect(edited.damaged.map((d) => [d.line, d.why])).toEqual([
+      [1, "checksum mismatch (altered)"],
+      [4, "not valid JSON (torn or truncated)"],
+    ]);
+    expect(edited.records.map((r) => r.call)).toEqual(["c1", "c2", "c3"]);
+  });
 
   it("keeps a file only once its times are two seconds old: an edit within the file system's clock tick cannot hide", () => {
     const now = Date.parse("2026-12-03T12:00:10.000Z");
