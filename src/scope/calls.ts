@@ -20,6 +20,7 @@ import { correctDiff, legacyForm, type Side } from "./snapshot-diff.js";
 import { callWindows, filePoints, openCalls, runWindows, type RunWindow } from "./fold/windows.js";
 import { attribute, changeEventsLazily, OPEN, snapshotPoints, takeBacks, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
 import { diffPairs, treeChangeSet, treeStates } from "./tree.js";
+import type { PathsWanted } from "../store/pair-diffs.js";
 import { ignoredUnder, type DiffEntry } from "./visibility.js";
 
 export interface JournalScope {
@@ -132,10 +133,6 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   const scratch = open.some((c) => c.kind === "tree") ? await writeWorkTree(ctx, { scratch: true }) : null;
   try {
     if (scratch) seq.push({ at: now, tree: scratch.tree, env: scratch.env, excludes: excludeTexts(ctx), toolarge: scratch.toolargeFiles, nested: scratch.nested });
-    const diffs = await consecutiveDiffs(ctx, seq);
-    for (const d of diffs) {
-      d.entries = await correctDiff(ctx, d.entries, seq[d.index]!, seq[d.index + 1]!);
-    }
     const recorded = filePoints(records);
     // The file calls still open are known now; their points come after the receipts', as the calls' own do before.
     const nowPts = new Map<RepoPath, Point[]>();
@@ -157,7 +154,18 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
     }
     // Only the paths a wanted call can be a candidate for can bear on it: the rest of the record is left unfolded.
     const everCaptured = new Set([...recordedAt.keys(), ...written.points.paths(), ...nowPts.keys()]);
-    const bears = bearing(calls, wanted, seq, diffs, recorded, everCaptured, recordedAt, written.points, nowPts);
+    const bearing = bearingOf(calls, wanted, recorded, everCaptured, recordedAt, written.points, nowPts);
+    // The pairs inside a wanted tree window first, whole: any path they show bears. Then the others, read only for what bears.
+    const meets = (i: number) => bearing.meets(seq[i]!.at, seq[i + 1]?.at ?? OPEN);
+    const inside = await consecutiveDiffs(ctx, seq, meets, null);
+    for (const d of inside) {
+      d.entries = await correctDiff(ctx, d.entries, seq[d.index]!, seq[d.index + 1]!);
+      for (const e of d.entries) bearing.keep.add(e.path);
+    }
+    const bears = (p: string) => bearing.keep.has(p);
+    const outside = await consecutiveDiffs(ctx, seq, (i) => !meets(i), { has: bears, ...(bearing.keep.size <= FEW_PATHS ? { few: [...bearing.keep] } : {}) });
+    for (const d of outside) d.entries = await correctDiff(ctx, d.entries, seq[d.index]!, seq[d.index + 1]!);
+    const diffs = [...inside, ...outside].sort((a, b) => a.index - b.index);
     for (const d of diffs) d.entries = d.entries.filter((e) => bears(e.path));
     const capturedPaths = [...everCaptured].filter(bears);
     const captured = {
@@ -195,23 +203,22 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
  * whose events can bear on it (src/scope/fold/timeline.ts, candidatesOf):
  * a file call writes only its own paths; a tree call (or a run) any path
  * with a change inside its window. Those are the paths a diff between
- * snapshots inside the window shows, and the captured paths with a point
- * inside the window or on both sides of it (a path no snapshot sees, an
- * ignored one, has only captures to place its change). Everything else
- * the record holds is left unfolded: `changes` of one call of a long
- * record no longer folds every path the record ever captured.
+ * snapshots inside the window shows (`meets`: the caller adds them as it
+ * reads those diffs), and the captured paths with a point inside the window
+ * or on both sides of it (a path no snapshot sees, an ignored one, has only
+ * captures to place its change). Everything else the record holds is left
+ * unfolded: `changes` of one call of a long record no longer folds every
+ * path the record ever captured, nor reads the other pairs' diffs whole.
  */
-function bearing(
+function bearingOf(
   calls: readonly CallWindow[],
   wanted: (c: CallWindow) => boolean,
-  seq: readonly { at: string }[],
-  diffs: readonly Diff[],
   recorded: readonly Point[],
   everCaptured: ReadonlySet<RepoPath>,
   recordedAt: ReadonlyMap<RepoPath, string[]>,
   written: ReceiptPoints,
   nowPts: ReadonlyMap<RepoPath, Point[]>,
-): (path: string) => boolean {
+): { keep: Set<string>; meets: (from: string, to: string) => boolean } {
   const keep = new Set<string>();
   const key = (c: { session: string; call: string }) => `${c.session}\0${c.call}`;
   const mine = calls.filter(wanted);
@@ -219,29 +226,28 @@ function bearing(
   for (const pt of recorded) if (pt.call && wantedKeys.has(key(pt.call))) keep.add(pt.path);
   for (const c of mine) if (c.kind === "file") for (const p of nowPts.keys()) if (c.paths?.has(p)) keep.add(p);
   const trees = mine.filter((c) => c.kind !== "file").map((c) => ({ start: c.start, end: c.end }));
-  if (trees.length === 0) return (p) => keep.has(p);
   const meets = (from: string, to: string) => trees.some((w) => w.start <= to && w.end >= from);
-  for (const d of diffs) {
-    const from = seq[d.index]!.at;
-    const to = seq[d.index + 1]?.at ?? OPEN;
-    if (meets(from, to)) for (const e of d.entries) keep.add(e.path);
-  }
-  // A captured path whose first and last known times reach from before a window to after it, or into it.
-  const span = (path: RepoPath) => {
-    let lo = OPEN;
-    let hi = "";
-    const see = (t: string) => {
-      if (t < lo) lo = t;
-      if (t > hi) hi = t;
+  if (trees.length > 0) {
+    // A captured path whose first and last known times reach from before a window to after it, or into it.
+    const span = (path: RepoPath) => {
+      let lo = OPEN;
+      let hi = "";
+      const see = (t: string) => {
+        if (t < lo) lo = t;
+        if (t > hi) hi = t;
+      };
+      for (const t of recordedAt.get(path) ?? []) see(t);
+      for (const t of written.times(path)) see(t);
+      for (const pt of nowPts.get(path) ?? []) see(pt.at);
+      return meets(lo, hi);
     };
-    for (const t of recordedAt.get(path) ?? []) see(t);
-    for (const t of written.times(path)) see(t);
-    for (const pt of nowPts.get(path) ?? []) see(pt.at);
-    return meets(lo, hi);
-  };
-  for (const p of everCaptured) if (!keep.has(p) && span(p)) keep.add(p);
-  return (p) => keep.has(p);
+    for (const p of everCaptured) if (!keep.has(p) && span(p)) keep.add(p);
+  }
+  return { keep, meets };
 }
+
+/** Up to this many bearing paths, a kept pair diff whose text names none of them is not parsed (src/store/pair-diffs.ts). */
+const FEW_PATHS = 32;
 
 /**
  * The state, in every snapshot of the sequence, of captured paths no diff
@@ -411,17 +417,17 @@ type Step = Side & { at: string; commit?: string };
  * The diff between each two consecutive snapshots (one git process for all
  * of them), plus one for a last scratch tree that has no commit.
  */
-async function consecutiveDiffs(ctx: Context, seq: readonly Step[]): Promise<Diff[]> {
+async function consecutiveDiffs(ctx: Context, seq: readonly Step[], which: (index: number) => boolean, only: PathsWanted | null): Promise<Diff[]> {
   const pairs: { from: string; to: string; index: number }[] = [];
   for (let i = 0; i + 1 < seq.length; i++) {
     const a = seq[i]!;
     const b = seq[i + 1]!;
-    if (a.commit && b.commit) pairs.push({ from: a.commit, to: b.commit, index: i });
+    if (a.commit && b.commit && which(i)) pairs.push({ from: a.commit, to: b.commit, index: i });
   }
-  const out: Diff[] = (await diffPairs(ctx, pairs)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
+  const out: Diff[] = (await diffPairs(ctx, pairs, () => only)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
   const last = seq[seq.length - 1];
   const before = seq[seq.length - 2];
-  if (last && before && !last.commit) {
+  if (last && before && !last.commit && which(seq.length - 2)) {
     const cs = await treeChangeSet(ctx, { kind: "snapshot", id: "now" }, before.tree, last.tree, [], [], last.env);
     out.push({ index: seq.length - 2, entries: cs.entries.map(({ path, pre, post }) => ({ path, pre, post })) });
   }

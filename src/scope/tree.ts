@@ -1,5 +1,5 @@
 import { splitZ } from "../git/git.js";
-import { appendPairDiffs, readPairDiffs } from "../store/pair-diffs.js";
+import { appendPairDiffs, fieldsFor, readPairDiffs, type PathsWanted } from "../store/pair-diffs.js";
 import type { Context } from "../repo/context.js";
 import { sortByPath } from "../domain/paths.js";
 import { changeKind } from "../domain/states.js";
@@ -53,11 +53,18 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
  * line "A B" diffs B to A; `--always` prints the header of an empty diff, so
  * the answers stay aligned with the pairs).
  */
-export async function diffPairs(ctx: Context, pairs: readonly { from: string; to: string }[]): Promise<{ path: RepoPath; pre: State | null; post: State | null }[][]> {
+export async function diffPairs(
+  ctx: Context,
+  pairs: readonly { from: string; to: string }[],
+  only: (k: number) => PathsWanted | null = () => null,
+): Promise<{ path: RepoPath; pre: State | null; post: State | null }[][]> {
   if (pairs.length === 0) return [];
   const key = (p: { from: string; to: string }) => `${p.to} ${p.from}`;
+  const want = new Map<string, PathsWanted | null>();
+  // A pair asked twice is read whole if either asks it so.
+  for (let k = 0; k < pairs.length; k++) want.set(key(pairs[k]!), want.has(key(pairs[k]!)) && want.get(key(pairs[k]!)) === null ? null : only(k));
   // A few pairs (a call's own window) cost git less than reading the cache; a long fold reads it.
-  const kept = pairs.length >= CACHE_FROM ? readPairDiffs(ctx.store) : new Map<string, string[]>();
+  const kept = pairs.length >= CACHE_FROM ? readPairDiffs(ctx.store, want) : new Map<string, string[]>();
   const missing = pairs.filter((p) => !kept.has(key(p)));
   const fresh = new Map<string, string[]>();
   if (missing.length > 0) {
@@ -71,10 +78,11 @@ export async function diffPairs(ctx: Context, pairs: readonly { from: string; to
       else cur.push(f);
     }
     if (k !== missing.length) throw new Error(`git diff-tree answered ${k} of ${missing.length} pairs`);
+    // Kept whole, whatever this fold wants of them: the next may want other paths.
     if (pairs.length >= CACHE_FROM) appendPairDiffs(ctx.store, fresh);
   }
-  return pairs.map((p) => {
-    const fields = kept.get(key(p)) ?? fresh.get(key(p))!;
+  return pairs.map((p, k) => {
+    const fields = kept.get(key(p)) ?? fieldsFor(fresh.get(key(p))!, only(k));
     const out: { path: RepoPath; pre: State | null; post: State | null }[] = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const [m1, m2, o1, o2] = fields[i]!.slice(1).split(" ");

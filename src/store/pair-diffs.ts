@@ -19,8 +19,33 @@ export function pairDiffsFile(store: string): string {
 /** Past this size the file is not read (git is asked), and gc's next run drops it. */
 const MAX_BYTES = 256 * 1024 * 1024;
 
-/** Each kept pair's diff fields (as `git diff-tree -z` gives them, header left out), by `"<to> <from>"`. */
-export function readPairDiffs(store: string): Map<string, string[]> {
+/**
+ * The paths a fold wants of one pair's diff (`has`), and, where they are few,
+ * the list of them (`few`): a kept line that names none of those is not
+ * parsed. A `.gitignore` is always wanted: whether any changed decides how
+ * the pair's other paths are read (src/scope/visibility.ts).
+ */
+export interface PathsWanted {
+  has(path: string): boolean;
+  few?: readonly string[];
+}
+
+const isGitignore = (p: string) => p === ".gitignore" || p.endsWith("/.gitignore");
+
+/** A pair's diff fields (`:meta`, path, ...) for the paths `want` has; all of them without `want`. */
+export function fieldsFor(fields: readonly string[], want: PathsWanted | null): string[] {
+  if (!want) return fields as string[];
+  const out: string[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) if (want.has(fields[i + 1]!) || isGitignore(fields[i + 1]!)) out.push(fields[i]!, fields[i + 1]!);
+  return out;
+}
+
+/**
+ * The kept diff fields (as `git diff-tree -z` gives them, header left out)
+ * of the pairs `want` names by `"<to> <from>"`, each narrowed to the paths
+ * it wants (null: every path). Only those lines are checked and parsed.
+ */
+export function readPairDiffs(store: string, want: ReadonlyMap<string, PathsWanted | null>): Map<string, string[]> {
   const out = new Map<string, string[]>();
   let text: string;
   try {
@@ -37,10 +62,18 @@ export function readPairDiffs(store: string): Map<string, string[]> {
     at = nl + 1;
     const space = line.indexOf(" ");
     const body = line.slice(space + 1);
+    // The body is `["<to> <from>",[...]]`: its key is read before anything is checked or parsed.
+    const key = body.startsWith('["') ? body.slice(2, body.indexOf('"', 2)) : "";
+    if (!want.has(key) || out.has(key)) continue;
     if (space !== 16 || sha256(body).slice(0, 16) !== line.slice(0, 16)) continue;
+    const only = want.get(key)!;
+    if (only?.few && !body.includes('.gitignore"') && !only.few.some((p) => body.includes(JSON.stringify(p)))) {
+      out.set(key, []);
+      continue;
+    }
     try {
-      const [key, fields] = JSON.parse(body) as [string, string[]];
-      if (typeof key === "string" && Array.isArray(fields)) out.set(key, fields);
+      const [k, fields] = JSON.parse(body) as [string, string[]];
+      if (k === key && Array.isArray(fields)) out.set(key, fieldsFor(fields, only));
     } catch {
       /* a damaged line: asked of git again */
     }

@@ -33,4 +33,21 @@ describe("the fold reads only what bears on the scope", () => {
       expect(changed(root, ["--session", "late"])).toEqual(["modified other.txt"]);
     });
   }
+
+  it("a path a shell call changed, changed again by a later shell call: its later change is read too, and undo leaves it", () => {
+    const root = makeRepo({ "x.txt": "0\n", "y.txt": "y\n" });
+    call(root, "first", "toolu_a1", "Bash", { command: "echo 1 > x.txt", description: "x" }, () => write(root, "x.txt", "1\n"));
+    // Outside the first call's window: the diff of this call's own snapshots is read only for the paths that bear.
+    call(root, "second", "toolu_b1", "Bash", { command: "echo 2 > x.txt; echo z > y.txt", description: "x" }, () => {
+      write(root, "x.txt", "2\n");
+      write(root, "y.txt", "z\n");
+    });
+    const plan = unwind(root, ["undo", "--session", "first", "--dry-run", "--json"]).json;
+    expect(plan.items.map((i: { path: string; action: string; reason?: string }) => `${i.action} ${i.path} ${i.reason ?? ""}`.trim())).toEqual(["conflict x.txt later-write"]);
+    // The control: with no later change, the same undo restores it.
+    const calm = makeRepo({ "x.txt": "0\n", "y.txt": "y\n" });
+    call(calm, "first", "toolu_a1", "Bash", { command: "echo 1 > x.txt", description: "x" }, () => write(calm, "x.txt", "1\n"));
+    call(calm, "second", "toolu_b1", "Bash", { command: "echo z > y.txt", description: "x" }, () => write(calm, "y.txt", "z\n"));
+    expect(unwind(calm, ["undo", "--session", "first", "--dry-run", "--json"]).json.items.map((i: { path: string; action: string }) => `${i.action} ${i.path}`)).toEqual(["restore x.txt"]);
+  });
 });
