@@ -15,7 +15,8 @@
  *
  *   npm run soak -- --agents 6 --calls 20000 --seed 1 [--minutes 30] [--parallel 6] [--session-calls 100] [--oracle cli]
  *
- * A round is either up to --parallel file-tool calls of distinct agents run
+ * A round is either --parallel file-tool calls of distinct agents (or one
+ * or two fewer) run
  * at once, or one step alone (a shell call, whose tree snapshot would see
  * the others' edits; a person's edit; an undo and its redo; gc; the
  * watcher). Seeded: the steps and every choice come from --seed, so a
@@ -504,7 +505,7 @@ export async function soak(opts = {}) {
     const x = steps % 8 === 0 ? 0.95 : steps % 15 === 0 ? 0.98 : steps % 25 === 0 ? 0.995 : R.next() * 0.92;
     if (x < 0.7) {
       // A round of file calls: up to `parallel` distinct agents at once.
-      const order = [...A].sort(() => R.next() - 0.5).slice(0, 1 + R.int(parallel));
+      const order = [...A].sort(() => R.next() - 0.5).slice(0, Math.max(1, parallel - R.int(3)));
       await Promise.all(order.map((a) => fileCall(a)));
       await checkAfterStep(order, `file calls of round ${steps}`);
       for (const a of order) rotate(a);
