@@ -47,32 +47,35 @@ export function fieldsFor(fields: readonly string[], want: PathsWanted | null): 
  */
 export function readPairDiffs(store: string, want: ReadonlyMap<string, PathsWanted | null>): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  let text: string;
+  let bytes: Buffer;
   try {
     if (statSync(pairDiffsFile(store)).size > MAX_BYTES) return out;
-    text = readFileSync(pairDiffsFile(store), "utf8");
+    bytes = readFileSync(pairDiffsFile(store));
   } catch {
     return out;
   }
+  // Read as bytes: a fold wants a few of the file's lines, and the rest are never made into strings.
   let at = 0;
-  while (at < text.length) {
-    let nl = text.indexOf("\n", at);
-    if (nl < 0) nl = text.length;
-    const line = text.slice(at, nl);
+  while (at < bytes.length) {
+    const start = at;
+    let nl = bytes.indexOf(10, at);
+    if (nl < 0) nl = bytes.length;
     at = nl + 1;
-    const space = line.indexOf(" ");
-    const body = line.slice(space + 1);
-    // The body is `["<to> <from>",[...]]`: its key is read before anything is checked or parsed.
-    const key = body.startsWith('["') ? body.slice(2, body.indexOf('"', 2)) : "";
+    // `<sum> ["<to> <from>",[...]]`: the key is read before anything is checked or parsed.
+    if (nl - start < 20 || bytes[start + 16] !== 0x20 || bytes[start + 17] !== 0x5b || bytes[start + 18] !== 0x22) continue;
+    const quote = bytes.indexOf(0x22, start + 19);
+    if (quote < 0 || quote > nl) continue;
+    const key = bytes.toString("latin1", start + 19, quote);
     if (!want.has(key) || out.has(key)) continue;
-    if (space !== 16 || sha256(body).slice(0, 16) !== line.slice(0, 16)) continue;
+    const body = bytes.subarray(start + 17, nl);
+    if (sha256(body).slice(0, 16) !== bytes.toString("latin1", start, start + 16)) continue;
     const only = want.get(key)!;
-    if (only?.few && !body.includes('.gitignore"') && !only.few.some((p) => body.includes(JSON.stringify(p)))) {
+    if (only?.few && body.indexOf('.gitignore"') < 0 && !only.few.some((p) => body.indexOf(JSON.stringify(p)) >= 0)) {
       out.set(key, []);
       continue;
     }
     try {
-      const [k, fields] = JSON.parse(body) as [string, string[]];
+      const [k, fields] = JSON.parse(body.toString("utf8")) as [string, string[]];
       if (k === key && Array.isArray(fields)) out.set(key, fieldsFor(fields, only));
     } catch {
       /* a damaged line: asked of git again */

@@ -22,7 +22,7 @@ describe("reading kept pair diffs", () => {
       store,
       new Map([
         [A, [meta, "src/x.ts", meta, "src/y.ts"]],
-        [B, [meta, "docs/z.md", meta, "sub/.gitignore"]],
+        [B, [meta, "docs/z.md", meta, "sub/.gitignore", meta, "docs/naïve ünï.md"]],
       ]),
     );
     // A line for pair C whose sum does not match its text: asked of git again, even though it names no wanted path.
@@ -39,7 +39,9 @@ describe("reading kept pair diffs", () => {
       ]),
     );
     expect([...all.keys()]).toEqual([A, B]);
-    expect(all.get(B)).toEqual([meta, "docs/z.md", meta, "sub/.gitignore"]);
+    expect(all.get(B)).toEqual([meta, "docs/z.md", meta, "sub/.gitignore", meta, "docs/naïve ünï.md"]);
+    // A path beyond ASCII is found in the line's bytes as in its text.
+    expect(readPairDiffs(store, new Map([[B, few("docs/naïve ünï.md")]])).get(B)).toEqual([meta, "sub/.gitignore", meta, "docs/naïve ünï.md"]);
 
     const some = readPairDiffs(
       store,
