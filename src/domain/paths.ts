@@ -63,6 +63,11 @@ export function jsonPath(p: string): { path: string; pathBytes?: string } {
 }
 
 /** Git's path order: bytewise, which is what `git ls-files` prints. */
+/** A .gitignore file, at the root or below: a change to one changes how other paths are read. */
+export function isGitignore(p: string): boolean {
+  return p === ".gitignore" || p.endsWith("/.gitignore");
+}
+
 export function comparePaths(a: string, b: string): number {
   return Buffer.compare(encodePath(a), encodePath(b));
 }

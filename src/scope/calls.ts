@@ -424,7 +424,7 @@ async function consecutiveDiffs(ctx: Context, seq: readonly Step[], which: (inde
     const b = seq[i + 1]!;
     if (a.commit && b.commit && which(i)) pairs.push({ from: a.commit, to: b.commit, index: i });
   }
-  const out: Diff[] = (await diffPairs(ctx, pairs, () => only)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
+  const out: Diff[] = (await diffPairs(ctx, pairs, only)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
   const last = seq[seq.length - 1];
   const before = seq[seq.length - 2];
   if (last && before && !last.commit && which(seq.length - 2)) {

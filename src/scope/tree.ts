@@ -53,16 +53,10 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
  * line "A B" diffs B to A; `--always` prints the header of an empty diff, so
  * the answers stay aligned with the pairs).
  */
-export async function diffPairs(
-  ctx: Context,
-  pairs: readonly { from: string; to: string }[],
-  only: (k: number) => PathsWanted | null = () => null,
-): Promise<{ path: RepoPath; pre: State | null; post: State | null }[][]> {
+export async function diffPairs(ctx: Context, pairs: readonly { from: string; to: string }[], only: PathsWanted | null = null): Promise<{ path: RepoPath; pre: State | null; post: State | null }[][]> {
   if (pairs.length === 0) return [];
   const key = (p: { from: string; to: string }) => `${p.to} ${p.from}`;
-  const want = new Map<string, PathsWanted | null>();
-  // A pair asked twice is read whole if either asks it so.
-  for (let k = 0; k < pairs.length; k++) want.set(key(pairs[k]!), want.has(key(pairs[k]!)) && want.get(key(pairs[k]!)) === null ? null : only(k));
+  const want = new Map(pairs.map((p) => [key(p), only]));
   // A few pairs (a call's own window) cost git less than reading the cache; a long fold reads it.
   const kept = pairs.length >= CACHE_FROM ? readPairDiffs(ctx.store, want) : new Map<string, string[]>();
   const missing = pairs.filter((p) => !kept.has(key(p)));
@@ -81,8 +75,8 @@ export async function diffPairs(
     // Kept whole, whatever this fold wants of them: the next may want other paths.
     if (pairs.length >= CACHE_FROM) appendPairDiffs(ctx.store, fresh);
   }
-  return pairs.map((p, k) => {
-    const fields = kept.get(key(p)) ?? fieldsFor(fresh.get(key(p))!, only(k));
+  return pairs.map((p) => {
+    const fields = kept.get(key(p)) ?? fieldsFor(fresh.get(key(p))!, only);
     const out: { path: RepoPath; pre: State | null; post: State | null }[] = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const [m1, m2, o1, o2] = fields[i]!.slice(1).split(" ");

@@ -1,5 +1,6 @@
 import { lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { fsPath } from "../domain/path-bytes.js";
+import { isGitignore } from "../domain/paths.js";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { ExcludeTexts } from "../capture/excludes.js";
@@ -36,8 +37,6 @@ export interface DiffEntry {
   pre: State | null;
   post: State | null;
 }
-
-const isGitignore = (p: string) => p === ".gitignore" || p.endsWith("/.gitignore");
 
 /** Pure: whether the rules may have changed between the two sides of a diff. */
 export function rulesChanged(entries: readonly DiffEntry[], from: ExcludeTexts | null, to: ExcludeTexts | null): boolean {

@@ -3,7 +3,6 @@ import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, 
 import { writeFileAtomic } from "../sys/atomic.js";
 import { sha256 } from "../domain/hash.js";
 import { join } from "node:path";
-import { createHash } from "node:crypto";
 import type { RepoPath, State } from "../domain/types.js";
 import { mkdirPrivate } from "../sys/files.js";
 
@@ -163,8 +162,8 @@ export interface JournalRead {
 interface FileRead {
   /** The stat it was read under, where that vouches for its bytes (`settled`); "" where it does not. */
   key: string;
-  /** Its complete lines (up to the last newline): their length in bytes, SHA-256 and count, and what they hold. */
-  whole: { len: number; sum: string; lines: number; records: readonly JournalRecord[]; damaged: readonly DamagedLine[] };
+  /** Its complete lines (up to the last newline): their bytes and count, and what they hold. */
+  whole: { bytes: Buffer; lines: number; records: readonly JournalRecord[]; damaged: readonly DamagedLine[] };
   /** A last line with no newline yet (torn, or being written): read each time. */
   records: readonly JournalRecord[];
   damaged: readonly DamagedLine[];
@@ -178,8 +177,8 @@ interface FileRead {
  * moves its size, inode or times; but a file changed in the last RACY_MS is
  * read again, since an edit in place within the file system's clock tick
  * can leave all of them as they were (git's racy-index rule). A file read
- * again whose earlier complete lines hash as they did is parsed only past
- * them: a session's own file, appended to at every call.
+ * again whose earlier complete lines are byte for byte as they were is
+ * parsed only past them: a session's own file, appended to at every call.
  */
 const readCache = new Map<string, Map<string, FileRead>>();
 const RACY_MS = 2000;
@@ -205,7 +204,7 @@ export function readJournal(store: string): JournalRead {
     const st = statSync(path, { bigint: true });
     const key = `${st.size} ${st.ino} ${st.mtimeNs} ${st.ctimeNs}`;
     let read = was.get(f);
-    if (read === undefined || read.key === "" || read.key !== key) {
+    if (read?.key !== key) {
       const bytes = readFileSync(path);
       // Bytes that are not the ones stat saw (an append in between) are not vouched for by it.
       read = readBytes(f, bytes, read, BigInt(bytes.length) === st.size && settled(st, before) ? key : "");
@@ -221,27 +220,15 @@ export function readJournal(store: string): JournalRead {
   return { records, damaged };
 }
 
-/** One file's records from its bytes, its complete lines as `earlier` read them reused where they hash the same. */
+/** One file's records from its bytes, its complete lines as `earlier` read them reused where they are the same bytes. */
 function readBytes(f: string, bytes: Buffer, earlier: FileRead | undefined, key: string): FileRead {
   const end = bytes.lastIndexOf(10) + 1;
-  const hash = createHash("sha256");
-  let from = 0;
-  let lines = 0;
-  const records: JournalRecord[] = [];
-  const damaged: DamagedLine[] = [];
   const e = earlier?.whole;
-  if (e && e.len > 0 && e.len <= end) {
-    hash.update(bytes.subarray(0, e.len));
-    if (hash.copy().digest("hex") === e.sum) {
-      from = e.len;
-      lines = e.lines;
-      records.push(...e.records);
-      damaged.push(...e.damaged);
-    } else {
-      hash.destroy();
-      return readBytes(f, bytes, undefined, key);
-    }
-  }
+  const same = e !== undefined && e.bytes.length <= end && e.bytes.equals(bytes.subarray(0, e.bytes.length));
+  const from = same ? e.bytes.length : 0;
+  let lines = same ? e.lines : 0;
+  const records: JournalRecord[] = same ? [...e.records] : [];
+  const damaged: DamagedLine[] = same ? [...e.damaged] : [];
   const decode = (line: string, n: number, into: { records: JournalRecord[]; damaged: DamagedLine[] }) => {
     const r = decodeLine(line);
     if (typeof r === "string") into.damaged.push({ file: f, line: n, why: r });
@@ -254,10 +241,9 @@ function readBytes(f: string, bytes: Buffer, earlier: FileRead | undefined, key:
     decode(text.slice(at, nl), ++lines, { records, damaged });
     at = nl + 1;
   }
-  hash.update(bytes.subarray(from, end));
   const last = { records: [] as JournalRecord[], damaged: [] as DamagedLine[] };
   if (end < bytes.length) decode(bytes.toString("utf8", end), lines + 1, last);
-  return { key, whole: { len: end, sum: hash.digest("hex"), lines, records, damaged }, ...last };
+  return { key, whole: { bytes: bytes.subarray(0, end), lines, records, damaged }, ...last };
 }
 
 /** A record kept across reads is shared by every caller: none may change it. */

@@ -1,5 +1,6 @@
 import { appendFileSync, readFileSync, statSync } from "node:fs";
 import { sha256 } from "../domain/hash.js";
+import { isGitignore } from "../domain/paths.js";
 import { storePath } from "../domain/store-layout.js";
 import { mkdirPrivate } from "../sys/files.js";
 
@@ -29,8 +30,6 @@ export interface PathsWanted {
   has(path: string): boolean;
   few?: readonly string[];
 }
-
-const isGitignore = (p: string) => p === ".gitignore" || p.endsWith("/.gitignore");
 
 /** A pair's diff fields (`:meta`, path, ...) for the paths `want` has; all of them without `want`. */
 export function fieldsFor(fields: readonly string[], want: PathsWanted | null): string[] {

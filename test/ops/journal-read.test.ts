@@ -69,7 +69,7 @@ describe("readJournal across reads", () => {
     expect(edited.records.map((r) => r.call)).toEqual(["c2"]);
   }, 20_000);
 
-  it("a file just appended to is parsed only past its earlier lines, and only while those hash as they did", () => {
+  it("a file just appended to is parsed only past its earlier lines, and only while those are the bytes they were", () => {
     const store = realpathSync(mkdtempSync(join(tmpdir(), "unwind-jread-")));
     append(store, [rec("claude:s1", "c1", "2026-12-01T00:00:01.000Z"), rec("claude:s1", "c1", "2026-12-01T00:00:02.000Z", "post")]);
     const first = readJournal(store);
