@@ -20,6 +20,9 @@
 //   mono      one Bash call that sed -i's every file: its hook  (mono.mjs)
 //             capture vs git add, undo and redo vs git checkout,
 //             peak memory at 10k, 30k and 100k paths
+//   huge      1,000,000 files: the watcher's start and memory,   (huge.mjs)
+//             a watched Bash call vs two git status, an
+//             unwatched snapshot vs git status
 //   record    sessions, log -n 50, changes of a 10,000-call,    (record.mjs)
 //             100,000-path record vs node -e 0; the UI on it in Chromium
 //
@@ -41,6 +44,8 @@
 //   BENCH_MONO_FILES=10000             the mono benchmark's sizes, a comma list (default 10000,30000,100000)
 //   BENCH_MONO_REPS=3                  rounds of its undo, redo and checkouts per size (default 1)
 //   BENCH_MONO_CACHE=DIR               where its generated repositories are kept between runs (default the temp dir)
+//   BENCH_HUGE_FILES=200000            the huge benchmark's tree (default 1,000,000 files, 1,000 a directory)
+//   BENCH_HUGE_CACHE=DIR               where that tree is kept between runs (default the temp dir; made once, minutes)
 //   BENCH_RECORD_SESSIONS=20           fewer sessions of 100 calls in the record benchmark (default 100)
 //   BENCH_RECORD_UI=0                  no browser rows in the record benchmark
 //   BENCH_KEEP=1                       keep the temp directory (path is printed)
@@ -50,7 +55,7 @@
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply", "share", "mono", "record"];
+const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply", "share", "mono", "huge", "record"];
 
 const only = (process.env.BENCH_ONLY ?? "")
   .split(",")

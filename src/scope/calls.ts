@@ -12,6 +12,7 @@ import { Cas } from "../store/cas.js";
 import type { Context } from "../repo/context.js";
 import { readJournal, sessionFile, type JournalRecord } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
+import { recordStamp } from "../store/stamp.js";
 import { acts } from "../domain/actions.js";
 import { pathMatcher } from "../domain/glob.js";
 import { stateNow } from "../capture/observe.js";
@@ -467,7 +468,45 @@ export interface JournalChangeSet {
  * (exit 4): a change set built around a record we cannot read could undo
  * too little or the wrong thing.
  */
-export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: { since?: string; paths?: string[]; close?: "lock" | "locked" }): Promise<JournalChangeSet> {
+export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions): Promise<JournalChangeSet> {
+  const key = `${keepsExecBits(ctx)}\0${JSON.stringify([scope.kind, scope.id, scope.session ?? null, opts.since ?? null, opts.paths ?? []])}`;
+  const before = recordStamp(ctx);
+  const memo = memoOf(ctx);
+  const kept = memo.get(key);
+  if (kept?.stamp === before) return structuredClone(kept.result);
+  const result = await foldChangeSet(ctx, scope, opts);
+  // Kept only if nothing was written meanwhile and no call here is open (an open call is closed by the tree as it is now).
+  if (recordStamp(ctx) === before && !hasOpenCalls(ctx, readJournal(ctx.store).records)) {
+    memo.delete(key);
+    memo.set(key, { stamp: before, result: structuredClone(result) });
+    for (const k of memo.keys()) if (memo.size > MEMO_SCOPES) memo.delete(k);
+  }
+  return result;
+}
+
+interface JournalFoldOptions {
+  since?: string;
+  paths?: string[];
+  close?: "lock" | "locked";
+}
+
+/**
+ * The last few change sets a process folded, by scope, each with the
+ * record's stamp (src/store/stamp.ts) it was folded from. The fold is a
+ * function of the record alone once no call is open: the same stamp gives
+ * the same change set. A long-lived process (the UI, MCP, a library user)
+ * asks for one scope again and again (a page of hunks, the undo preview,
+ * the undo): each is a fold of the whole record since the scope began.
+ */
+const MEMO_SCOPES = 8;
+const memos = new WeakMap<Context, Map<string, { stamp: string; result: JournalChangeSet }>>();
+function memoOf(ctx: Context): Map<string, { stamp: string; result: JournalChangeSet }> {
+  let m = memos.get(ctx);
+  if (!m) memos.set(ctx, (m = new Map()));
+  return m;
+}
+
+async function foldChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions): Promise<JournalChangeSet> {
   const read = readJournal(ctx.store);
   const damaged = read.damaged;
   // Calls still open are closed now, for good (a dry run closes them in memory only: it writes nothing).
