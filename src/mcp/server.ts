@@ -157,7 +157,7 @@ export function createServer(opts: ServeOptions = {}): McpServer {
     (args: A, extra: { _meta?: Record<string, unknown> | undefined }): Promise<Result> => {
       const call = (async () => {
         try {
-          const u = await open({ root });
+          const u = await open({ root, keepChangeSets: true });
           const toolUseId = extra._meta?.["claudecode/toolUseId"];
           const who = taking ? callerOfCall(caller, mcpCallMarks(u.store), { tool: taking, root: u.root, toolUseId: typeof toolUseId === "string" ? toolUseId : undefined, now: Date.now() }) : caller;
           return await fn(u, args, who);

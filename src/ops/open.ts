@@ -3,6 +3,7 @@ import { recoverPending } from "../apply/recover.js";
 import { settleSnapshot, type SnapshotLabels, type SnapshotStart } from "../capture/snapshot.js";
 import type { IdRef } from "../domain/ids.js";
 import { resolveContext, type Context } from "../repo/context.js";
+import { keepChangeSets } from "../scope/calls.js";
 import type { ScopeFields, ScopeInput } from "../scope/resolve.js";
 import { withLock } from "../store/lock.js";
 import type { Receipt } from "../store/receipts.js";
@@ -38,6 +39,12 @@ export interface OpenOptions {
    * apply to finish the start is settled first and the snapshot taken anew.
    */
   holding?: SnapshotStart | null | undefined;
+  /**
+   * Keep the last few change sets folded, while the record is unchanged
+   * (src/scope/calls.ts): for a process that asks for the same scope again,
+   * as the UI and MCP servers do. A one-shot caller leaves it off.
+   */
+  keepChangeSets?: boolean | undefined;
 }
 
 /**
@@ -48,6 +55,7 @@ export interface OpenOptions {
  */
 export async function open(opts: OpenOptions = {}) {
   const ctx = await resolveContext(opts.root, opts.cwd);
+  if (opts.keepChangeSets) keepChangeSets(ctx);
   // Only something pending takes the lock: a dry run must not create even a lock file.
   let recovered: Receipt[] = [];
   if (anythingPending(ctx.store)) {

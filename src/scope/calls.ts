@@ -470,16 +470,24 @@ export interface JournalChangeSet {
  */
 export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions): Promise<JournalChangeSet> {
   const key = `${keepsExecBits(ctx)}\0${JSON.stringify([scope.kind, scope.id, scope.session ?? null, opts.since ?? null, opts.paths ?? []])}`;
+  const memo = memos.get(memoKey(ctx));
+  if (!memo) return foldChangeSet(ctx, scope, opts);
   const before = recordStamp(ctx);
-  const memo = memoOf(ctx);
   const kept = memo.get(key);
   if (kept?.stamp === before) return structuredClone(kept.result);
   const result = await foldChangeSet(ctx, scope, opts);
   // Kept only if nothing was written meanwhile and no call here is open (an open call is closed by the tree as it is now).
   if (recordStamp(ctx) === before && !hasOpenCalls(ctx, readJournal(ctx.store).records)) {
-    memo.delete(key);
+    for (const [k, m] of memo) if (m.stamp !== before || k === key) memo.delete(k);
     memo.set(key, { stamp: before, result: structuredClone(result) });
-    for (const k of memo.keys()) if (memo.size > MEMO_SCOPES) memo.delete(k);
+    // The oldest go first, past a few scopes or a few hundred thousand paths; the newest is always kept.
+    let paths = 0;
+    for (const m of memo.values()) paths += m.result.cs.entries.length + m.result.touched.size;
+    for (const [k, m] of memo) {
+      if (memo.size <= 1 || (memo.size <= MEMO_SCOPES && paths <= MEMO_PATHS)) break;
+      paths -= m.result.cs.entries.length + m.result.touched.size;
+      memo.delete(k);
+    }
   }
   return result;
 }
@@ -491,19 +499,23 @@ interface JournalFoldOptions {
 }
 
 /**
- * The last few change sets a process folded, by scope, each with the
- * record's stamp (src/store/stamp.ts) it was folded from. The fold is a
- * function of the record alone once no call is open: the same stamp gives
- * the same change set. A long-lived process (the UI, MCP, a library user)
- * asks for one scope again and again (a page of hunks, the undo preview,
- * the undo): each is a fold of the whole record since the scope began.
+ * The last few change sets a long-lived process folded (the UI's server,
+ * the MCP server, a library user who asks for it: `open({ keepChangeSets:
+ * true })`), by scope, each with the record's stamp (src/store/stamp.ts) it
+ * was folded from. The fold is a function of the record alone once no call
+ * is open: the same stamp gives the same change set. Such a process asks for
+ * one scope again and again (a page of hunks, the undo preview, the undo),
+ * each a fold of the whole record since the scope began. A one-shot command
+ * keeps none: a copy would cost it memory and time for nothing.
  */
 const MEMO_SCOPES = 8;
-const memos = new WeakMap<Context, Map<string, { stamp: string; result: JournalChangeSet }>>();
-function memoOf(ctx: Context): Map<string, { stamp: string; result: JournalChangeSet }> {
-  let m = memos.get(ctx);
-  if (!m) memos.set(ctx, (m = new Map()));
-  return m;
+const MEMO_PATHS = 200_000;
+const memos = new Map<string, Map<string, { stamp: string; result: JournalChangeSet }>>();
+const memoKey = (ctx: Context) => `${ctx.store}\0${ctx.root}`;
+
+/** From now on this process keeps the change sets it folds for this work tree (see above). */
+export function keepChangeSets(ctx: Context): void {
+  if (!memos.has(memoKey(ctx))) memos.set(memoKey(ctx), new Map());
 }
 
 async function foldChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions): Promise<JournalChangeSet> {

@@ -51,7 +51,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 export async function startUi(opts: UiOptions = {}): Promise<RunningUi> {
   const port = opts.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`--port ${port}: expected a whole number from 0 to 65535`, "0 picks a free port");
-  const u = await open({ root: opts.root });
+  const u = await open({ root: opts.root, keepChangeSets: true });
   const dir = opts.assets ?? join(__dirname, "ui");
   const assets = new Map(Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(join(dir, a.file)), type: a.type }]));
   const token = randomBytes(32).toString("hex");

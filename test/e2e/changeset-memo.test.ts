@@ -19,7 +19,7 @@ describe("a change set asked for again by the same process", () => {
   it("sees a new call, an undo and a redo at once", async () => {
     const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
     write1(root, "s1", "a.txt", "A\n");
-    const u = await open({ root });
+    const u = await open({ root, keepChangeSets: true });
     const paths = async () => (await u.changes({ session: "s1" })).entries.map((e) => `${e.change} ${e.path}`);
     expect(await paths()).toEqual(["modified a.txt"]);
     expect(await paths()).toEqual(["modified a.txt"]);
@@ -40,7 +40,7 @@ describe("a change set asked for again by the same process", () => {
     const input = { command: "echo 1 > x.txt", description: "x" };
     expect(hook(root, "claude", claudePayload(root, "shell", "PreToolUse", "Bash", input, "toolu_open1")).code).toBe(0);
     write(root, "x.txt", "1\n");
-    const u = await open({ root });
+    const u = await open({ root, keepChangeSets: true });
     // A dry run closes the open call in memory only, by the tree now: nothing is written, the stamp stays.
     const post = async () => (await u.plan({ session: "shell" })).items.map((i) => `${i.path} ${i.post?.oid}`);
     expect(await post()).toEqual([`x.txt ${git(root, "hash-object", "x.txt").trim()}`]);
@@ -58,7 +58,7 @@ describe("a change set asked for again by the same process", () => {
     const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
     write1(root, "s1", "a.txt", "A\n");
     write1(root, "s1", "b.txt", "B\n");
-    const u = await open({ root });
+    const u = await open({ root, keepChangeSets: true });
     const ask = () => journalChangeSet(u.context, { kind: "session", id: "s1" }, {});
     const first = await ask();
     first.cs.entries.length = 0;
