@@ -52,6 +52,8 @@ export async function changes(ctx: Context, scope: ScopeFields, opts: ChangesOpt
     const patches: string[] = [];
     const from = opts.patchRange?.offset ?? 0;
     const to = opts.patchRange ? from + opts.patchRange.limit : cs.entries.length;
+    // The blobs git holds come in one batch, in the order they are read, not a process each.
+    await reader.prefetch(cs.entries.slice(from, to).flatMap((e) => [e.pre, e.post]));
     for (const [i, e] of cs.entries.entries()) {
       if (i < from || i >= to) continue;
       const pre = await textOf(ctx, reader, e.path, e.pre);
