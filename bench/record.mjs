@@ -317,6 +317,8 @@ export async function bench() {
     changesTypical: { label: "unwind changes --session (a typical one)", time: cli(b.repo, ["changes", "--session", typId, "--json"]) },
     changesEdit: { label: "unwind changes --call (its first Edit)", time: cli(b.repo, ["changes", "--session", typId, "--call", b.typicalEdit, "--json"]) },
     changesShell: { label: "unwind changes --call (its first Bash)", time: cli(b.repo, ["changes", "--session", typId, "--call", b.typicalShell, "--json"]) },
+    // Every entry's hunks: each blob git holds was one git process before they were asked for in batches.
+    changesPatch: { label: "unwind changes --session --patch (typical)", time: cli(b.repo, ["changes", "--session", typId, "--patch"]) },
   };
   console.log(`  median of ${RECORD_REPS} rounds after 1 warm-up, interleaved\n`);
   const samples = measure(commands, RECORD_REPS);
@@ -327,6 +329,9 @@ export async function bench() {
     const ratio = pairedRatio(samples, k, "node");
     console.log(`  ${commands[k].label.padEnd(40)} ${fmtMs(m[k]).padStart(10)}  ${ratio.toFixed(2)}x node -e 0  ${(m[k] / m.git).toFixed(1)}x git log  ${verdict(m[k] < 300)} (< 300 ms)`);
   }
+  console.log(
+    `  ${commands.changesPatch.label.padEnd(40)} ${fmtMs(m.changesPatch).padStart(10)}  ${pairedRatio(samples, "changesPatch", "node").toFixed(2)}x node -e 0  (no target: every hunk of the session)`,
+  );
   if (UI) await uiRows(b);
 }
 
