@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -112,6 +112,38 @@ describe("unwind run: the command as it would run without unwind", () => {
     expect(await code).toBe(7); // the command's own answer to the signal, not unwind's death by it
     expect(show(root, "s1").json.record.exit).toMatchObject({ code: 7, signal: null, status: 7 });
   });
+
+  // The flake CI met: a loaded machine let the command start, and be signalled, before Node told `unwind run` it had started,
+  // and the signal ended unwind by its default action. strace holds unwind in the return from the clone that starts the
+  // command (0.4 s) while the command signals it: before the fix, unwind died by SIGTERM (exit 143) and recorded nothing.
+  it("a signal sent the moment the command starts still reaches the command, not unwind's default action", () => {
+    const root = repo();
+    const r = spawnSync(
+      "strace",
+      [
+        "-f",
+        "-qq",
+        "-o",
+        "/dev/null",
+        "-e",
+        "trace=clone",
+        "-e",
+        "inject=clone:delay_exit=400000",
+        process.execPath,
+        BIN,
+        "run",
+        "--id",
+        "e1",
+        "--",
+        "sh",
+        "-c",
+        "trap 'exit 7' TERM; kill -TERM $PPID; sleep 1; exit 3",
+      ],
+      { cwd: root, encoding: "utf8" },
+    );
+    expect(r.status).toBe(7);
+    expect(show(root, "e1").json.record.exit).toMatchObject({ code: 7, signal: null, status: 7 });
+  }, 120_000);
 });
 
 describe("undo --run through the one engine", () => {

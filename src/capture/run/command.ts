@@ -77,14 +77,29 @@ export function startCommand(
   opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number | null; graceMs: number; onSignal?: (sig: NodeJS.Signals) => void },
 ): Promise<Supervised> {
   return new Promise((res, rej) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, env: opts.env, stdio: "inherit", detached: true });
+    // Held before the command exists: a signal sent the moment it starts (before Node tells us it has)
+    // would otherwise end us by its default action, the command left running unwatched. Kept until it exists.
+    const early: NodeJS.Signals[] = [];
+    let pid: number | undefined;
     let timedOut = false;
     let exited = false;
     const toGroup = (sig: NodeJS.Signals) => {
-      if (exited || child.pid === undefined) return;
-      signal(-child.pid, sig);
+      if (exited || pid === undefined) return;
+      signal(-pid, sig);
     };
-    const forward = (sig: NodeJS.Signals) => toGroup(sig);
+    const forward = (sig: NodeJS.Signals) => (pid === undefined ? early.push(sig) : toGroup(sig));
+    const release = () => {
+      for (const s of FORWARDED) process.removeListener(s, forward);
+    };
+    for (const s of FORWARDED) process.on(s, forward);
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(argv[0]!, argv.slice(1), { cwd: opts.cwd, env: opts.env, stdio: "inherit", detached: true });
+    } catch (e) {
+      release();
+      throw e;
+    }
+    pid = child.pid;
     // A timeout ends the tree: the group, and the owned processes that left it.
     const end = (sig: NodeJS.Signals) => {
       toGroup(sig);
@@ -100,10 +115,13 @@ export function startCommand(
       });
     });
     child.once("error", (e) => {
-      if (child.pid === undefined) rej(usage(`cannot start ${argv[0]}: ${(e as NodeJS.ErrnoException).code ?? e.message}`, "check the command after --"));
+      if (pid !== undefined) return;
+      release();
+      rej(usage(`cannot start ${argv[0]}: ${(e as NodeJS.ErrnoException).code ?? e.message}`, "check the command after --"));
+      // A signal meant for us while there was nothing to pass it to: it ends us, as it would have.
+      if (early.length > 0) process.kill(process.pid, early[0]!);
     });
     child.once("spawn", () => {
-      for (const s of FORWARDED) process.on(s, forward);
       if (opts.timeoutMs !== null) {
         timers.push(
           setTimeout(() => {
@@ -113,10 +131,7 @@ export function startCommand(
           }, opts.timeoutMs),
         );
       }
-      const release = () => {
-        for (const s of FORWARDED) process.removeListener(s, forward);
-      };
-      res({ pid: child.pid!, done, release });
+      res({ pid: pid!, done, release });
     });
   });
 }
