@@ -22,7 +22,7 @@
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { BASE_ENV, GIT, REPS, ROOT, UNWIND, gitConfig, intEnv, measure, medians, pairedRatio, printTable, run, settle, standalone, tempDir } from "./lib.mjs";
+import { BASE_ENV, GIT, REPS, ROOT, UNWIND, gitConfig, intEnv, measure, medians, pairedRatio, printTable, run, settle, standalone, tempDir, watchScan } from "./lib.mjs";
 
 const FILES = intEnv("BENCH_HUGE_FILES", 1_000_000);
 const PER_DIR = 1000;
@@ -125,17 +125,7 @@ export async function bench() {
     const startMs = performance.now() - t0;
     const rssKb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${started.pid}/status`, "utf8"))?.[1]);
     run("node", [UNWIND, "snapshot"], { cwd: repo }); // the first snapshot after start scans everything and takes the token
-    const scan = () =>
-      JSON.parse(
-        readFileSync(
-          join(
-            store,
-            "index",
-            readdirSync(join(store, "index")).find((n) => n.endsWith(".index.watch")),
-          ),
-          "utf8",
-        ),
-      ).scan;
+    const scan = () => watchScan(store);
     const scans = [];
     const fixture = (event) => JSON.parse(readFileSync(join(ROOT, "test", "fixtures", "hooks", "claude", `bash.${event}.json`), "utf8"));
     const transcript = join(tempDir("huge-home"), `${SESSION}.jsonl`);

@@ -431,6 +431,12 @@ export function settle(repo) {
   run("git", [...GIT, "update-index", "-q", "--refresh"], { cwd: repo });
 }
 
+/** How the store's last snapshot of its work tree was scanned (`watched`, `pathspec`, `full`): the watcher's state file beside the private index. */
+export function watchScan(store) {
+  const f = readdirSync(join(store, "index")).find((n) => n.endsWith(".index.watch"));
+  return JSON.parse(readFileSync(join(store, "index", f), "utf8")).scan;
+}
+
 /** The baseline every tree benchmark is judged against: `git status --porcelain`, checked to see the CHANGED files. */
 export function statusBaseline(repo, modify) {
   return {

@@ -15,7 +15,7 @@
 
 import { readdirSync, readFileSync, rmSync, writeFileSync, copyFileSync, statSync, utimesSync, chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { CHANGED, GIT, REPS, ROOT, UNWIND, bigRepo, measure, medians, pairedRatio, printTable, run, standalone, statusBaseline, tempDir, verdict } from "./lib.mjs";
+import { CHANGED, GIT, REPS, ROOT, UNWIND, bigRepo, measure, medians, pairedRatio, printTable, run, standalone, statusBaseline, tempDir, verdict, watchScan } from "./lib.mjs";
 
 const TARGET = 0.5;
 
@@ -32,10 +32,7 @@ export async function bench() {
     const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${started.pid}/status`, "utf8"))?.[1];
     console.log(`  watcher   started in ${startMs.toFixed(0)} ms (unwind watch start, spawn to every directory watched); daemon resident ${rss ? (Number(rss) / 1024).toFixed(1) : "?"} MiB`);
     run("node", [UNWIND, "snapshot"], { cwd: repo }); // the first snapshot after start scans everything and takes the token
-    const scan = () => {
-      const f = readdirSync(join(store, "index")).find((n) => n.endsWith(".index.watch"));
-      return JSON.parse(readFileSync(join(store, "index", f), "utf8"));
-    };
+    const scan = () => watchScan(store);
     const scans = [];
     const fixture = JSON.parse(readFileSync(join(ROOT, "test", "fixtures", "hooks", "claude", "bash.pre.json"), "utf8"));
     let call = 0;
@@ -57,7 +54,7 @@ export async function bench() {
       },
       time() {
         const ms = run(launch[0], [...launch.slice(1), UNWIND, "hook", "claude"], { cwd: repo, input }).ms;
-        scans.push(scan().scan);
+        scans.push(scan());
         return ms;
       },
     });
@@ -68,7 +65,7 @@ export async function bench() {
         prepare: modify,
         time() {
           const ms = run("node", [UNWIND, "snapshot"], { cwd: repo }).ms;
-          scans.push(scan().scan);
+          scans.push(scan());
           return ms;
         },
       },
@@ -96,7 +93,7 @@ export async function bench() {
     const made = [];
     const scanned = (want) => {
       const ms = run("node", [UNWIND, "snapshot"], { cwd: repo }).ms;
-      const s = scan().scan;
+      const s = scan();
       if (s !== want) throw new Error(`expected a '${want}' scan, got '${s}'`);
       return ms;
     };

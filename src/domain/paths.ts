@@ -62,12 +62,12 @@ export function jsonPath(p: string): { path: string; pathBytes?: string } {
   return { path: p.replace(new RegExp(RAW_BYTE.source, "g"), "\uFFFD"), pathBytes: encodePath(p).toString("base64") };
 }
 
-/** Git's path order: bytewise, which is what `git ls-files` prints. */
 /** A .gitignore file, at the root or below: a change to one changes how other paths are read. */
 export function isGitignore(p: string): boolean {
   return p === ".gitignore" || p.endsWith("/.gitignore");
 }
 
+/** Git's path order: bytewise, which is what `git ls-files` prints. */
 export function comparePaths(a: string, b: string): number {
   return Buffer.compare(encodePath(a), encodePath(b));
 }

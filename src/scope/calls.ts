@@ -475,9 +475,10 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
   const before = recordStamp(ctx);
   const kept = memo.get(key);
   if (kept?.stamp === before) return structuredClone(kept.result);
-  const result = await foldChangeSet(ctx, scope, opts);
-  // Kept only if nothing was written meanwhile and no call here is open (an open call is closed by the tree as it is now).
-  if (recordStamp(ctx) === before && !hasOpenCalls(ctx, readJournal(ctx.store).records)) {
+  const seen = { open: true };
+  const result = await foldChangeSet(ctx, scope, opts, seen);
+  // Kept only if nothing was written meanwhile and no call here was open (an open call is closed by the tree as it is now).
+  if (recordStamp(ctx) === before && !seen.open) {
     for (const [k, m] of memo) if (m.stamp !== before || k === key) memo.delete(k);
     memo.set(key, { stamp: before, result: structuredClone(result) });
     // The oldest go first, past a few scopes or a few hundred thousand paths; the newest is always kept.
@@ -518,8 +519,10 @@ export function keepChangeSets(ctx: Context): void {
   if (!memos.has(memoKey(ctx))) memos.set(memoKey(ctx), new Map());
 }
 
-async function foldChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions): Promise<JournalChangeSet> {
+/** `seen.open`: whether the record, as read, had a call of this work tree open. */
+async function foldChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions, seen?: { open: boolean }): Promise<JournalChangeSet> {
   const read = readJournal(ctx.store);
+  if (seen) seen.open = hasOpenCalls(ctx, read.records);
   const damaged = read.damaged;
   // Calls still open are closed now, for good (a dry run closes them in memory only: it writes nothing).
   const records = opts.close ? [...read.records, ...(await closeStale(ctx, read.records, opts.close === "locked"))] : read.records;

@@ -54,6 +54,13 @@ export function readPairDiffs(store: string, want: ReadonlyMap<string, PathsWant
     return out;
   }
   // Read as bytes: a fold wants a few of the file's lines, and the rest are never made into strings.
+  // The few paths as their lines spell them (JSON strings, UTF-8), encoded once, not once a line.
+  const needles = new Map<PathsWanted, Buffer[]>();
+  const needlesOf = (w: PathsWanted, few: readonly string[]) => {
+    let n = needles.get(w);
+    if (!n) needles.set(w, (n = [Buffer.from('.gitignore"'), ...few.map((p) => Buffer.from(JSON.stringify(p)))]));
+    return n;
+  };
   let at = 0;
   while (at < bytes.length) {
     const start = at;
@@ -69,7 +76,7 @@ export function readPairDiffs(store: string, want: ReadonlyMap<string, PathsWant
     const body = bytes.subarray(start + 17, nl);
     if (sha256(body).slice(0, 16) !== bytes.toString("latin1", start, start + 16)) continue;
     const only = want.get(key)!;
-    if (only?.few && body.indexOf('.gitignore"') < 0 && !only.few.some((p) => body.indexOf(JSON.stringify(p)) >= 0)) {
+    if (only?.few && !needlesOf(only, only.few).some((n) => body.indexOf(n) >= 0)) {
       out.set(key, []);
       continue;
     }
