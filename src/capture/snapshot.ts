@@ -1,14 +1,14 @@
 import { storePath } from "../domain/store-layout.js";
 import { randomBytes } from "node:crypto";
 import { fsPath } from "../domain/path-bytes.js";
-import { existsSync, mkdirSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
+import { existsSync, mkdirSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { pickId, type IdRef } from "../domain/ids.js";
-import { GitError, splitZ, type GitResult } from "../git/git.js";
+import { GitError, parseBatch, splitZ, type GitResult } from "../git/git.js";
 import { tryLock } from "../store/lock.js";
 import { createRef } from "../git/refs.js";
-import { commitBody, lineSafe, writeLooseObject } from "../git/objects.js";
+import { commitBody, lineSafe, readLooseObject, writeLooseObject } from "../git/objects.js";
 import { INDEX_CONFIG, STATUS_ARGS } from "./index-config.js";
 import { CannotEditTree, foldIntoIndex, incrementalTree, overBudget, type TreeEntry } from "./tree-edit.js";
 import { conversionInputs } from "./conversion.js";
@@ -487,6 +487,139 @@ export async function settleSnapshot(start: SnapshotStart): Promise<void> {
 
 function defined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== "")) as Partial<T>;
+}
+
+/**
+ * The snapshots a fold from `from` on needs, without reading the others:
+ * the last one of this work tree taken at or before `from`, every one taken
+ * since, and `since`, that last one's time. A snapshot's id carries the
+ * time it was taken (`newSnapshotId`), so the ref names alone say which
+ * commits to read. Null where they cannot say (refs kept in a reftable, a
+ * name not of that form, a snapshot whose time is not its name's) or where
+ * no snapshot of this work tree precedes `from`: the caller reads them all.
+ */
+export async function snapshotsFrom(ctx: Context, from: string): Promise<{ snaps: Snapshot[]; since: string } | null> {
+  const refs = snapshotRefs(ctx);
+  if (!refs) return null;
+  const timed: { id: string; at: string; oid: () => string | null }[] = [];
+  for (const [id, oid] of refs) {
+    const at = timeOfId(id);
+    if (at === null) return null;
+    timed.push({ id, at, oid });
+  }
+  timed.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  let lo = timed.length;
+  while (lo > 0 && timed[lo - 1]!.at > from) lo--;
+  if (lo === 0) return null;
+  lo--;
+  // Most of them wanted: one git process reads them faster than each commit inflated here.
+  if (timed.length - lo > timed.length / 4) {
+    const all = await listSnapshots(ctx);
+    const base = all.filter((s) => s.root === ctx.root && s.at <= from).reduce<Snapshot | undefined>((m, s) => (m === undefined || s.at > m.at ? s : m), undefined);
+    return base ? { snaps: all.filter((s) => s.at >= base.at), since: base.at } : null;
+  }
+  const snaps: Snapshot[] = [];
+  let hi = timed.length;
+  // Back from `from`, a few at a time, until a snapshot of this work tree is among them: others' are interleaved.
+  for (;;) {
+    const part = timed.slice(lo, hi);
+    const read = await snapshotsOf(ctx, part);
+    if (read === null) return null;
+    snaps.push(...read);
+    const base = read.filter((s) => s.root === ctx.root && s.at <= from).sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))[0];
+    if (base) return { snaps: snaps.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)), since: base.at };
+    if (lo === 0) return null;
+    hi = lo;
+    lo = Math.max(0, lo - 64);
+  }
+}
+
+/** `s-20261203T221503823Z-1ec5910c` -> `2026-12-03T22:15:03.823Z`; null for a name not of that form. */
+function timeOfId(id: string): string | null {
+  const m = /^s-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-[0-9a-f]{8}$/.exec(id);
+  return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.${m[7]}Z` : null;
+}
+
+/**
+ * Each snapshot ref's id, and how to learn its commit: from packed-refs, or
+ * (a loose ref wins) its own file, read only for the snapshots asked for.
+ * Null where refs are kept in a reftable.
+ */
+function snapshotRefs(ctx: Context): Map<string, () => string | null> | null {
+  if (existsSync(join(ctx.commonDir, "reftable"))) return null;
+  const out = new Map<string, () => string | null>();
+  let packed = "";
+  try {
+    packed = readFileSync(join(ctx.commonDir, "packed-refs"), "utf8");
+  } catch {
+    /* none packed */
+  }
+  for (const line of packed.split("\n")) {
+    const sp = line.indexOf(" ");
+    if (sp < 0 || !line.startsWith(SNAPSHOT_REFS, sp + 1)) continue;
+    const oid = line.slice(0, sp);
+    out.set(line.slice(sp + 1 + SNAPSHOT_REFS.length), () => oid);
+  }
+  const dir = join(ctx.commonDir, SNAPSHOT_REFS);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    /* none loose */
+  }
+  for (const n of names) {
+    out.set(n, () => {
+      try {
+        const text = readFileSync(join(dir, n), "utf8").trim();
+        return /^[0-9a-f]{40,64}$/.test(text) ? text : null;
+      } catch {
+        return null;
+      }
+    });
+  }
+  return out;
+}
+
+/** The snapshots of these refs, each commit read loose where it is, else from git in one batch; null if one is not what its name says. */
+async function snapshotsOf(ctx: Context, named: readonly { id: string; at: string; oid: () => string | null }[]): Promise<Snapshot[] | null> {
+  const objects = join(ctx.commonDir, "objects");
+  const bodies = new Map<string, Buffer>();
+  const packed: string[] = [];
+  const refs: { id: string; at: string; oid: string }[] = [];
+  for (const n of named) {
+    const oid = n.oid();
+    // A ref that is no longer there, or not a plain one (a symbolic ref, a directory): git is asked instead.
+    if (oid === null) return null;
+    refs.push({ id: n.id, at: n.at, oid });
+    const body = readLooseObject(objects, oid, "commit");
+    if (body) bodies.set(oid, body);
+    else packed.push(oid);
+  }
+  if (packed.length > 0) {
+    const batch = await ctx.git(["cat-file", "--batch", "--buffer"], { input: packed.join("\n") + "\n" });
+    parseBatch(batch.stdout, packed.length).forEach((o, i) => {
+      if (o?.type === "commit") bodies.set(packed[i]!, o.body);
+    });
+  }
+  const out: Snapshot[] = [];
+  for (const r of refs) {
+    const body = bodies.get(r.oid);
+    // Gone since its name was read (gc), or not a commit: listSnapshots would not list it either.
+    if (!body) continue;
+    const text = body.toString("utf8");
+    const split = text.indexOf("\n\n");
+    const tree = /^tree ([0-9a-f]+)\n/.exec(text)?.[1];
+    if (split < 0 || !tree) continue;
+    let meta: SnapshotMeta;
+    try {
+      meta = JSON.parse(text.slice(split + 2).trim()) as SnapshotMeta;
+    } catch {
+      continue;
+    }
+    if (meta.id !== r.id || meta.at !== r.at) return null;
+    out.push({ ...meta, commit: r.oid, tree });
+  }
+  return out;
 }
 
 /** All snapshots, newest first. */

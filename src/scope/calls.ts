@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { closeStaleCalls } from "../capture/capture.js";
 import { excludeTexts, loadExcludes } from "../capture/excludes.js";
-import { keepsExecBits, listSnapshots, writeWorkTree, type Snapshot } from "../capture/snapshot.js";
+import { keepsExecBits, listSnapshots, snapshotsFrom, writeWorkTree, type Snapshot } from "../capture/snapshot.js";
 import { isRepository } from "../capture/private-index.js";
 import { tooLargeState } from "../capture/toolarge.js";
 import { UnwindError } from "../domain/errors.js";
@@ -91,6 +91,11 @@ export interface Timeline {
   calls: CallWindow[];
   /** Each path's events, made as they are asked for: iterate once. */
   events: Iterable<[RepoPath, ChangeEvent[]]>;
+  /**
+   * Read from a window of the record (`bounded`), and a path it captured may
+   * have points outside it that bear: the fold must read the whole record.
+   */
+  inexact: boolean;
 }
 
 /**
@@ -101,7 +106,7 @@ export interface Timeline {
  * this one. A tree call still open is closed by the work tree as it is now
  * (a scratch snapshot, nothing written), a file call by its paths as they are.
  */
-export async function journalTimeline(ctx: Context, allRecords: readonly JournalRecord[], wanted: (c: CallWindow) => boolean, allSnaps?: readonly Snapshot[]): Promise<Timeline> {
+export async function journalTimeline(ctx: Context, allRecords: readonly JournalRecord[], wanted: (c: CallWindow) => boolean, allSnaps?: readonly Snapshot[], bounded = false): Promise<Timeline> {
   // Records of other work trees say nothing about this one (older records carry no root: they count).
   const records = allRecords.filter((r) => r.root === undefined || r.root === ctx.root);
   const snaps = (allSnaps ?? (await listSnapshots(ctx))).filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
@@ -178,6 +183,7 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
       },
     };
     const constant = await unchangedStates(ctx, seq[0], diffs, capturedPaths);
+    const inexact = bounded && (await outsideBears(ctx, calls, wanted, from, seq[0], everCaptured, captured.get, constant));
     const points: Point[] = snapshotPoints(
       seq.map((s) => s.at),
       diffs,
@@ -193,7 +199,7 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
         return out;
       },
     };
-    return { calls, events: changeEventsLazily(points, calls, !keepsExecBits(ctx), more) };
+    return { calls, events: changeEventsLazily(points, calls, !keepsExecBits(ctx), more), inexact };
   } finally {
     scratch?.dispose();
   }
@@ -245,6 +251,52 @@ function bearingOf(
     for (const p of everCaptured) if (!keep.has(p) && span(p)) keep.add(p);
   }
   return { keep, meets };
+}
+
+/**
+ * Whether the records a window left unread (src/store/journal.ts,
+ * `JournalWindow`) could bear on a wanted tree window. What they hold ended
+ * before the first snapshot of the sequence; a path that snapshot sees has a
+ * point there, so nothing before it can place a change after it. A path it
+ * cannot see (ignored and not tracked, or inside a nested repository) has
+ * only captures: one first captured after the scope began may have had an
+ * earlier capture that would place a change inside the scope's window. A
+ * file call is a candidate only for its own paths, whose pre capture it
+ * holds. `seen`: paths already found visible there (`unchangedStates`).
+ */
+async function outsideBears(
+  ctx: Context,
+  calls: readonly CallWindow[],
+  wanted: (c: CallWindow) => boolean,
+  from: string,
+  first: Step | undefined,
+  everCaptured: ReadonlySet<RepoPath>,
+  times: (path: RepoPath) => Iterable<string>,
+  seen: ReadonlyMap<RepoPath, unknown>,
+): Promise<boolean> {
+  if (!first || !calls.some((c) => wanted(c) && c.kind !== "file")) return false;
+  const late: RepoPath[] = [];
+  for (const p of everCaptured) {
+    if (seen.has(p)) continue;
+    let earliest = OPEN;
+    for (const t of times(p)) if (t < earliest) earliest = t;
+    if (earliest > from) late.push(p);
+  }
+  if (late.length === 0) return false;
+  // Ignored or nested first (one check for all of them), then whether the snapshot tracks those few anyway.
+  const nested = insideNestedRepository(ctx.root);
+  const ignored = await ignoredUnder(
+    ctx,
+    first,
+    late.filter((p) => !nested(p)),
+  );
+  const unseen = [...late.filter(nested), ...ignored].filter((p) => !first.toolarge?.[p]);
+  for (let i = 0; i < unseen.length; i += 1000) {
+    const chunk = unseen.slice(i, i + 1000);
+    const held = await treeStates(ctx, first.tree, chunk);
+    if (chunk.some((p) => !held.has(p as RepoPath))) return true;
+  }
+  return false;
 }
 
 /** Up to this many bearing paths, a kept pair diff whose text names none of them is not parsed (src/store/pair-diffs.ts). */
@@ -449,8 +501,22 @@ function openHere(ctx: Context, records: readonly JournalRecord[]) {
   return openCalls(records.filter((r) => r.root === undefined || r.root === ctx.root));
 }
 
-function closeStale(ctx: Context, records: readonly JournalRecord[], locked: boolean): Promise<JournalRecord[]> {
-  return closeStaleCalls(ctx, openHere(ctx, records), locked, () => openHere(ctx, readJournal(ctx.store).records));
+/** A window's read sees every file with a call open: asked again under the lock, it reads only what may have changed. */
+function closeStale(ctx: Context, records: readonly JournalRecord[], locked: boolean, window: FoldWindow | null = null): Promise<JournalRecord[]> {
+  const again = () => readJournal(ctx.store, window ? { since: window.since, sessions: new Set([window.session]) } : undefined).records;
+  return closeStaleCalls(ctx, openHere(ctx, records), locked, () => openHere(ctx, again()));
+}
+
+/** Whether a call's first record (in time order) is a post at or before `t`: its window starts at a snapshot before it. */
+function prelessBefore(records: readonly JournalRecord[], t: string): boolean {
+  const met = new Set<string>();
+  for (const r of records) {
+    const k = `${r.session}\0${r.call}`;
+    if (met.has(k)) continue;
+    met.add(k);
+    if (r.phase === "post" && r.at <= t) return true;
+  }
+  return false;
 }
 
 export interface JournalChangeSet {
@@ -519,24 +585,82 @@ export function keepChangeSets(ctx: Context): void {
   if (!memos.has(memoKey(ctx))) memos.set(memoKey(ctx), new Map());
 }
 
-/** `seen.open`: whether the record, as read, had a call of this work tree open. */
+/**
+ * `seen.open`: whether the record, as read, had a call of this work tree
+ * open. A session's scope, or a call's named with its session, is folded
+ * from the part of the record that can bear on it (`scopeWindow`); the
+ * whole record where that part cannot vouch for the result.
+ */
 async function foldChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions, seen?: { open: boolean }): Promise<JournalChangeSet> {
-  const read = readJournal(ctx.store);
+  const window = await scopeWindow(ctx, scope);
+  if (window) {
+    const folded = await foldFrom(ctx, scope, opts, seen, window);
+    if (folded) return folded;
+  }
+  return (await foldFrom(ctx, scope, opts, seen, null))!;
+}
+
+/**
+ * The part of the record a fold of a session's scope needs (SPEC section 2
+ * rules it by time: only what happened from the scope's first call on can
+ * bear on it, measured from the snapshot before that): the session's own
+ * journal, every journal file with a record since that snapshot or a call
+ * still open, and the snapshots from that one on. Null where the scope names
+ * no session, or its first call cannot be placed from its own records.
+ */
+interface FoldWindow {
+  /** The scope's session, resolved among every session the journal holds. */
+  session: string;
+  since: string;
+  snaps: Snapshot[];
+}
+
+async function scopeWindow(ctx: Context, scope: JournalScope): Promise<FoldWindow | null> {
+  const named = scope.kind === "session" ? scope.id : scope.kind === "call" || scope.kind === "from-call" ? scope.session : undefined;
+  if (named === undefined) return null;
+  let session: string;
+  let own: JournalRecord[];
+  try {
+    session = resolveSessionName(readJournal(ctx.store, { since: OPEN, sessions: new Set() }).sessions, named);
+    own = readJournal(ctx.store, { since: OPEN, sessions: new Set([session]) }).records.filter((r) => r.session === session);
+    if (scope.kind !== "session") {
+      const call = resolveCall(own, scope.id).call;
+      own = own.filter((r) => r.call === call);
+    }
+  } catch {
+    // The whole record's fold says what is wrong with the name.
+    return null;
+  }
+  // A call whose pre is missing starts at the snapshot before its post (callWindows): not placed by its records.
+  const firsts = new Map<string, JournalRecord>();
+  for (const r of own) if (!firsts.has(r.call)) firsts.set(r.call, r);
+  if (own.length === 0 || [...firsts.values()].some((r) => r.phase !== "pre")) return null;
+  const found = await snapshotsFrom(ctx, own[0]!.at);
+  return found && { session, since: found.since, snaps: found.snaps };
+}
+
+/** The fold of `scope` from `window`'s part of the record, or from all of it; null where the window cannot vouch for it. */
+async function foldFrom(ctx: Context, scope: JournalScope, opts: JournalFoldOptions, seen: { open: boolean } | undefined, window: FoldWindow | null): Promise<JournalChangeSet | null> {
+  const read = window ? readJournal(ctx.store, { since: window.since, sessions: new Set([window.session]) }) : readJournal(ctx.store);
+  // Every file read: the window holds the whole journal, and what follows is the whole record's fold.
+  const partial = window !== null && read.skipped > 0;
+  // A call of another session whose pre is missing, placed by a snapshot the window does not hold.
+  if (partial && prelessBefore(read.records, window.since)) return null;
   if (seen) seen.open = hasOpenCalls(ctx, read.records);
   const damaged = read.damaged;
   // Calls still open are closed now, for good (a dry run closes them in memory only: it writes nothing).
-  const records = opts.close ? [...read.records, ...(await closeStale(ctx, read.records, opts.close === "locked"))] : read.records;
-  const snaps = await listSnapshots(ctx);
+  const records = opts.close ? [...read.records, ...(await closeStale(ctx, read.records, opts.close === "locked", window))] : read.records;
+  const snaps = window ? window.snaps : await listSnapshots(ctx);
   const runs = runWindows(snaps);
   let keep: (r: { session: string; call: string }) => boolean;
   let sessions: string[];
   let id = scope.id;
   if (scope.kind === "session") {
-    id = resolveSession(records, scope.id);
+    id = window ? window.session : resolveSession(records, scope.id);
     keep = (r) => r.session === id;
     sessions = [id];
   } else if (scope.kind === "call" || scope.kind === "from-call") {
-    const session = scope.session !== undefined ? resolveSession(records, scope.session) : undefined;
+    const session = window ? window.session : scope.session !== undefined ? resolveSession(records, scope.session) : undefined;
     const c = resolveCall(session ? records.filter((r) => r.session === session) : records, scope.id);
     id = c.call;
     keep = scope.kind === "call" ? (r) => r.call === c.call && r.session === c.session : fromCall(records, c);
@@ -599,7 +723,8 @@ async function foldChangeSet(ctx: Context, scope: JournalScope, opts: JournalFol
       hint: "run unwind from that work tree, where its changes are",
     });
   }
-  const { calls, events } = await journalTimeline(ctx, records, keep, snaps);
+  const { calls, events, inexact } = await journalTimeline(ctx, records, keep, snaps, partial);
+  if (inexact) return null;
   const since = opts.since;
   const inScope = (c: CallWindow) => keep(c) && (!since || c.start >= since);
   const takesBack = takeBacks(calls, inScope, (s) => callsOfScope(records, runs, s));

@@ -189,20 +189,58 @@ export function settled(st: { ctimeNs: bigint; mtimeNs: bigint }, now: number): 
   return ms(st.ctimeNs) < now - RACY_MS && ms(st.mtimeNs) < now - RACY_MS;
 }
 
-/** Every record of every session, in time order (ties keep file order). */
-export function readJournal(store: string): JournalRead {
+/**
+ * Which journal files a fold of one scope must read (`readJournal`): the
+ * files of `sessions`, whatever their age, and every file with a record at
+ * or after `since` or a call still open. A file all of whose records are
+ * older, its calls closed, holds only windows that ended before `since`.
+ */
+export interface JournalWindow {
+  since: string;
+  sessions: ReadonlySet<string>;
+}
+
+export interface WindowRead extends JournalRead {
+  /** Every session the journal holds, read or not. */
+  sessions: Set<string>;
+  /** How many files were left unread (their facts vouched for them). */
+  skipped: number;
+}
+
+/**
+ * Every record of every session, in time order (ties keep file order); with
+ * a window, only the files it names (src/scope/calls.ts, `scopeWindow`).
+ * A file is left unread only when its facts (`JournalFacts`) were worked out
+ * from the bytes it holds now, as its stat shows.
+ */
+export function readJournal(store: string, window?: JournalWindow): WindowRead {
   const dir = journalDir(store);
   const records: JournalRecord[] = [];
   const damaged: DamagedLine[] = [];
-  if (!existsSync(dir)) return { records, damaged };
+  const sessions = new Set<string>();
+  let skipped = 0;
+  if (!existsSync(dir)) return { records, damaged, sessions, skipped };
   const was = readCache.get(dir) ?? new Map<string, FileRead>();
   const kept = new Map<string, FileRead>();
-  for (const f of readdirSync(dir).sort()) {
-    if (!f.endsWith(".jsonl")) continue;
+  const facts = loadFacts(store);
+  let factsChanged = false;
+  const names = readdirSync(dir)
+    .filter((f) => f.endsWith(".jsonl"))
+    .sort();
+  for (const f of names) {
     const path = join(dir, f);
     const before = Date.now();
     const st = statSync(path, { bigint: true });
     const key = `${st.size} ${st.ino} ${st.mtimeNs} ${st.ctimeNs}`;
+    const known = facts.get(f);
+    if (window && known?.key === key && !known.open && known.last < window.since && !known.sessions.some((s) => window.sessions.has(s))) {
+      for (const s of known.sessions) sessions.add(s);
+      // Its parse, if this process has one, is kept for the next whole read.
+      const parsed = was.get(f);
+      if (parsed) kept.set(f, parsed);
+      skipped++;
+      continue;
+    }
     let read = was.get(f);
     if (read?.key !== key) {
       const bytes = readFileSync(path);
@@ -210,14 +248,113 @@ export function readJournal(store: string): JournalRead {
       read = readBytes(f, bytes, read, BigInt(bytes.length) === st.size && settled(st, before) ? key : "");
     }
     kept.set(f, read);
-    for (const r of read.whole.records) records.push(r);
-    for (const r of read.records) records.push(r);
+    const all = [...read.whole.records, ...read.records];
+    for (const r of all) {
+      records.push(r);
+      sessions.add(r.session);
+    }
     for (const d of read.whole.damaged) damaged.push(d);
     for (const d of read.damaged) damaged.push(d);
+    // Facts are kept only under a key that vouches for the bytes they were worked out from.
+    if (read.key !== "" && known?.key !== read.key) {
+      facts.set(f, factsOf(read.key, all));
+      factsChanged = true;
+    }
   }
   readCache.set(dir, kept);
+  const present = new Set(names);
+  for (const f of [...facts.keys()]) {
+    if (present.has(f)) continue;
+    facts.delete(f);
+    factsChanged = true;
+  }
+  if (factsChanged) saveFacts(store, facts);
   records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-  return { records, damaged };
+  return { records, damaged, sessions, skipped };
+}
+
+/**
+ * What a windowed read needs to know of a file it leaves unread: the
+ * sessions it holds, its newest record's time, and whether a call in it is
+ * still open. Kept in `<store>/cache/journal-files.json` under each file's
+ * stat (size, inode, modification and change times in nanoseconds), and only
+ * for a file that had settled when it was read (`settled`): appends grow a
+ * file and gc renames a new one over it, so a file whose stat is as it was
+ * holds the same bytes. A cache, never a record: lost or damaged, every
+ * file is read.
+ */
+interface JournalFacts {
+  key: string;
+  sessions: string[];
+  last: string;
+  open: boolean;
+}
+
+const FACTS_VERSION = 1;
+
+function factsFile(store: string): string {
+  return storePath(store, "cache", "journal-files.json");
+}
+
+function factsOf(key: string, records: readonly JournalRecord[]): JournalFacts {
+  let last = "";
+  const sessions = new Set<string>();
+  for (const r of records) {
+    if (r.at > last) last = r.at;
+    sessions.add(r.session);
+  }
+  return { key, sessions: [...sessions], last, open: anyOpen(records) };
+}
+
+/**
+ * Whether a call in these records has no end yet: its run (a pre, then its
+ * posts; a pre after a post starts another run) has no post, or its last
+ * post says it runs on in the background. The rule of `callWindows`
+ * (src/scope/fold/windows.ts), which decides what is open.
+ */
+export function anyOpen(records: readonly JournalRecord[]): boolean {
+  const last = new Map<string, JournalRecord>();
+  // In time order, as the fold reads them (a file holds them in the order they were appended).
+  const inOrder = [...records].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  for (const r of inOrder) last.set(`${r.session}\0${r.call}`, r);
+  for (const r of last.values()) {
+    if (r.phase === "pre") return true;
+    if (r.closedBy === undefined && r.background === true) return true;
+  }
+  return false;
+}
+
+function loadFacts(store: string): Map<string, JournalFacts> {
+  const out = new Map<string, JournalFacts>();
+  let text: string;
+  try {
+    text = readFileSync(factsFile(store), "utf8");
+  } catch {
+    return out;
+  }
+  // The sum line guards against a torn or edited file: a damaged one is dropped, and every file read.
+  const nl = text.indexOf("\n");
+  if (nl < 0 || text.slice(0, nl) !== sha256(text.slice(nl + 1)).slice(0, 16)) return out;
+  try {
+    const doc = JSON.parse(text.slice(nl + 1)) as { v: number; files: Record<string, JournalFacts> };
+    if (doc.v !== FACTS_VERSION) return out;
+    for (const [f, x] of Object.entries(doc.files)) {
+      if (typeof x.key === "string" && typeof x.last === "string" && typeof x.open === "boolean" && Array.isArray(x.sessions)) out.set(f, x);
+    }
+  } catch {
+    /* rebuilt from the files */
+  }
+  return out;
+}
+
+function saveFacts(store: string, facts: ReadonlyMap<string, JournalFacts>): void {
+  const body = JSON.stringify({ v: FACTS_VERSION, files: Object.fromEntries(facts) });
+  try {
+    mkdirPrivate(storePath(store, "cache"));
+    writeFileAtomic(factsFile(store), `${sha256(body).slice(0, 16)}\n${body}`, { sync: false, mode: 0o600 });
+  } catch {
+    /* a read-only store, a full disk: the next read works them out again */
+  }
 }
 
 /** One file's records from its bytes, its complete lines as `earlier` read them reused where they are the same bytes. */
