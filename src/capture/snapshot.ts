@@ -512,25 +512,32 @@ export async function snapshotsFrom(ctx: Context, from: string): Promise<{ snaps
   while (lo > 0 && timed[lo - 1]!.at > from) lo--;
   if (lo === 0) return null;
   lo--;
+  // Snapshots of one millisecond are ordered by id, newest first, as the fold sorts them: all of them, or none.
+  while (lo > 0 && timed[lo - 1]!.at === timed[lo]!.at) lo--;
   // Most of them wanted: one git process reads them faster than each commit inflated here.
-  if (timed.length - lo > timed.length / 4) {
+  const whole = async () => {
     const all = await listSnapshots(ctx);
     const base = all.filter((s) => s.root === ctx.root && s.at <= from).reduce<Snapshot | undefined>((m, s) => (m === undefined || s.at > m.at ? s : m), undefined);
     return base ? { snaps: all.filter((s) => s.at >= base.at), since: base.at } : null;
-  }
+  };
+  const many = (k: number) => timed.length - k > timed.length / 4;
+  if (many(lo)) return whole();
   const snaps: Snapshot[] = [];
   let hi = timed.length;
-  // Back from `from`, a few at a time, until a snapshot of this work tree is among them: others' are interleaved.
+  let step = 64;
+  // Back from `from`, more at a time, until a snapshot of this work tree is among them: others' are interleaved.
   for (;;) {
-    const part = timed.slice(lo, hi);
-    const read = await snapshotsOf(ctx, part);
+    const read = await snapshotsOf(ctx, timed.slice(lo, hi));
     if (read === null) return null;
     snaps.push(...read);
-    const base = read.filter((s) => s.root === ctx.root && s.at <= from).sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0))[0];
-    if (base) return { snaps: snaps.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)), since: base.at };
+    const mine = snaps.filter((s) => s.root === ctx.root && s.at <= from);
+    const base = mine.reduce<Snapshot | undefined>((m, s) => (m === undefined || s.at > m.at ? s : m), undefined);
+    if (base) return { snaps: snaps.filter((s) => s.at >= base.at).sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)), since: base.at };
     if (lo === 0) return null;
     hi = lo;
-    lo = Math.max(0, lo - 64);
+    lo = Math.max(0, lo - step);
+    step *= 2;
+    if (many(lo)) return whole();
   }
 }
 

@@ -10,7 +10,7 @@ import { UnwindError } from "../domain/errors.js";
 import { idMatches } from "../domain/ids.js";
 import { Cas } from "../store/cas.js";
 import type { Context } from "../repo/context.js";
-import { readJournal, sessionFile, type JournalRecord } from "../store/journal.js";
+import { readJournal, sessionFile, type JournalRecord, type WindowRead } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { recordStamp } from "../store/stamp.js";
 import { acts } from "../domain/actions.js";
@@ -161,6 +161,13 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
     // Only the paths a wanted call can be a candidate for can bear on it: the rest of the record is left unfolded.
     const everCaptured = new Set([...recordedAt.keys(), ...written.points.paths(), ...nowPts.keys()]);
     const bearing = bearingOf(calls, wanted, recorded, everCaptured, recordedAt, written.points, nowPts);
+    const timesOf = function* (path: RepoPath) {
+      yield* recordedAt.get(path) ?? [];
+      yield* written.points.times(path);
+      for (const pt of nowPts.get(path) ?? []) yield pt.at;
+    };
+    // Asked before any diff is read: where the window cannot vouch, the whole record is folded instead.
+    if (bounded && (await outsideBears(ctx, calls, wanted, from, seq[0], everCaptured, timesOf, recorded))) return { calls, events: [], inexact: true };
     // The pairs inside a wanted tree window first, whole: any path they show bears. Then the others, read only for what bears.
     const meets = (i: number) => bearing.meets(seq[i]!.at, seq[i + 1]?.at ?? OPEN);
     const inside = await consecutiveDiffs(ctx, seq, meets, null);
@@ -174,16 +181,8 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
     const diffs = [...inside, ...outside].sort((a, b) => a.index - b.index);
     for (const d of diffs) d.entries = d.entries.filter((e) => bears(e.path));
     const capturedPaths = [...everCaptured].filter(bears);
-    const captured = {
-      keys: () => capturedPaths,
-      *get(path: RepoPath) {
-        yield* recordedAt.get(path) ?? [];
-        yield* written.points.times(path);
-        for (const pt of nowPts.get(path) ?? []) yield pt.at;
-      },
-    };
+    const captured = { keys: () => capturedPaths, get: timesOf };
     const constant = await unchangedStates(ctx, seq[0], diffs, capturedPaths);
-    const inexact = bounded && (await outsideBears(ctx, calls, wanted, from, seq[0], everCaptured, captured.get, constant));
     const points: Point[] = snapshotPoints(
       seq.map((s) => s.at),
       diffs,
@@ -199,7 +198,7 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
         return out;
       },
     };
-    return { calls, events: changeEventsLazily(points, calls, !keepsExecBits(ctx), more), inexact };
+    return { calls, events: changeEventsLazily(points, calls, !keepsExecBits(ctx), more), inexact: false };
   } finally {
     scratch?.dispose();
   }
@@ -255,14 +254,15 @@ function bearingOf(
 
 /**
  * Whether the records a window left unread (src/store/journal.ts,
- * `JournalWindow`) could bear on a wanted tree window. What they hold ended
- * before the first snapshot of the sequence; a path that snapshot sees has a
- * point there, so nothing before it can place a change after it. A path it
- * cannot see (ignored and not tracked, or inside a nested repository) has
- * only captures: one first captured after the scope began may have had an
- * earlier capture that would place a change inside the scope's window. A
- * file call is a candidate only for its own paths, whose pre capture it
- * holds. `seen`: paths already found visible there (`unchangedStates`).
+ * `JournalWindow`) could bear on a wanted call. What they hold ended before
+ * the first snapshot of the sequence; a path that snapshot sees has a point
+ * there, so nothing before it can place a change after it. A path it cannot
+ * see (ignored and not tracked, or inside a nested repository) has only
+ * captures: one first captured after the scope began may have had an
+ * earlier capture that would place a change inside a wanted tree window. A
+ * file call is a candidate only for its own paths, and its pre capture of
+ * a path is that path's point at its start; a path it has no pre capture of
+ * (it was captured at the post alone) is asked about as a tree call's.
  */
 async function outsideBears(
   ctx: Context,
@@ -272,12 +272,25 @@ async function outsideBears(
   first: Step | undefined,
   everCaptured: ReadonlySet<RepoPath>,
   times: (path: RepoPath) => Iterable<string>,
-  seen: ReadonlyMap<RepoPath, unknown>,
+  recorded: readonly Point[],
 ): Promise<boolean> {
-  if (!first || !calls.some((c) => wanted(c) && c.kind !== "file")) return false;
+  if (!first) return false;
+  const mine = calls.filter(wanted);
+  let asked: Iterable<RepoPath> = everCaptured;
+  if (!mine.some((c) => c.kind !== "file")) {
+    const key = (c: { session: string; call: string }) => `${c.session}\0${c.call}`;
+    const keys = new Set(mine.map(key));
+    const named = new Set<RepoPath>();
+    const pre = new Set<RepoPath>();
+    for (const pt of recorded) {
+      if (!pt.call || !keys.has(key(pt.call))) continue;
+      named.add(pt.path);
+      if (pt.call.phase === "pre") pre.add(pt.path);
+    }
+    asked = [...named].filter((p) => !pre.has(p));
+  }
   const late: RepoPath[] = [];
-  for (const p of everCaptured) {
-    if (seen.has(p)) continue;
+  for (const p of asked) {
     let earliest = OPEN;
     for (const t of times(p)) if (t < earliest) earliest = t;
     if (earliest > from) late.push(p);
@@ -611,6 +624,9 @@ async function foldChangeSet(ctx: Context, scope: JournalScope, opts: JournalFol
 interface FoldWindow {
   /** The scope's session, resolved among every session the journal holds. */
   session: string;
+  /** When the scope's first call began. */
+  from: string;
+  /** When the last snapshot of this work tree at or before `from` was taken. */
   since: string;
   snaps: Snapshot[];
 }
@@ -635,8 +651,50 @@ async function scopeWindow(ctx: Context, scope: JournalScope): Promise<FoldWindo
   const firsts = new Map<string, JournalRecord>();
   for (const r of own) if (!firsts.has(r.call)) firsts.set(r.call, r);
   if (own.length === 0 || [...firsts.values()].some((r) => r.phase !== "pre")) return null;
-  const found = await snapshotsFrom(ctx, own[0]!.at);
-  return found && { session, since: found.since, snaps: found.snaps };
+  const from = own[0]!.at;
+  const found = await snapshotsFrom(ctx, from);
+  return found && { session, from, since: found.since, snaps: found.snaps };
+}
+
+/**
+ * The window's snapshots, as the records now read need them: a record may
+ * name one taken since the window was found (a hook's, or the one that
+ * closed open calls), and a run recorded before runs named their start is
+ * placed by its before snapshot, which must be among them. Null where the
+ * window no longer holds (gc moved its start) or a run cannot be placed.
+ */
+async function windowSnapshots(ctx: Context, window: FoldWindow, records: readonly JournalRecord[]): Promise<Snapshot[] | null> {
+  let snaps = window.snaps;
+  const have = new Set(snaps.map((s) => s.id));
+  if (records.some((r) => r.kind === "tree" && r.at >= window.since && (r.root === undefined || r.root === ctx.root) && !have.has(r.snapshot))) {
+    const again = await snapshotsFrom(ctx, window.from);
+    if (!again || again.since !== window.since) return null;
+    snaps = again.snaps;
+  }
+  const labels = new Set(snaps.map((s) => s.label));
+  for (const s of snaps) {
+    const after = s.run === undefined ? /^run (\S+): after$/.exec(s.label ?? "") : null;
+    if (after && !labels.has(`run ${after[1]}: before`)) return null;
+  }
+  return snaps;
+}
+
+/**
+ * Whether every member of each undo the timeline holds was read: which
+ * receipts took back the scope's own work turns on all of an undo's members
+ * (`takeBacks`). A session's calls are all in its own file, read or not; a
+ * call id may recur in a file left unread (its Bloom filter says whether it
+ * may); a task's or a run's members reach runs whose snapshots the window
+ * does not list.
+ */
+function membersRead(calls: readonly CallWindow[], unread: WindowRead["unread"]): boolean {
+  for (const c of calls) {
+    const scope = c.took?.kind === "undo" ? c.took.scope : undefined;
+    if (!scope) continue;
+    if (scope.kind === "task" || scope.kind === "run") return false;
+    if ((scope.kind === "call" || scope.kind === "from-call") && unread.mayHoldCall(scope.id)) return false;
+  }
+  return true;
 }
 
 /** The fold of `scope` from `window`'s part of the record, or from all of it; null where the window cannot vouch for it. */
@@ -650,7 +708,8 @@ async function foldFrom(ctx: Context, scope: JournalScope, opts: JournalFoldOpti
   const damaged = read.damaged;
   // Calls still open are closed now, for good (a dry run closes them in memory only: it writes nothing).
   const records = opts.close ? [...read.records, ...(await closeStale(ctx, read.records, opts.close === "locked", window))] : read.records;
-  const snaps = window ? window.snaps : await listSnapshots(ctx);
+  const snaps = window ? await windowSnapshots(ctx, window, records) : await listSnapshots(ctx);
+  if (!snaps) return null;
   const runs = runWindows(snaps);
   let keep: (r: { session: string; call: string }) => boolean;
   let sessions: string[];
@@ -724,7 +783,7 @@ async function foldFrom(ctx: Context, scope: JournalScope, opts: JournalFoldOpti
     });
   }
   const { calls, events, inexact } = await journalTimeline(ctx, records, keep, snaps, partial);
-  if (inexact) return null;
+  if (inexact || (window && !membersRead(calls, read.unread))) return null;
   const since = opts.since;
   const inScope = (c: CallWindow) => keep(c) && (!since || c.start >= since);
   const takesBack = takeBacks(calls, inScope, (s) => callsOfScope(records, runs, s));

@@ -205,6 +205,8 @@ export interface WindowRead extends JournalRead {
   sessions: Set<string>;
   /** How many files were left unread (their facts vouched for them). */
   skipped: number;
+  /** Whether a file left unread may hold a record of this call id, or names this task or run. */
+  unread: { mayHoldCall(id: string): boolean; names(task: string | undefined, run: string | undefined): boolean };
 }
 
 /**
@@ -218,8 +220,12 @@ export function readJournal(store: string, window?: JournalWindow): WindowRead {
   const records: JournalRecord[] = [];
   const damaged: DamagedLine[] = [];
   const sessions = new Set<string>();
-  let skipped = 0;
-  if (!existsSync(dir)) return { records, damaged, sessions, skipped };
+  const left: JournalFacts[] = [];
+  const unread = {
+    mayHoldCall: (id: string) => left.some((x) => bloomHas(x.calls, id)),
+    names: (task: string | undefined, run: string | undefined) => left.some((x) => (task !== undefined && x.tasks.includes(task)) || (run !== undefined && x.runs.includes(run))),
+  };
+  if (!existsSync(dir)) return { records, damaged, sessions, skipped: 0, unread };
   const was = readCache.get(dir) ?? new Map<string, FileRead>();
   const kept = new Map<string, FileRead>();
   const facts = loadFacts(store);
@@ -238,7 +244,7 @@ export function readJournal(store: string, window?: JournalWindow): WindowRead {
       // Its parse, if this process has one, is kept for the next whole read.
       const parsed = was.get(f);
       if (parsed) kept.set(f, parsed);
-      skipped++;
+      left.push(known);
       continue;
     }
     let read = was.get(f);
@@ -270,7 +276,7 @@ export function readJournal(store: string, window?: JournalWindow): WindowRead {
   }
   if (factsChanged) saveFacts(store, facts);
   records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-  return { records, damaged, sessions, skipped };
+  return { records, damaged, sessions, skipped: left.length, unread };
 }
 
 /**
@@ -288,9 +294,13 @@ interface JournalFacts {
   sessions: string[];
   last: string;
   open: boolean;
+  /** Its call ids (`bloomOf`), the tasks and the runs its records name: who an undo's scope may reach in it. */
+  calls: string;
+  tasks: string[];
+  runs: string[];
 }
 
-const FACTS_VERSION = 1;
+const FACTS_VERSION = 2;
 
 function factsFile(store: string): string {
   return storePath(store, "cache", "journal-files.json");
@@ -299,29 +309,67 @@ function factsFile(store: string): string {
 function factsOf(key: string, records: readonly JournalRecord[]): JournalFacts {
   let last = "";
   const sessions = new Set<string>();
+  const calls = new Set<string>();
+  const tasks = new Set<string>();
+  const runs = new Set<string>();
   for (const r of records) {
     if (r.at > last) last = r.at;
     sessions.add(r.session);
+    calls.add(r.call);
+    if (r.task !== undefined) tasks.add(r.task);
+    if (r.run !== undefined) runs.add(r.run);
   }
-  return { key, sessions: [...sessions], last, open: anyOpen(records) };
+  return { key, sessions: [...sessions], last, open: anyOpen(records), calls: bloomOf(calls), tasks: [...tasks], runs: [...runs] };
 }
 
 /**
- * Whether a call in these records has no end yet: its run (a pre, then its
- * posts; a pre after a post starts another run) has no post, or its last
- * post says it runs on in the background. The rule of `callWindows`
- * (src/scope/fold/windows.ts), which decides what is open.
+ * Whether a call in these records has no end yet, by the rule of
+ * `callWindows` (src/scope/fold/windows.ts), which decides what is open: a
+ * run of a call (its pre, then its posts; a pre after a post starts another
+ * run, where ids repeat) with no post, or whose last post says it runs on in
+ * the background.
  */
 export function anyOpen(records: readonly JournalRecord[]): boolean {
-  const last = new Map<string, JournalRecord>();
   // In time order, as the fold reads them (a file holds them in the order they were appended).
   const inOrder = [...records].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-  for (const r of inOrder) last.set(`${r.session}\0${r.call}`, r);
-  for (const r of last.values()) {
-    if (r.phase === "pre") return true;
-    if (r.closedBy === undefined && r.background === true) return true;
+  const runsOn = (post: JournalRecord | null) => post === null || (post.closedBy === undefined && post.background === true);
+  const last = new Map<string, JournalRecord | null>();
+  for (const r of inOrder) {
+    const k = `${r.session}\0${r.call}`;
+    const cur = last.get(k);
+    if (r.phase === "pre") {
+      // A pre after a post ends that run where its last post left it.
+      if (cur && runsOn(cur)) return true;
+      if (cur === undefined || cur !== null) last.set(k, null);
+    } else last.set(k, r);
   }
+  for (const post of last.values()) if (runsOn(post)) return true;
   return false;
+}
+
+/**
+ * The call ids a file holds, as a Bloom filter (1,024 bits, 3 hashes): a
+ * windowed fold asks whether an undo's scope of a call id may have members
+ * in a file it left unread. A false "may" reads the whole record; a "no" is
+ * never wrong.
+ */
+const BLOOM_BITS = 1024;
+
+function bloomSlots(id: string): number[] {
+  const h = sha256(id);
+  return [0, 8, 16].map((o) => Number.parseInt(h.slice(o, o + 8), 16) % BLOOM_BITS);
+}
+
+function bloomOf(ids: Iterable<string>): string {
+  const bits = Buffer.alloc(BLOOM_BITS / 8);
+  for (const id of ids) for (const b of bloomSlots(id)) bits[b >> 3]! |= 1 << (b & 7);
+  return bits.toString("base64");
+}
+
+function bloomHas(bloom: string, id: string): boolean {
+  const bits = Buffer.from(bloom, "base64");
+  if (bits.length !== BLOOM_BITS / 8) return true;
+  return bloomSlots(id).every((b) => (bits[b >> 3]! & (1 << (b & 7))) !== 0);
 }
 
 function loadFacts(store: string): Map<string, JournalFacts> {
@@ -339,7 +387,9 @@ function loadFacts(store: string): Map<string, JournalFacts> {
     const doc = JSON.parse(text.slice(nl + 1)) as { v: number; files: Record<string, JournalFacts> };
     if (doc.v !== FACTS_VERSION) return out;
     for (const [f, x] of Object.entries(doc.files)) {
-      if (typeof x.key === "string" && typeof x.last === "string" && typeof x.open === "boolean" && Array.isArray(x.sessions)) out.set(f, x);
+      const strings = (a: unknown) => Array.isArray(a) && a.every((v) => typeof v === "string");
+      if (typeof x.key === "string" && typeof x.last === "string" && typeof x.open === "boolean" && typeof x.calls === "string" && strings(x.sessions) && strings(x.tasks) && strings(x.runs))
+        out.set(f, x);
     }
   } catch {
     /* rebuilt from the files */

@@ -77,6 +77,48 @@ describe("a session's fold reads the part of the record that can bear on it", ()
     expect(journalsOpened(calm, ["changes", "--session", "new", "--json"]).opened).not.toContain(journalOf(calm, "done"));
   });
 
+  it("a call the command itself closes: the snapshot that closed it is read, not reported missing", async () => {
+    const root = makeRepo({ "old.txt": "0\n", "x.txt": "0\n" });
+    call(root, "old", "toolu_o1", "Write", { file_path: join(root, "old.txt"), content: "1\n" }, () => write(root, "old.txt", "1\n"));
+    await settle();
+    // Its post never comes: `changes` closes it with a snapshot of its own, taken after the window was found.
+    call(root, "cut", "toolu_c1", "Bash", { command: "echo 1 > x.txt", description: "x" }, () => write(root, "x.txt", "1\n"), false);
+    const r = unwind(root, ["changes", "--session", "cut", "--json"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.json.entries.map((e: { path: string; change: string }) => `${e.change} ${e.path}`)).toEqual(["modified x.txt"]);
+    // Closed by a read, not by its own post: the record cannot vouch for the change, and undo says so.
+    const items = (dir: string) => unwind(dir, ["undo", "--session", "cut", "--dry-run", "--json"]).json.items.map((i: { path: string; action: string; reason?: string }) => `${i.action} ${i.path} ${i.reason}`);
+    expect(items(root)).toEqual(["conflict x.txt changed-since"]);
+    expect(journalsOpened(root, ["changes", "--session", "cut", "--json"]).opened).not.toContain(journalOf(root, "old"));
+    // The control: the same calls with the old session's journal read (no time to settle), the same answers.
+    const whole = makeRepo({ "old.txt": "0\n", "x.txt": "0\n" });
+    call(whole, "old", "toolu_o1", "Write", { file_path: join(whole, "old.txt"), content: "1\n" }, () => write(whole, "old.txt", "1\n"));
+    call(whole, "cut", "toolu_c1", "Bash", { command: "echo 1 > x.txt", description: "x" }, () => write(whole, "x.txt", "1\n"), false);
+    expect(changed(whole, ["--session", "cut"])).toEqual(["modified x.txt"]);
+    expect(items(whole)).toEqual(items(root));
+  });
+
+  it("an undo of a call id an old journal also holds: that journal is read, as the undo's members are all there", async () => {
+    const scene = async (oldId: string, wait: boolean) => {
+      const root = makeRepo({ "o.txt": "0\n", "n.txt": "0\n" });
+      call(root, "old", oldId, "Write", { file_path: join(root, "o.txt"), content: "1\n" }, () => write(root, "o.txt", "1\n"));
+      if (wait) await settle();
+      // A shell call: its pre snapshot is where the window starts (a file call takes none).
+      call(root, "new", "toolu_dup", "Bash", { command: "echo 1 > n.txt", description: "x" }, () => write(root, "n.txt", "1\n"));
+      // Undone by call id: the receipt names the id, not the session, so both sessions' calls of that id are its scope.
+      expect(unwind(root, ["undo", "--session", "new", "--call", "toolu_dup", "--json"]).code).toBe(0);
+      return { root, out: unwind(root, ["changes", "--session", "new", "--json"]).stdout, opened: journalsOpened(root, ["changes", "--session", "new", "--json"]).opened };
+    };
+    const shared = await scene("toolu_dup", true);
+    const whole = await scene("toolu_dup", false);
+    expect(shared.out).toBe(whole.out);
+    expect(shared.opened).toContain(journalOf(shared.root, "old"));
+    // The control: an id only the new session has leaves the old journal unread.
+    const own = await scene("toolu_own", true);
+    expect(own.opened).not.toContain(journalOf(own.root, "old"));
+  });
+
   it("an ignored file first captured in an old journal: the whole record is read, and the shell call's change to it is found", async () => {
     const root = makeRepo({ ".gitignore": "*.log\n", "app.log": "0\n" });
     call(root, "writer", "toolu_w1", "Write", { file_path: join(root, "app.log"), content: "1\n" }, () => write(root, "app.log", "1\n"));
