@@ -88,7 +88,8 @@ describe("a session's fold reads the part of the record that can bear on it", ()
     expect(r.code).toBe(0);
     expect(r.json.entries.map((e: { path: string; change: string }) => `${e.change} ${e.path}`)).toEqual(["modified x.txt"]);
     // Closed by a read, not by its own post: the record cannot vouch for the change, and undo says so.
-    const items = (dir: string) => unwind(dir, ["undo", "--session", "cut", "--dry-run", "--json"]).json.items.map((i: { path: string; action: string; reason?: string }) => `${i.action} ${i.path} ${i.reason}`);
+    const items = (dir: string) =>
+      unwind(dir, ["undo", "--session", "cut", "--dry-run", "--json"]).json.items.map((i: { path: string; action: string; reason?: string }) => `${i.action} ${i.path} ${i.reason}`);
     expect(items(root)).toEqual(["conflict x.txt changed-since"]);
     expect(journalsOpened(root, ["changes", "--session", "cut", "--json"]).opened).not.toContain(journalOf(root, "old"));
     // The control: the same calls with the old session's journal read (no time to settle), the same answers.

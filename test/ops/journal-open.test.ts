@@ -23,7 +23,11 @@ const rec = (call: string, at: string, phase: "pre" | "post", more: Partial<File
 });
 
 // In time order, as readJournal hands records to the fold.
-const openByWindows = (records: FileRecord[]) => callWindows([...records].sort((a, b) => (a.at < b.at ? -1 : 1)), []).some((w) => w.end === OPEN);
+const openByWindows = (records: FileRecord[]) =>
+  callWindows(
+    [...records].sort((a, b) => (a.at < b.at ? -1 : 1)),
+    [],
+  ).some((w) => w.end === OPEN);
 
 describe("anyOpen", () => {
   const cases: [string, FileRecord[]][] = [
@@ -37,14 +41,12 @@ describe("anyOpen", () => {
     // The id repeats: the first run runs on in the background, the second ended. callWindows keeps the first open.
     [
       "an earlier run of a repeated id still running in the background",
-      [
-        rec("c1", "2026-01-01T00:00:01Z", "pre"),
-        rec("c1", "2026-01-01T00:00:02Z", "post", { background: true }),
-        rec("c1", "2026-01-01T00:00:03Z", "pre"),
-        rec("c1", "2026-01-01T00:00:04Z", "post"),
-      ],
+      [rec("c1", "2026-01-01T00:00:01Z", "pre"), rec("c1", "2026-01-01T00:00:02Z", "post", { background: true }), rec("c1", "2026-01-01T00:00:03Z", "pre"), rec("c1", "2026-01-01T00:00:04Z", "post")],
     ],
-    ["a repeated id, both runs ended", [rec("c1", "2026-01-01T00:00:01Z", "pre"), rec("c1", "2026-01-01T00:00:02Z", "post"), rec("c1", "2026-01-01T00:00:03Z", "pre"), rec("c1", "2026-01-01T00:00:04Z", "post")]],
+    [
+      "a repeated id, both runs ended",
+      [rec("c1", "2026-01-01T00:00:01Z", "pre"), rec("c1", "2026-01-01T00:00:02Z", "post"), rec("c1", "2026-01-01T00:00:03Z", "pre"), rec("c1", "2026-01-01T00:00:04Z", "post")],
+    ],
     ["records appended out of time order", [rec("c1", "2026-01-01T00:00:02Z", "post"), rec("c1", "2026-01-01T00:00:01Z", "pre")]],
   ];
   for (const [name, records] of cases) {
