@@ -699,7 +699,7 @@ function membersRead(calls: readonly CallWindow[], unread: WindowRead["unread"])
 
 /** The fold of `scope` from `window`'s part of the record, or from all of it; null where the window cannot vouch for it. */
 async function foldFrom(ctx: Context, scope: JournalScope, opts: JournalFoldOptions, seen: { open: boolean } | undefined, window: FoldWindow | null): Promise<JournalChangeSet | null> {
-  const read = window ? readJournal(ctx.store, { since: window.since, sessions: new Set([window.session]) }) : readJournal(ctx.store);
+  const read = window ? readJournal(ctx.store, { since: window.since, sessions: new Set([window.session]), keepFacts: true }) : readJournal(ctx.store);
   // Every file read: the window holds the whole journal, and what follows is the whole record's fold.
   const partial = window !== null && read.skipped > 0;
   // A call of another session whose pre is missing, placed by a snapshot the window does not hold.

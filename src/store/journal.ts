@@ -198,6 +198,12 @@ export function settled(st: { ctimeNs: bigint; mtimeNs: bigint }, now: number): 
 export interface JournalWindow {
   since: string;
   sessions: ReadonlySet<string>;
+  /**
+   * Write the facts worked out of the files read (`JournalFacts`). Only the
+   * read of a scope already resolved asks it: a command given a name that
+   * matches nothing changes no file, the cache included.
+   */
+  keepFacts?: boolean;
 }
 
 export interface WindowRead extends JournalRead {
@@ -274,7 +280,7 @@ export function readJournal(store: string, window?: JournalWindow): WindowRead {
     facts.delete(f);
     factsChanged = true;
   }
-  if (factsChanged) saveFacts(store, facts);
+  if (factsChanged && window?.keepFacts) saveFacts(store, facts);
   records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return { records, damaged, sessions, skipped: left.length, unread };
 }
