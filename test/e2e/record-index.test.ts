@@ -27,7 +27,12 @@ const fromRecord = (root: string) => {
   return listings(root);
 };
 // The record index's own files: the cache holds others (the journal's facts, kept pair diffs) on their own terms.
-const indexFiles = (root: string) => (existsSync(cacheDir(root)) ? readdirSync(cacheDir(root)).filter((n) => n.startsWith("record-")).sort() : []);
+const indexFiles = (root: string) =>
+  existsSync(cacheDir(root))
+    ? readdirSync(cacheDir(root))
+        .filter((n) => n.startsWith("record-"))
+        .sort()
+    : [];
 
 /** Rewrites the sessions part of the index with `edit` applied, keeping its key and a valid sum: an index that lies. */
 function doctor(root: string, edit: (data: any) => void): void {
