@@ -306,7 +306,7 @@ interface JournalFacts {
   runs: string[];
 }
 
-const FACTS_VERSION = 2;
+const FACTS_VERSION = 3;
 
 function factsFile(store: string): string {
   return storePath(store, "cache", "journal-files.json");
@@ -354,28 +354,34 @@ export function anyOpen(records: readonly JournalRecord[]): boolean {
 }
 
 /**
- * The call ids a file holds, as a Bloom filter (1,024 bits, 3 hashes): a
+ * The call ids a file holds, as a Bloom filter: 16 bits an id (a power of
+ * two, at least 1,024), 7 hashes, about one false "may" in 2,000 a file. A
  * windowed fold asks whether an undo's scope of a call id may have members
- * in a file it left unread. A false "may" reads the whole record; a "no" is
- * never wrong.
+ * in a file it left unread; a false "may" reads the whole record, a "no" is
+ * never wrong. (A fixed 1,024 bits said "may" of nearly every id once a
+ * session held 500 calls: the soak's folds all read the whole record.)
  */
-const BLOOM_BITS = 1024;
+const BLOOM_HASHES = 7;
 
-function bloomSlots(id: string): number[] {
+function bloomSlots(id: string, bits: number): number[] {
   const h = sha256(id);
-  return [0, 8, 16].map((o) => Number.parseInt(h.slice(o, o + 8), 16) % BLOOM_BITS);
+  const out: number[] = [];
+  for (let k = 0; k < BLOOM_HASHES; k++) out.push(Number.parseInt(h.slice(k * 8, k * 8 + 8), 16) % bits);
+  return out;
 }
 
-function bloomOf(ids: Iterable<string>): string {
-  const bits = Buffer.alloc(BLOOM_BITS / 8);
-  for (const id of ids) for (const b of bloomSlots(id)) bits[b >> 3]! |= 1 << (b & 7);
-  return bits.toString("base64");
+export function bloomOf(ids: ReadonlySet<string>): string {
+  let bits = 1024;
+  while (bits < ids.size * 16) bits *= 2;
+  const buf = Buffer.alloc(bits / 8);
+  for (const id of ids) for (const b of bloomSlots(id, bits)) buf[b >> 3]! |= 1 << (b & 7);
+  return buf.toString("base64");
 }
 
-function bloomHas(bloom: string, id: string): boolean {
-  const bits = Buffer.from(bloom, "base64");
-  if (bits.length !== BLOOM_BITS / 8) return true;
-  return bloomSlots(id).every((b) => (bits[b >> 3]! & (1 << (b & 7))) !== 0);
+export function bloomHas(bloom: string, id: string): boolean {
+  const buf = Buffer.from(bloom, "base64");
+  if (buf.length < 128) return true;
+  return bloomSlots(id, buf.length * 8).every((b) => (buf[b >> 3]! & (1 << (b & 7))) !== 0);
 }
 
 function loadFacts(store: string): Map<string, JournalFacts> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { anyOpen, type FileRecord } from "../../src/store/journal.js";
+import { anyOpen, bloomHas, bloomOf, type FileRecord } from "../../src/store/journal.js";
 import { callWindows } from "../../src/scope/fold/windows.js";
 import { OPEN } from "../../src/scope/fold/timeline.js";
 
@@ -58,4 +58,18 @@ describe("anyOpen", () => {
   it("the cases hold both answers (the comparison can fail)", () => {
     expect(cases.map(([, r]) => anyOpen(r))).toEqual([true, false, true, false, true, false, false]);
   });
+});
+
+describe("the call ids a file holds (its facts' Bloom filter)", () => {
+  for (const n of [0, 40, 500, 5000]) {
+    it(`holds every one of ${n} ids, and few others`, () => {
+      const ids = new Set(Array.from({ length: n }, (_, i) => `toolu_${i}_${i * 7}`));
+      const bloom = bloomOf(ids);
+      for (const id of ids) expect(bloomHas(bloom, id)).toBe(true);
+      // A false "may" costs a whole-record fold: a session of 500 calls must not say "may" of most ids.
+      let may = 0;
+      for (let i = 0; i < 10_000; i++) if (bloomHas(bloom, `call_${i}`)) may++;
+      expect(may).toBeLessThan(20);
+    });
+  }
 });
