@@ -13,13 +13,10 @@ import type { Action, Observed, StartedBy, Plan, PlanItem, Sha256, State } from 
 import { batchEnd } from "../domain/batch.js";
 import { checkoutForms } from "./checkout-form.js";
 import { crashPoint } from "./crash.js";
-import { collectGarbage } from "../sys/heap.js";
+import { collectAsGrown, collectGarbage } from "../sys/heap.js";
 import { BoundDirs, inDirOf } from "../sys/bound-dir.js";
 import { clearIntent, writeIntent, type Intent } from "./intent.js";
 import { PerformError, ancestorsOf, commitWrite, performDelete, removeEmptiedDirs, stageWrite, type Staged } from "./perform.js";
-
-/** Paths written between two collections of garbage: each costs a few milliseconds, against a second or so of writing. */
-const COLLECT_EVERY = 2000;
 
 /** Paths whose temp files are written before any of them is renamed, at most: docs/design.md, "Apply at scale". */
 const BATCH_PATHS = 2000;
@@ -90,7 +87,7 @@ export async function performAll(
     dirs.trim();
     crashPoint(`write:${n}`);
     // What each path's write left behind is garbage at once; collected as it goes, it never piles up (src/sys/heap.ts).
-    if (n % COLLECT_EVERY === 0) collectGarbage();
+    collectAsGrown();
   };
   // Touches one path through `act`, which calls the recheck right before it unlinks or renames (null: leave
   // the path alone); a path someone changed meanwhile, or a failure, becomes that path's conflict.
@@ -210,6 +207,7 @@ export async function applyPlan(
       const f = failureReason(e);
       demote(item, f.reason, f.detail);
     }
+    collectAsGrown(); // each path's bytes, read to hash it, are garbage at once
   }
 
   // What each path held, and what a merge writes, is durable before the intent names it: nothing is lost to a power cut.
@@ -298,7 +296,9 @@ function currentState(ctx: Context, reader: ContentReader, it: PlanItem): State 
   if (e.kind !== "file" && e.kind !== "symlink") return stateOf(e);
   const data = currentBytes(ctx, reader, it);
   const kept = withHashes(reader, e.kind === "file" ? { kind: "file", mode: e.mode } : { kind: "symlink", mode: "120000" }, data, false);
-  return kept.sha256 === e.sha256 ? kept : "changed";
+  if (kept.sha256 !== e.sha256) return "changed";
+  // The plan's strings, not the same hashes made again: two fewer strings a path for the receipt to hold.
+  return { ...kept, sha256: e.sha256, oid: e.oid ?? kept.oid };
 }
 
 /** A file's bytes (those the plan read, where it kept them) or a symlink's target. */
@@ -333,6 +333,7 @@ async function keepAll(ctx: Context, reader: ContentReader, receipt: string, kep
       const f = failureReason(e);
       demote(k.item, f.reason, f.detail);
     }
+    collectAsGrown();
   }
 }
 
@@ -343,7 +344,9 @@ async function keepAll(ctx: Context, reader: ContentReader, receipt: string, kep
  */
 async function restoredState(reader: ContentReader, pre: State): Promise<State> {
   if (pre.sha256 && pre.oid && pre.size !== undefined) return { kind: pre.kind, mode: pre.mode, size: pre.size, sha256: pre.sha256, oid: pre.oid };
-  return withHashes(reader, pre, await reader.read(pre), false);
+  const s = withHashes(reader, pre, await reader.read(pre), false);
+  // The read checked the bytes against the recorded oid: the record's string serves.
+  return pre.oid ? { ...s, oid: pre.oid } : s;
 }
 
 function withHashes(reader: ContentReader, s: State, data: Buffer, keep: boolean): State {

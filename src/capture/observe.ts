@@ -5,6 +5,7 @@ import type { Context } from "../repo/context.js";
 import { sha256 } from "../domain/hash.js";
 import { readFileBriefly } from "../sys/files.js";
 import type { ByteCache } from "../domain/byte-cache.js";
+import { collectAsGrown } from "../sys/heap.js";
 import type { GitOid, Observed, RepoPath, Sha256, Stamp, State } from "../domain/types.js";
 
 /** git's mode for a regular file: executable when the owner may execute it (git ignores group and other bits). */
@@ -149,6 +150,7 @@ export async function observe(
       // Not line-safe: hash-object reads lines; such a path gets no clean id and so compares with no clean state.
       if (opts.clean?.has(rel) && o.kind === "file" && lineSafe(rel)) viaGit.push(rel);
       dirs.trim();
+      collectAsGrown();
     }
   } finally {
     dirs.close();

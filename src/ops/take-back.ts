@@ -22,6 +22,7 @@ import { gitPatch, hunksOf, isText, revertHunks } from "../domain/hunks.js";
 import { acts, countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
+import { collectAsGrown, collectGarbage } from "../sys/heap.js";
 import type {
   Action,
   ChangeEntry,
@@ -126,8 +127,10 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
 }
 
 async function takeBack(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<UndoReport> {
+  // The fold's garbage, collected before the plan adds its own (src/sys/heap.ts).
+  collectGarbage();
   const { plan, reader, merged, fsNow } = await planFor(ctx, cs, opts);
-  const planned = plan.items.map((i) => reportItem(i));
+  let planned: ReportItem[] | null = plan.items.map((i) => reportItem(i));
   const digest = planDigest(cs.scope, planned);
   if (opts.expect !== undefined && !sameDigest(opts.expect, digest)) {
     throw new UnwindError("E_PLAN_CHANGED", `the plan is no longer the one previewed (${short(opts.expect)}; now ${short(digest)}): nothing was done`, {
@@ -137,6 +140,8 @@ async function takeBack(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise
   if (opts.dryRun) return { ...report(null, cs.scope, true, digest, planned), ...(opts.patch ? await planPatch(ctx, reader, plan, merged) : {}) };
   // Nothing to write: no receipt, so the chain, `receipts` and redo hold only what changed something.
   if (!plan.items.some((i) => acts(i.action))) return report(null, cs.scope, false, digest, planned);
+  // The apply's report is made from its receipt: a row a path less to hold while it writes.
+  planned = null;
   const receipt = await applyPlan(ctx, reader, plan, opts.kind, merged, { seal: opts.seal !== false, progress: opts.progress, fsNow, by: opts.by });
   const byPath = new Map<string, PlanItem>(plan.items.map((i) => [i.path, i]));
   const items = receipt.items.map((r) => reportItem(byPath.get(r.path)!, r));
@@ -257,6 +262,7 @@ async function planFor(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<
       if (m.clean) merged.set(sha256(m.data), m.data);
     }
     inputs.push(input);
+    collectAsGrown();
   }
   const storeRel = insideRoot(ctx.root, ctx.store);
   const reserved = storeRel ? [storeRel] : [];

@@ -6,12 +6,24 @@ import { changeKind } from "../domain/states.js";
 import type { ChangeEntry, ChangeSet, GitOid, RepoPath, Scope, State } from "../domain/types.js";
 
 const ZERO = /^0+$/;
+const HEX = /^[0-9a-f]+$/;
 
+/** Git's modes, one string each: a change set of 100,000 paths holds two each, not copies of them. */
+const MODES = new Map(["100644", "100755", "120000", "160000"].map((m) => [m, m]));
+
+/**
+ * A tree entry's state. The oid is copied out of git's line: as a slice
+ * (what `split` gives) it would keep the whole line alive as long as the
+ * state, a hundred bytes a path in a large change set.
+ */
 export function stateFromTree(mode: string, oid: string): State | null {
   if (mode === "000000" || ZERO.test(oid)) return null;
-  if (mode === "120000") return { kind: "symlink", mode, oid: oid as GitOid };
-  if (mode === "160000") return { kind: "gitlink", mode, oid: oid as GitOid };
-  return { kind: "file", mode, oid: oid as GitOid };
+  const m = MODES.get(mode) ?? mode;
+  // JSON.parse makes a string of its own, and is the fastest way measured (0.04 µs an oid; a Buffer's round trip 0.3).
+  const own = (HEX.test(oid) ? JSON.parse(`"${oid}"`) : oid) as GitOid;
+  if (m === "120000") return { kind: "symlink", mode: m, oid: own };
+  if (m === "160000") return { kind: "gitlink", mode: m, oid: own };
+  return { kind: "file", mode: m, oid: own };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Context } from "../repo/context.js";
 import { BlobError, type Cas } from "./cas.js";
 import { sha256 } from "../domain/hash.js";
 import { blobOid, looseHeader, readLooseObject } from "../git/objects.js";
-import { ByteCache, REUSE_BUDGET, REUSE_MAX_ITEM } from "../domain/byte-cache.js";
+import { ByteCache, REUSE_BUDGET, REUSE_MAX_ITEM, REUSE_PER_ENTRY } from "../domain/byte-cache.js";
 import type { BlobStatus, GitOid, State } from "../domain/types.js";
 
 /** At most this many objects to one `cat-file --batch`, whatever their size. */
@@ -37,7 +37,7 @@ export class ContentReader {
   constructor(
     private readonly ctx: Context,
     readonly cas: Cas,
-    readonly cache = new ByteCache(REUSE_BUDGET, REUSE_MAX_ITEM),
+    readonly cache = new ByteCache(REUSE_BUDGET, REUSE_MAX_ITEM, REUSE_PER_ENTRY),
   ) {}
 
   /**

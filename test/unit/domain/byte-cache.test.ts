@@ -44,4 +44,14 @@ describe("ByteCache: reuse within a budget", () => {
     expect(c.size).toBe(0);
     expect(c.get("a")).toBeUndefined();
   });
+  it("counts what each entry costs besides its bytes against the budget (negative control: without it, every small entry fits)", () => {
+    const fill = (perEntry: number) => {
+      const c = new ByteCache(1000, 250, perEntry);
+      for (let i = 0; i < 20; i++) c.set(`k${i}`, bytes(10, i));
+      return [...Array(20).keys()].filter((i) => c.has(`k${i}`));
+    };
+    // 20 entries of 10 bytes: 200 bytes, under the budget; at 90 a head, only 10 fit, the newest.
+    expect(fill(0)).toHaveLength(20);
+    expect(fill(90)).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+  });
 });
