@@ -212,6 +212,7 @@ export async function applyPlan(
 
   // What each path held, and what a merge writes, is durable before the intent names it: nothing is lost to a power cut.
   if (seal) await keepAll(ctx, reader, id, toKeep);
+  toKeep.length = 0; // a pair a path, no longer wanted
   reader.cas.syncWritten();
   const ordered = applyOrder(items.filter((i) => acts(i.action)));
   const intent: Intent = {

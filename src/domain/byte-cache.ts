@@ -59,7 +59,7 @@ export class ByteCache {
  * (so an apply reads nothing twice); 1,000 files of 5 MiB do not, and are
  * read as they are written.
  */
-export const REUSE_BUDGET = 32 * 1024 * 1024;
+export const REUSE_BUDGET = 16 * 1024 * 1024;
 
 /**
  * The largest buffer kept for reuse. Source files are far smaller; a few

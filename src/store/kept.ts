@@ -18,8 +18,16 @@ export async function keepInGit(ctx: Context, receipt: string, oids: readonly st
   const unique = [...new Set(oids)];
   const width = String(unique.length).length;
   // Names of one width sort as git sorts a tree's entries; the names mean nothing, the oids are the point.
-  const entries = unique.map((oid, k) => Buffer.concat([Buffer.from(`100644 ${String(k).padStart(width, "0")}\0`), Buffer.from(oid, "hex")]));
-  const tree = writeLooseObject(objects, "tree", Buffer.concat(entries), ctx.objectFormat);
+  // One buffer, filled in place: two small buffers an entry were 200,000 objects of garbage for a 100,000-path undo.
+  const raw = (unique[0]?.length ?? 40) / 2;
+  const step = 7 + width + 1 + raw;
+  const entries = Buffer.alloc(unique.length * step);
+  unique.forEach((oid, k) => {
+    const at = k * step;
+    entries.write(`100644 ${String(k).padStart(width, "0")}\0`, at, "latin1");
+    entries.write(oid, at + step - raw, "hex");
+  });
+  const tree = writeLooseObject(objects, "tree", entries, ctx.objectFormat);
   const body = commitBody(tree, "unwind <unwind@localhost>", Math.floor(Date.now() / 1000), `${JSON.stringify({ v: 1, kept: receipt })}\n`);
   await createRef(ctx, `${KEPT_REFS}${receipt}`, writeLooseObject(objects, "commit", body, ctx.objectFormat));
 }

@@ -93,10 +93,16 @@ export class Receipts {
   }
 
   read(id: string): Receipt {
+    const { head, items } = this.readLazily(id);
+    return { ...head, items: [...items()] };
+  }
+
+  /** `read`, with the items parsed one at a time as they are asked for (`walkLazily`): a redo of 100,000 paths never holds the receipt's text. */
+  readLazily(id: string): LazyReceipt {
     if (!RECEIPT_ID.test(id) || !existsSync(this.fileOf(id))) {
       throw new UnwindError("E_SCOPE_UNKNOWN", `no receipt ${id}`, { hint: "list them with: unwind receipts" });
     }
-    return JSON.parse(readFileSync(this.fileOf(id), "utf8")) as Receipt;
+    return lazily(this.fileOf(id));
   }
 
   /** Every receipt's id, newest first: the chain's order (ids name only the second), then any file off the chain. */
@@ -138,43 +144,14 @@ export class Receipts {
    * indented one is parsed whole): 10,000 items become small objects that
    * die young, not one tree that outlives the read.
    */
-  *walkLazily(): Generator<{ head: Omit<Receipt, "items">; items: () => Generator<ReceiptItem> }> {
+  *walkLazily(): Generator<LazyReceipt> {
     let p = this.head();
     while (p) {
       const file = this.fileOf(p.id);
       if (!existsSync(file)) return;
-      // The first line alone says which form this is, and is the head of a lined one.
-      const lines = fileLines(file);
-      const first = lines.next();
-      lines.return(undefined);
-      const line0 = first.done ? "" : first.value;
-      let head: Omit<Receipt, "items">;
-      let items: () => Generator<ReceiptItem>;
-      if (line0.endsWith(`"items":[`)) {
-        const { items: _none, ...h } = JSON.parse(`${line0}]}`) as Receipt;
-        head = h;
-        // Read again, a line at a time, when asked: 10,000 items are never one string of megabytes.
-        items = function* () {
-          let skip = true;
-          for (const line of fileLines(file)) {
-            if (skip) {
-              skip = false;
-              continue;
-            }
-            if (line.startsWith("]")) return;
-            yield JSON.parse(line.endsWith(",") ? line.slice(0, -1) : line) as ReceiptItem;
-          }
-        };
-      } else {
-        const text = readFileSync(file, "utf8");
-        const { items: all, ...h } = JSON.parse(text) as Receipt;
-        head = h;
-        items = function* () {
-          yield* all;
-        };
-      }
-      yield { head, items };
-      p = head.prev;
+      const r = lazily(file);
+      yield r;
+      p = r.head.prev;
     }
   }
 
@@ -242,6 +219,46 @@ export class Receipts {
 function readPointer(path: string): ChainPointer | null {
   if (!existsSync(path)) return null;
   return JSON.parse(readFileSync(path, "utf8")) as ChainPointer;
+}
+
+/** A receipt's head, and its items as they are read (a receipt written one item a line, `receiptLines`; an older indented one is parsed whole). */
+export interface LazyReceipt {
+  head: Omit<Receipt, "items">;
+  items: () => Generator<ReceiptItem>;
+}
+
+function lazily(file: string): LazyReceipt {
+  // The first line alone says which form this is, and is the head of a lined one.
+  const lines = fileLines(file);
+  const first = lines.next();
+  lines.return(undefined);
+  const line0 = first.done ? "" : first.value;
+  let head: Omit<Receipt, "items">;
+  let items: () => Generator<ReceiptItem>;
+  if (line0.endsWith(`"items":[`)) {
+    const { items: _none, ...h } = JSON.parse(`${line0}]}`) as Receipt;
+    head = h;
+    // Read again, a line at a time, when asked: 10,000 items are never one string of megabytes.
+    items = function* () {
+      let skip = true;
+      for (const line of fileLines(file)) {
+        if (skip) {
+          skip = false;
+          continue;
+        }
+        if (line.startsWith("]")) return;
+        yield JSON.parse(line.endsWith(",") ? line.slice(0, -1) : line) as ReceiptItem;
+      }
+    };
+  } else {
+    const text = readFileSync(file, "utf8");
+    const { items: all, ...h } = JSON.parse(text) as Receipt;
+    head = h;
+    items = function* () {
+      yield* all;
+    };
+  }
+  return { head, items };
 }
 
 /**
