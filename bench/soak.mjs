@@ -575,6 +575,29 @@ export async function soak(opts = {}) {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const USAGE = "usage: npm run soak -- [--agents 6] [--calls 20000] [--seed 1] [--minutes M] [--parallel P] [--session-calls N] [--oracle lib|cli] [--keep]";
+  const NUMERIC = new Set(["agents", "calls", "seed", "parallel", "minutes", "session-calls"]);
+  const given = process.argv.slice(2);
+  if (given.includes("--help") || given.includes("-h")) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  // A flag it does not know, or a number that is none, would otherwise start an hours-long run with the defaults.
+  for (let i = 0; i < given.length; i++) {
+    const flag = given[i];
+    const name = flag.replace(/^--/, "");
+    const value = given[i + 1];
+    const bad = (why) => {
+      process.stderr.write(`soak: ${flag}${value === undefined || why.startsWith("not") ? "" : ` ${value}`}: ${why}\n${USAGE}\n`);
+      process.exit(2);
+    };
+    if (flag === "--keep") continue;
+    if (flag === "--oracle") {
+      if (!["lib", "cli"].includes(value)) bad("expected lib or cli");
+    } else if (!flag.startsWith("--") || !NUMERIC.has(name)) bad("not an option of the soak");
+    else if (!(Number(value) >= (name === "seed" ? 0 : 1))) bad(name === "seed" ? "expected a number" : "expected a number from 1");
+    i++;
+  }
   const arg = (name, dflt) => {
     const i = process.argv.indexOf(`--${name}`);
     return i > 0 ? Number(process.argv[i + 1]) : dflt;

@@ -1,3 +1,7 @@
+import { spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: the soak is a plain script of bench/ (npm run soak), imported here for its short, seeded run.
 import { soak } from "../../bench/soak.mjs";
@@ -19,4 +23,20 @@ describe("soak (short, seeded)", () => {
     expect(s.hookMs.n).toBeGreaterThanOrEqual(48);
     expect(s.sessions).toBeGreaterThan(3);
   }, 300_000);
+});
+
+describe("npm run soak: its flags", () => {
+  const script = join(__dirname, "..", "..", "bench", "soak.mjs");
+  const runs = () => readdirSync(tmpdir()).filter((f) => f.startsWith("unwind-soak-")).length;
+  it("a flag it does not know, or a bad number, is refused at once with the usage, and no run starts (control: --help prints the same usage and exits 0)", () => {
+    const before = runs();
+    for (const args of [["--help"], ["--minuts", "5"], ["--calls", "x"], ["--oracle", "both"]]) {
+      const r = spawnSync("node", [script, ...args], { encoding: "utf8", timeout: 20_000 });
+      const help = args[0] === "--help";
+      expect(r.status).toBe(help ? 0 : 2);
+      expect(help ? r.stdout : r.stderr).toContain("usage: npm run soak --");
+      if (!help) expect(r.stderr.split("\n")[0]).toContain(`soak: ${args[0]}`);
+    }
+    expect(runs()).toBe(before);
+  });
 });
