@@ -148,7 +148,9 @@ export interface TourResult {
 const MARK = "@@unwind-docs-";
 
 function script(tour: Tour): string {
-  const parts = ["exec </dev/null", "set +e", `__m() { printf '\\n${MARK}%s@@\\n' "$1"; }`];
+  // One pipe for both streams: on two, a command's stderr could reach us before the marker (on stdout) that ends
+  // the command before it, and be judged as that one's output (it did, under load).
+  const parts = ["exec </dev/null 2>&1", "set +e", `__m() { printf '\\n${MARK}%s@@\\n' "$1"; }`];
   tour.blocks.forEach((b, bi) => {
     if (b.script) {
       parts.push(`__m 'begin ${bi}.0'`, "set -e", b.text, "set +e", `__m 'end ${bi}.0 0'`);
