@@ -255,7 +255,8 @@ export async function captureEvent(loc: Located, event: CaptureEvent, labels: Ca
     const open = readOpenCalls(loc.store, event.session);
     const key = event.pairing === "key" ? event.call : undefined;
     const ev: CaptureEvent = key === undefined ? event : { ...event, call: pairedCall(open, event.phase, key) };
-    const closing = open.filter((o) => o.call !== ev.call);
+    // A call a reader closed is closed: its own post pairs with it, nothing else closes it again.
+    const closing = open.filter((o) => o.call !== ev.call && !o.readClosed);
     const records: JournalRecord[] = [];
     let snap: { id: string; tree: string; at: string } | null = null;
     let ctx: Context | undefined = loc.ctx;
@@ -296,7 +297,8 @@ export async function captureEvent(loc: Located, event: CaptureEvent, labels: Ca
       ];
     records.push(...own);
     append(loc.store, records);
-    const next = open.filter((o) => o.call !== ev.call && !closing.includes(o));
+    // What a reader closed is forgotten at the session's next event: a post that comes after it belongs to no call still running.
+    const next = open.filter((o) => o.call !== ev.call && !closing.includes(o) && !o.readClosed);
     if (ev.target.kind === "ignore") {
       /* nothing of its own to keep open */
     } else if (ev.phase === "pre") {
@@ -330,7 +332,8 @@ function agentOf(ev: CaptureEvent): { agent?: string; agentType?: string } {
  */
 export function pairedCall(open: readonly OpenCall[], phase: Phase, key: string): string {
   if (phase === "post") {
-    const pre = open.find((o) => o.key === key && o.background !== true);
+    // A call still open first; else one a reader closed before its post came (OpenCall.readClosed).
+    const pre = open.find((o) => o.key === key && o.background !== true && !o.readClosed) ?? open.find((o) => o.key === key && o.readClosed);
     if (pre !== undefined) return pre.call;
   }
   const taken = new Set(open.map((o) => o.call));
@@ -400,10 +403,11 @@ export async function closeStaleCalls(ctx: Context, candidates: readonly StaleCa
       const mine = c.kind === "tree" ? [{ ...base(ev, snap!.at, labels, as, ctx.root), kind: "tree" as const, snapshot: snap!.id, tree: snap!.tree }] : closingCaptures(loc, ev, c.paths, labels, as);
       append(ctx.store, mine);
       records.push(...mine);
+      // Kept, marked closed, for its own post to pair with; a background command's post has come already.
       writeOpenCalls(
         ctx.store,
         c.session,
-        readOpenCalls(ctx.store, c.session).filter((o) => o.call !== c.call),
+        readOpenCalls(ctx.store, c.session).flatMap((o) => (o.call !== c.call ? [o] : c.background ? [] : [{ ...o, readClosed: true as const }])),
       );
     }
     return records;

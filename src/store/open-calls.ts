@@ -25,6 +25,14 @@ export interface OpenCall {
   /** The subagent that made it (CaptureEvent.agent): a record closing it is labelled with that, not with the closing event's. */
   agent?: string;
   agentType?: string;
+  /**
+   * A command that read the record closed it (SPEC section 2), its post not
+   * come. It stays here, closed, until the session's next event: if that is
+   * its own post, the post pairs with it (a harness that sends no tool-use
+   * id finds it by `key`) and its window runs to the post, as if nobody had
+   * read; any other event forgets it.
+   */
+  readClosed?: true;
 }
 
 const openFile = (store: string, session: string) => sessionFile(store, session).replace(/\.jsonl$/, ".open");
@@ -58,6 +66,7 @@ function wellFormed(o: unknown): o is OpenCall {
   const c = o as Record<string, unknown>;
   if (typeof c.call !== "string" || typeof c.tool !== "string") return false;
   if (c.key !== undefined && typeof c.key !== "string") return false;
+  if (c.readClosed !== undefined && c.readClosed !== true) return false;
   if ((c.agent !== undefined && typeof c.agent !== "string") || (c.agentType !== undefined && typeof c.agentType !== "string")) return false;
   if (c.kind === "tree") return true;
   return c.kind === "files" && Array.isArray(c.paths) && c.paths.every((p) => typeof p === "string");

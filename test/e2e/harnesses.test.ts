@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, unlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeRepo, read, treeState, unwind, write } from "../helpers.js";
@@ -88,6 +88,37 @@ describe("Gemini CLI: two identical calls one after the other (no tool-use id)",
       expect(hook(root, "gemini", shell(root, "post", patch)).code).toBe(0);
     }
   };
+
+  it("a command that reads the record while a call runs closes it, and the call's own post still pairs with it: one call, taken back whole (control: the next call of the same key is one of its own)", () => {
+    const root = makeRepo({ "README.md": "readme\n" });
+    const journal = () =>
+      readdirSync(join(root, ".git", "unwind", "journal"))
+        .filter((f) => f.endsWith(".jsonl"))
+        .flatMap((f) =>
+          readFileSync(join(root, ".git", "unwind", "journal", f), "utf8")
+            .split("\n")
+            .filter(Boolean),
+        )
+        .map((l) => JSON.parse(l));
+    expect(hook(root, "gemini", shell(root, "pre")).code).toBe(0);
+    write(root, "log.txt", "hi\n");
+    // A person looks while the agent's command runs: reading the record closes the call (SPEC section 2).
+    const session = unwind(root, ["sessions", "--json"]).json.sessions[0].session;
+    expect(unwind(root, ["changes", "--session", session, "--json"]).code).toBe(0);
+    expect(journal().filter((r) => r.closedBy === "read")).toHaveLength(1);
+    write(root, "log.txt", "hi\nhi\n"); // the command writes on, after the read
+    expect(hook(root, "gemini", shell(root, "post")).code).toBe(0);
+    const log = unwind(root, ["log", "--json"]).json.calls;
+    expect(log).toHaveLength(1);
+    expect(log[0].call).toBe(journal()[0].call);
+    const r = unwind(root, ["undo", "--session", session, "--call", log[0].call, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json.items.map((i: any) => [i.path, i.action])).toEqual([["log.txt", "delete"]]);
+    expect(existsSync(join(root, "log.txt"))).toBe(false);
+    // The closed call was forgotten at that post: the next identical call is a call of its own.
+    twice(root);
+    expect(new Set(unwind(root, ["log", "--json"]).json.calls.map((c: any) => c.call)).size).toBe(3);
+  });
 
   it("stays two calls, and the second one alone is taken back", () => {
     const root = makeRepo({ "README.md": "readme\n" });
