@@ -299,7 +299,7 @@ function currentState(ctx: Context, reader: ContentReader, it: PlanItem): State 
   const kept = withHashes(reader, e.kind === "file" ? { kind: "file", mode: e.mode } : { kind: "symlink", mode: "120000" }, data, false);
   if (kept.sha256 !== e.sha256) return "changed";
   // The plan's strings, not the same hashes made again: two fewer strings a path for the receipt to hold.
-  return { ...kept, sha256: e.sha256, oid: e.oid ?? kept.oid };
+  return { kind: kept.kind, mode: kept.mode, size: kept.size, sha256: e.sha256, oid: e.oid ?? kept.oid }; // one literal: see src/plan/planner.ts
 }
 
 /** A file's bytes (those the plan read, where it kept them) or a symlink's target. */
@@ -347,7 +347,7 @@ async function restoredState(reader: ContentReader, pre: State): Promise<State> 
   if (pre.sha256 && pre.oid && pre.size !== undefined) return { kind: pre.kind, mode: pre.mode, size: pre.size, sha256: pre.sha256, oid: pre.oid };
   const s = withHashes(reader, pre, await reader.read(pre), false);
   // The read checked the bytes against the recorded oid: the record's string serves.
-  return pre.oid ? { ...s, oid: pre.oid } : s;
+  return { kind: s.kind, mode: s.mode, size: s.size, sha256: s.sha256, oid: pre.oid ?? s.oid };
 }
 
 function withHashes(reader: ContentReader, s: State, data: Buffer, keep: boolean): State {

@@ -22,7 +22,7 @@ import { gitPatch, hunksOf, isText, revertHunks } from "../domain/hunks.js";
 import { acts, countActions, isPartial } from "../domain/actions.js";
 import { plan as makePlan } from "../plan/planner.js";
 import { observe } from "../capture/observe.js";
-import { collectAsGrown, collectGarbage } from "../sys/heap.js";
+import { collectAsGrown, collectIfGrown } from "../sys/heap.js";
 import type {
   Action,
   ChangeEntry,
@@ -128,7 +128,7 @@ export async function runUndo(ctx: Context, cs: ChangeSet, opts: UndoOptions): P
 
 async function takeBack(ctx: Context, cs: ChangeSet, opts: UndoOptions): Promise<UndoReport> {
   // The fold's garbage, collected before the plan adds its own (src/sys/heap.ts).
-  collectGarbage();
+  collectIfGrown();
   const { plan, reader, merged, fsNow } = await planFor(ctx, cs, opts);
   let planned: ReportItem[] | null = plan.items.map((i) => reportItem(i));
   const digest = planDigest(cs.scope, planned);
