@@ -107,7 +107,11 @@ describe("the record index", () => {
     expect(readdirSync(join(store(root), "journal")).some((f) => f.endsWith(".open"))).toBe(true);
     const first = listings(root);
     expect(first.log.calls[0]).toMatchObject({ tool: "Bash", paths: ["late.txt"] });
-    expect(readdirSync(join(store(root), "journal")).some((f) => f.endsWith(".open"))).toBe(false);
+    // The read closed it: a closing record in the journal; the session's open calls keep it only marked closed, for its own post.
+    const journal = readdirSync(join(store(root), "journal"));
+    expect(journal.filter((f) => f.endsWith(".jsonl")).some((f) => readFileSync(join(store(root), "journal", f), "utf8").includes('"closedBy":"read"'))).toBe(true);
+    for (const f of journal.filter((f) => f.endsWith(".open")))
+      expect(JSON.parse(readFileSync(join(store(root), "journal", f), "utf8")).every((o: { readClosed?: boolean }) => o.readClosed)).toBe(true);
     // Closed for good by that read (its closing record is newer than what the first listing summed up): settled now.
     const settled = listings(root);
     expect(settled.log.calls[0]).toMatchObject({ tool: "Bash", paths: ["late.txt"] });
