@@ -12,7 +12,7 @@ import { checkScope, checkScopeOptions, withScope, type ScopeFields, type ScopeO
 import { nowSide, snapshotChangeSet, snapshotSide } from "../scope/snapshot-diff.js";
 import { Cas } from "../store/cas.js";
 import { withLock } from "../store/lock.js";
-import { Receipts, type LazyReceipt, type Receipt } from "../store/receipts.js";
+import { Receipts, type Receipt } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
 import { checkDigest, runUndo, type UndoReport } from "./take-back.js";
 
@@ -148,22 +148,20 @@ export interface RedoOptions {
 
 /** The receipt `id` names; `--last` means this work tree's newest (the store is shared by every worktree of the repository). */
 export function pickReceipt(ctx: Context, id: IdRef): Receipt {
-  const { head, items } = pickLazily(ctx, id);
-  return { ...head, items: [...items()] };
+  return new Receipts(ctx.store).read(pickReceiptId(ctx, id));
 }
 
-/** `pickReceipt`, its items read as they are asked for. */
-function pickLazily(ctx: Context, id: IdRef): LazyReceipt {
+function pickReceiptId(ctx: Context, id: IdRef): string {
   const receipts = new Receipts(ctx.store);
   const ids = typeof id === "string" ? receipts.ids() : [...receipts.heads()].filter((r) => r.root === undefined || r.root === ctx.root).map((r) => r.id);
-  return receipts.readLazily(pickId(ids, id, "receipt", "unwind receipts"));
+  return pickId(ids, id, "receipt", "unwind receipts");
 }
 
 /** Takes an undo or a restore back: what its receipt wrote goes back to what was there. */
 export async function redo(ctx: Context, id: IdRef, opts: RedoOptions = {}): Promise<UndoReport> {
   checkDigest(opts.expect);
   const dryRun = Boolean(opts.dryRun);
-  const { head: receipt, items } = pickLazily(ctx, id);
+  const { head: receipt, items } = new Receipts(ctx.store).readLazily(pickReceiptId(ctx, id));
   // Redoing another worktree's receipt would write its files here (as restore, SPEC section 4).
   if (receipt.root !== undefined && receipt.root !== ctx.root && !opts.anyWorktree) {
     throw new UnwindError("E_SCOPE_OTHER_WORKTREE", `receipt ${receipt.id} was applied in another work tree (${receipt.root}), not in ${ctx.root}`, {
