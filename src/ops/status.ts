@@ -117,7 +117,7 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
     store: ctx.store,
     mode: ctx.mode,
     exists,
-    bytes: exists ? dirBytes(ctx.store) : 0,
+    bytes: exists ? await dirBytes(ctx.store) : 0,
     blobs,
     snapshots: snaps.filter((s) => s.root === ctx.root).length,
     snapshotsAllWorktrees: snaps.length,

@@ -7,7 +7,8 @@ import { journalDir } from "./journal.js";
 
 /**
  * A fingerprint of the record that changes whenever a capture, a snapshot,
- * a receipt, a capture error or a fetched record is written: what a live view polls instead
+ * a receipt, a capture error, a fetched record, a stage baseline or a run's
+ * capsule is written: what a live view polls instead
  * of reading the whole record again. Only names, sizes and times are read
  * (no file contents, no git process), so it stays cheap however large the
  * store grows. Journal files only grow (appends), receipts and snapshot refs
@@ -34,6 +35,9 @@ export function recordStamp(ctx: Context): string {
   // gc may pack refs; a snapshot ref that moved into packed-refs changes its size.
   h.update(`packed\0${sizeOf(join(ctx.commonDir, "packed-refs"))}\n`);
   h.update(`errors\0${sizeOf(storePath(ctx.store, "errors.jsonl"))}\n`);
+  // Stage baselines and runs are listed by the timeline too; a run's capsule is written after its last snapshot.
+  add(storePath(ctx.store, "baselines"), true);
+  add(storePath(ctx.store, "runs"), true);
   return h.digest("hex").slice(0, 32);
 }
 

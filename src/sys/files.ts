@@ -1,4 +1,5 @@
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
+import { lstat } from "node:fs/promises";
 import { join } from "node:path";
 
 /**
@@ -20,18 +21,33 @@ export function* walkFiles(dir: string): Generator<string> {
   }
 }
 
-/** The bytes of every file under `dir`. */
-export function dirBytes(dir: string): number {
+/**
+ * The bytes of every file under `dir`. Asked of the file system in batches
+ * off the main thread: a store holds tens of thousands of blobs, and a
+ * long-lived server (the UI's status bar) must go on answering meanwhile.
+ */
+export async function dirBytes(dir: string): Promise<number> {
   let n = 0;
+  let batch: Promise<number>[] = [];
+  const settle = async () => {
+    for (const size of await Promise.all(batch)) n += size;
+    batch = [];
+  };
   for (const p of walkFiles(dir)) {
-    try {
-      n += statSync(p).size;
-    } catch {
-      /* vanished */
-    }
+    // One that vanished meanwhile counts nothing.
+    batch.push(
+      lstat(p).then(
+        (s) => s.size,
+        () => 0,
+      ),
+    );
+    if (batch.length >= DIR_BYTES_BATCH) await settle();
   }
+  await settle();
   return n;
 }
+
+const DIR_BYTES_BATCH = 256;
 
 /**
  * The file system's own clock now, in its own resolution: `file` is

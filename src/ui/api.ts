@@ -38,20 +38,8 @@ const route = (method: Route["method"], keys: readonly string[], run: (u: Unwind
 
 export const ROUTES: Record<string, Route> = {
   "/api/timeline": route("GET", [], async (u) => {
-    const [sessions, log, snapshots, receipts, stamp, baselines] = await Promise.all([u.sessions(), u.log({ limit: TIMELINE_CALLS }), u.snapshots(), u.receipts(), u.stamp(), u.baselines()]);
-    const r = await runs(u);
-    return {
-      root: u.root,
-      ...stamp,
-      sessions: sessions.sessions,
-      calls: log.calls,
-      callsTotal: log.total,
-      snapshots: snapshots.snapshots,
-      receipts: receipts.receipts,
-      runs: r.about,
-      runList: r.list,
-      baselines: baselines.baselines,
-    };
+    const { unchanged: _, ...doc } = await timeline(u);
+    return doc;
   }),
   "/api/stamp": route("GET", [], (u) => u.stamp()),
   "/api/status": route("GET", [], (u) => u.status()),
@@ -98,6 +86,62 @@ function shown(bytes: Buffer): { text: string | null; binary: boolean; tooLarge:
 }
 
 /** The run capsules, and whether the library has them (a library without them says E_NOT_BUILT): the timeline says so instead of failing. */
+/**
+ * What the timeline lists, kept by the server with the record's stamp it
+ * was read under (src/store/stamp.ts: the same stamp the live view follows,
+ * so what it would not reload for is what a kept timeline cannot miss). A
+ * page load or a live reload on an unchanged record answers from it; it is
+ * kept only if the stamp is the same after the read as before it. The
+ * server reads it once as it starts (`warmTimeline`), while the browser is
+ * still opening.
+ */
+const kept = new WeakMap<Unwind, { stamp: string; body: Promise<TimelineDoc> }>();
+
+type TimelineDoc = Awaited<ReturnType<typeof readTimeline>>;
+
+export function timeline(u: Unwind): Promise<TimelineDoc> {
+  return u.stamp().then(({ stamp }) => {
+    const k = kept.get(u);
+    if (k?.stamp === stamp) return k.body;
+    const body = readTimeline(u, stamp);
+    kept.set(u, { stamp, body });
+    // A read that failed, or saw the record change under it, is not kept.
+    const drop = () => {
+      if (kept.get(u)?.body === body) kept.delete(u);
+    };
+    body.then((doc) => {
+      if (!doc.unchanged) drop();
+    }, drop);
+    return body;
+  });
+}
+
+/** Starts the timeline's first read; a failure here is the first page load's to report. */
+export function warmTimeline(u: Unwind): void {
+  timeline(u).catch(() => undefined);
+}
+
+async function readTimeline(u: Unwind, before: string) {
+  const [sessions, log, snapshots, receipts, baselines] = await Promise.all([u.sessions(), u.log({ limit: TIMELINE_CALLS }), u.snapshots(), u.receipts(), u.baselines()]);
+  const r = await runs(u);
+  const unchanged = (await u.stamp()).stamp === before;
+  return {
+    root: u.root,
+    // The stamp from before the reads: where the record changed meanwhile, the live view's next stamp differs from it, and the page reloads.
+    stamp: before,
+    sessions: sessions.sessions,
+    calls: log.calls,
+    callsTotal: log.total,
+    snapshots: snapshots.snapshots,
+    receipts: receipts.receipts,
+    runs: r.about,
+    runList: r.list,
+    baselines: baselines.baselines,
+    /** Not sent: whether the record was the same after the reads as before (`timeline` keeps only such a read). */
+    unchanged,
+  };
+}
+
 async function runs(u: Unwind): Promise<{ about: { available: boolean; note: string | null }; list: RunSummary[] }> {
   try {
     const r = await u.runs({ limit: TIMELINE_CALLS });

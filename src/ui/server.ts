@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { UnwindError, usage } from "../domain/errors.js";
 import { inTermsOf } from "../domain/terms.js";
 import { open, type Unwind } from "../ops/open.js";
-import { ROUTES, statusOf, type Args } from "./api.js";
+import { ROUTES, statusOf, warmTimeline, type Args } from "./api.js";
 import { check, cookieName, SECURITY_HEADERS, type Gate } from "./guard.js";
 
 export interface UiOptions {
@@ -79,6 +79,8 @@ export async function startUi(opts: UiOptions = {}): Promise<RunningUi> {
   });
   const bound = (server.address() as { port: number }).port;
   gate.port = bound;
+  // Read while the browser opens: the page's first load is then answered from it.
+  warmTimeline(u);
   return {
     url: `http://127.0.0.1:${bound}/?token=${token}`,
     port: bound,

@@ -171,6 +171,39 @@ describe("unwind ui in a browser", () => {
     await p.close();
   });
 
+  it("a page load reads the timeline once, though the live stamp comes while it is on its way; a capture then reads it again", async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 760 } });
+    const p = await ctx.newPage();
+    const asked: string[] = [];
+    p.on("request", (r) => {
+      if (new URL(r.url()).pathname.endsWith("/api/timeline")) asked.push(r.url());
+    });
+    // The first answer held back, as a long record's is: the stream's first stamp lands before it.
+    let held = false;
+    await p.route(/\/api\/timeline$/, async (route) => {
+      if (!held) {
+        held = true;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      await route.continue();
+    });
+    let streams = 0;
+    p.on("response", (r) => {
+      if (new URL(r.url()).pathname.endsWith("/api/events")) streams++;
+    });
+    await p.goto(ui.url);
+    await p.locator(".row.session").first().waitFor();
+    await expect.poll(() => p.locator("#live").getAttribute("class")).toBe("live on");
+    // Past the stream's first stamp and the reload's 150 ms wait.
+    await p.waitForTimeout(1200);
+    expect([held, asked.length, streams]).toEqual([true, 1, 1]);
+    // Control: a capture changes the stamp, and the page reads the timeline again.
+    claudeCall(root, "0dd0dd00-agent-four", "Write", { file_path: join(root, "docs/four.md"), content: "# four\n" }, () => write(root, "docs/four.md", "# four\n"));
+    await p.locator(".row.session", { hasText: "0dd0dd00-agent-four" }).waitFor({ timeout: 10_000 });
+    expect(asked.length).toBe(2);
+    await ctx.close();
+  });
+
   it("a page without the token, or under a foreign host name (DNS rebinding), is refused; the printed URL works", async () => {
     const ctx = await browser.newContext();
     const p = await ctx.newPage();

@@ -1,10 +1,10 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { get } from "node:http";
-import { existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, disk, read, snapshotId, tempDir, write } from "../helpers.js";
+import { BIN, disk, read, snapshotId, tempDir, unwind, write } from "../helpers.js";
 import { A_TS2, twoSessions } from "../session-fixture.js";
 import { request, startUi, type RunningUi } from "../ui-helpers.js";
 
@@ -291,6 +291,37 @@ describe("unwind ui: the API is the library's", () => {
     const entry = cs.entries[0];
     const c = (await request(ui.port, { path: `/api/content?sha256=${entry.post.sha256}`, headers: auth() })).json;
     expect(c).toMatchObject({ text: "export const b = 2;\n", binary: false, size: 20 });
+  });
+
+  it("the server keeps the timeline under the record's stamp: a change the stamp cannot see is not read, a baseline captured or a snapshot taken is", async () => {
+    const r = twoSessions("ui-kept-aaaa-1111", "ui-kept-bbbb-2222");
+    const s = await startUi(r);
+    try {
+      const timeline = async () => (await request(s.port, { path: "/api/timeline", headers: { "x-unwind-token": s.token } })).json;
+      const first = await timeline();
+      expect(first.baselines).toEqual([]);
+      expect(unwind(r, ["baseline", "capture", "--key", "K", "--prefix", "src"]).code).toBe(0);
+      // Its time set to a whole second, which a rewrite can be given back exactly.
+      const store = JSON.parse(unwind(r, ["status", "--json"]).stdout).store as string;
+      const file = join(store, "baselines", readdirSync(join(store, "baselines"))[0]!);
+      const t = Math.floor(Date.now() / 1000) - 60;
+      utimesSync(file, t, t);
+      const captured = await timeline();
+      expect([captured.baselines.map((b: { key: string }) => b.key), captured.stamp === first.stamp]).toEqual([["K"], false]);
+      // The file rewritten in place, its size and time as they were: the stamp is the same, so the kept timeline answers.
+      const size = statSync(file).size;
+      writeFileSync(file, readFileSync(file, "utf8").replace('"key":"K"', '"key":"J"'));
+      utimesSync(file, t, t);
+      expect([statSync(file).size, statSync(file).mtimeMs]).toEqual([size, t * 1000]);
+      expect((await timeline()).baselines.map((b: { key: string }) => b.key)).toEqual(["K"]);
+      // Control: the same rewrite with its time moved is read.
+      utimesSync(file, t, t + 5);
+      expect((await timeline()).baselines.map((b: { key: string }) => b.key)).toEqual(["J"]);
+      const id = snapshotId(r, ["--label", "later"]);
+      expect((await timeline()).snapshots.map((x: { id: string }) => x.id)).toContain(id);
+    } finally {
+      await s.stop();
+    }
   });
 
   it("a binary file's content is its size and hashes, not text; status and verify answer at a glance", async () => {

@@ -79,6 +79,8 @@ const state = {
 };
 
 let refining = 0;
+/** Until the page's first timeline lands: a stamp that comes meanwhile waits for it (`live`). */
+let firstLoad = true;
 
 /**
  * The timeline lists the newest calls only; a session or path filter must
@@ -145,7 +147,23 @@ const short = (s: string | null | undefined, n = 8) => (s ? s.slice(0, n) : "-")
 const stateShort = (s: State | null) => (s === null ? "absent" : s.kind === "file" ? short(s.oid ?? s.sha256) : `${s.kind} ${short(s.oid ?? s.sha256)}`);
 const scopeParams = (t: Target): Record<string, string> => (t.kind === "call" ? { call: t.id, session: t.session } : { [t.kind]: t.id });
 /** The snapshots a hook took around a shell call: its restore points, shown in the call's row and page, not as rows of their own. */
-const snapshotsOf = (t: Timeline, session: string, call: string) => t.snapshots.filter((x) => x.session === session && x.call === call).sort((a, b) => (a.at < b.at ? -1 : 1));
+const snapshotsOf = (t: Timeline, session: string, call: string) => [...(aroundCalls(t).get(`${session}\0${call}`) ?? [])].sort((a, b) => (a.at < b.at ? -1 : 1));
+/** The timeline's snapshots by the call they were taken around, made once per timeline: every call row asks. */
+const byCall = new WeakMap<Timeline, Map<string, SnapshotInfo[]>>();
+function aroundCalls(t: Timeline): Map<string, SnapshotInfo[]> {
+  let m = byCall.get(t);
+  if (m) return m;
+  m = new Map();
+  for (const x of t.snapshots) {
+    if (x.session === null || x.call === null) continue;
+    const k = `${x.session}\0${x.call}`;
+    const list = m.get(k);
+    if (list) list.push(x);
+    else m.set(k, [x]);
+  }
+  byCall.set(t, m);
+  return m;
+}
 /** The run a snapshot was taken around (`unwind run` labels them "run ID: before" and "run ID: after"), when that run is listed. */
 const runOfSnapshot = (t: Timeline, s: SnapshotInfo) => {
   const m = /^run (.+): (before|after)$/.exec(s.label ?? "");
@@ -335,7 +353,7 @@ function row(target: Target, kind: string, title: string, sub: string, at: strin
   const key = `${target.kind}:${target.id}:${target.kind === "call" ? target.session : ""}`;
   const el = h(
     "div",
-    { class: `row ${kind} depth${depth}${key === state.openKey ? " open" : ""}`, "data-kind": kind, role: "option", tabindex: -1 },
+    { class: `row ${kind} depth${depth}${key === state.openKey ? " open" : ""}`, "data-kind": kind, role: "option", tabindex: -1, "aria-selected": "false" },
     h("span", { class: "badge" }, kind),
     h("span", { class: "title" }, title),
     h("span", { class: "when", title: at }, at ? ago(at) : ""),
@@ -350,11 +368,14 @@ function row(target: Target, kind: string, title: string, sub: string, at: strin
   return r;
 }
 
+/** The row last marked selected: moving the cursor touches it and the new one, not every row. */
+let marked: HTMLElement | null = null;
+
 function markCursor(focus: boolean): void {
-  state.rows.forEach((r, i) => {
-    r.el.setAttribute("aria-selected", String(i === state.cursor));
-  });
   const r = state.rows[state.cursor];
+  if (marked && marked !== r?.el) marked.setAttribute("aria-selected", "false");
+  r?.el.setAttribute("aria-selected", "true");
+  marked = r?.el ?? null;
   if (r && focus) {
     r.el.focus({ preventScroll: true });
     r.el.scrollIntoView({ block: "nearest" });
@@ -1101,7 +1122,8 @@ async function runVerify(): Promise<void> {
   }
 }
 
-function live(): void {
+/** Follows the record's stamp; what it returns is told the stamp of the page's first load once that lands. */
+function live(): (loaded: string | undefined) => void {
   const dot = $("live");
   let last = "";
   let pending: number | undefined;
@@ -1115,19 +1137,25 @@ function live(): void {
     dot.className = "live off";
     dot.title = "not live: the server is not answering (stopped?)";
   });
-  es.addEventListener("stamp", (ev) => {
-    const stamp = (ev as MessageEvent<string>).data;
-    if (stamp === last) return;
-    const first = last === "";
-    last = stamp;
-    if (first && state.timeline?.stamp === stamp) return;
+  const reload = () => {
     // Several captures in a burst: one reload.
     clearTimeout(pending);
     pending = window.setTimeout(() => {
       void loadTimeline();
       void loadStatus();
     }, 150);
+  };
+  es.addEventListener("stamp", (ev) => {
+    const stamp = (ev as MessageEvent<string>).data;
+    if (stamp === last) return;
+    last = stamp;
+    // The page's first load is still on its way: it is compared with this stamp when it lands, not loaded twice at once.
+    if (firstLoad) return;
+    if (state.timeline?.stamp !== stamp) reload();
   });
+  return (loaded) => {
+    if (last !== "" && loaded !== last) reload();
+  };
 }
 
 // ---------------------------------------------------------------- keys
@@ -1204,9 +1232,14 @@ function main(): void {
   $("verify").addEventListener("click", () => void runVerify());
   document.addEventListener("keydown", keys);
   clear($("detail"), h("p", { class: "muted" }, "Open an item of the timeline (click, or j/k and Enter) to see what it changed and preview its undo."));
-  void loadTimeline().then(() => markCursor(true));
-  void loadStatus();
-  live();
+  const landed = live();
+  void loadTimeline().then(() => {
+    firstLoad = false;
+    markCursor(true);
+    landed(state.timeline?.stamp);
+    // What the status bar shows is not needed for the first paint: asked for once the timeline is on screen.
+    void loadStatus();
+  });
 }
 
 main();
