@@ -5,7 +5,7 @@ import { ByteCache } from "../domain/byte-cache.js";
 import { blobOid } from "../git/objects.js";
 import { fsPath, inStore, rootPaths } from "../domain/paths.js";
 import { UnwindError, usage } from "../domain/errors.js";
-import type { GitOid, Sha256 } from "../domain/types.js";
+import type { GitOid, Sha256, State } from "../domain/types.js";
 import type { Context } from "../repo/context.js";
 import { BlobError, Cas } from "../store/cas.js";
 import { ContentReader } from "../store/content.js";
@@ -32,21 +32,45 @@ export interface ContentReport {
  * from the work tree or by path, so no path can reach outside the root.
  */
 export async function content(ctx: Context, ref: ContentRef): Promise<ContentReport> {
+  const [one] = await contents(ctx, [ref]);
+  if (one instanceof UnwindError) throw one;
+  return one!;
+}
+
+/**
+ * The bytes of several recorded states, each as `content` reads it, or the
+ * error `content` would throw for it: a page of diffs asks for dozens at
+ * once, and the blobs git holds come in one batch rather than a process
+ * each. A ref that is not hashes at all refuses the whole ask.
+ */
+export async function contents(ctx: Context, refs: readonly ContentRef[]): Promise<(ContentReport | UnwindError)[]> {
+  const states = refs.map((ref) => stateOf(ctx, ref));
+  const reader = new ContentReader(ctx, Cas.in(ctx.store));
+  await reader.prefetch(states);
+  const out: (ContentReport | UnwindError)[] = [];
+  for (const s of states) {
+    const sha = s.sha256 ?? null;
+    const oid = s.oid ?? null;
+    try {
+      const bytes = await reader.read(s);
+      out.push({ size: bytes.length, sha256: sha, oid, bytes });
+    } catch (e) {
+      if (!(e instanceof BlobError)) throw e;
+      if (e.kind === "mismatch") out.push(new UnwindError("E_STORE_DAMAGED", `stored content ${sha ?? oid} fails its hash check`, { hint: "run unwind verify" }));
+      else out.push(new UnwindError("E_SCOPE_UNKNOWN", `no stored content ${sha ?? oid}`, { hint: "only states a change set or plan names can be read" }));
+    }
+  }
+  return out;
+}
+
+function stateOf(ctx: Context, ref: ContentRef): State {
   const sha = ref.sha256 ?? null;
   const oid = ref.oid ?? null;
   if (sha === null && oid === null) throw usage("content needs a sha256 or an oid", "take them from a change set's pre or post");
   if (sha !== null && !/^[0-9a-f]{64}$/.test(sha)) throw usage(`sha256 ${JSON.stringify(sha)}: expected 64 lowercase hex digits`);
   const oidLength = ctx.objectFormat === "sha256" ? 64 : 40;
   if (oid !== null && !new RegExp(`^[0-9a-f]{${oidLength}}$`).test(oid)) throw usage(`oid ${JSON.stringify(oid)}: expected ${oidLength} lowercase hex digits`);
-  const reader = new ContentReader(ctx, Cas.in(ctx.store));
-  try {
-    const bytes = await reader.read({ kind: "file", ...(sha ? { sha256: sha as Sha256 } : {}), ...(oid ? { oid: oid as GitOid } : {}) });
-    return { size: bytes.length, sha256: sha, oid, bytes };
-  } catch (e) {
-    if (!(e instanceof BlobError)) throw e;
-    if (e.kind === "mismatch") throw new UnwindError("E_STORE_DAMAGED", `stored content ${sha ?? oid} fails its hash check`, { hint: "run unwind verify" });
-    throw new UnwindError("E_SCOPE_UNKNOWN", `no stored content ${sha ?? oid}`, { hint: "only states a change set or plan names can be read" });
-  }
+  return { kind: "file", ...(sha ? { sha256: sha as Sha256 } : {}), ...(oid ? { oid: oid as GitOid } : {}) };
 }
 
 /** A fingerprint of the record that changes with every capture, snapshot, receipt or capture error (src/store/stamp.ts). */

@@ -9,7 +9,7 @@ import { withLock } from "../store/lock.js";
 import type { Receipt } from "../store/receipts.js";
 import { baselineCapture, baselines } from "./baseline.js";
 import { changes, type ChangesOptions } from "./changes.js";
-import { content, current, stamp, type ContentRef } from "./content.js";
+import { content, contents, current, stamp, type ContentRef } from "./content.js";
 import { gc } from "./gc.js";
 import type { ListOptions } from "./list.js";
 import { init, record, type Harness, type RecordOptions } from "./record.js";
@@ -86,6 +86,8 @@ function bind(ctx: Context, recovered: readonly Receipt[]) {
     diff: (a: IdRef, b?: IdRef | null, o?: { patch?: boolean }) => diff(ctx, a, b, o),
     /** The verified bytes of a recorded state (a change set's or plan's pre or post), by its sha256 and/or oid. */
     content: (ref: ContentRef) => content(ctx, ref),
+    /** Several states' bytes at once, each as `content` reads it or the error it would throw (git's blobs in one batch). */
+    contents: (refs: readonly ContentRef[]) => contents(ctx, refs),
     /** What a root-relative work tree path holds now (bytes of a file up to 8 MiB, a symlink's target), read without following links. */
     current: async (path: string) => current(ctx, path),
     /** A cheap fingerprint of the record: it changes when anything is captured, snapshotted, applied or logged. */

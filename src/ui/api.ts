@@ -57,6 +57,15 @@ export const ROUTES: Record<string, Route> = {
     const c = await u.content({ sha256: optText(a, "sha256"), oid: optText(a, "oid") });
     return { size: c.size, sha256: c.sha256, oid: c.oid, ...shown(c.bytes) };
   }),
+  // A page of diffs asks for both sides of each entry it shows: one request, one batch of git's blobs.
+  "/api/contents": route("GET", ["refs"], async (u, a) => {
+    const got = await u.contents(refsOf(a));
+    return {
+      contents: got.map((c) =>
+        c instanceof UnwindError ? { error: { code: c.code, message: c.message, hint: c.hint ?? null }, status: statusOf(c) } : { size: c.size, sha256: c.sha256, oid: c.oid, ...shown(c.bytes) },
+      ),
+    };
+  }),
   "/api/current": route("GET", ["path"], async (u, a) => {
     const c = await u.current(text(a, "path"));
     return { path: c.path, kind: c.kind, size: c.size, sha256: c.sha256, oid: c.oid, ...(c.bytes ? shown(c.bytes) : { text: null, binary: false, tooLarge: c.kind === "toolarge" }) };
@@ -75,6 +84,20 @@ export const ROUTES: Record<string, Route> = {
 /** Bytes a diff can show as text: UTF-8 without NUL, up to 2 MiB; anything else is shown as its size and hash. */
 const TEXT_LIMIT = 2 * 1024 * 1024;
 
+/** At most this many states in one `/api/contents`: a page's both sides, with room. */
+const CONTENTS_LIMIT = 100;
+
+/** `refs=SHA256:OID,…`, either side of a pair empty where the state has no such hash. */
+function refsOf(a: Args): { sha256: string | null; oid: string | null }[] {
+  const list = text(a, "refs").split(",");
+  if (list.length > CONTENTS_LIMIT) throw usage(`refs: ${list.length} states, at most ${CONTENTS_LIMIT} at once`, "ask for a page at a time");
+  return list.map((r) => {
+    const m = /^([^:]*):([^:]*)$/.exec(r);
+    if (!m) throw usage(`refs: ${JSON.stringify(r.slice(0, 80))} is not SHA256:OID`, "leave a side empty where the state has no such hash");
+    return { sha256: m[1] || null, oid: m[2] || null };
+  });
+}
+
 function shown(bytes: Buffer): { text: string | null; binary: boolean; tooLarge: boolean } {
   if (bytes.length > TEXT_LIMIT) return { text: null, binary: false, tooLarge: true };
   if (bytes.includes(0)) return { text: null, binary: true, tooLarge: false };
@@ -85,7 +108,6 @@ function shown(bytes: Buffer): { text: string | null; binary: boolean; tooLarge:
   }
 }
 
-/** The run capsules, and whether the library has them (a library without them says E_NOT_BUILT): the timeline says so instead of failing. */
 /**
  * What the timeline lists, kept by the server with the record's stamp it
  * was read under (src/store/stamp.ts: the same stamp the live view follows,
@@ -142,6 +164,7 @@ async function readTimeline(u: Unwind, before: string) {
   };
 }
 
+/** The run capsules, and whether the library has them (a library without them says E_NOT_BUILT): the timeline says so instead of failing. */
 async function runs(u: Unwind): Promise<{ about: { available: boolean; note: string | null }; list: RunSummary[] }> {
   try {
     const r = await u.runs({ limit: TIMELINE_CALLS });

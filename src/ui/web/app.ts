@@ -712,6 +712,44 @@ function fileTree(entries: ChangeSetReport["entries"], go: (path: string) => voi
   return h("nav", { class: "tree", "aria-label": "changed files" }, list(top));
 }
 
+/** Bytes asked for in the same turn of the page: sent as one `/api/contents`, so a page of diffs is a request, not two an entry. */
+let contentAsks: { ref: string; resolve: (c: Content) => void; reject: (e: unknown) => void }[] = [];
+const CONTENTS_AT_ONCE = 100;
+
+function contentOf(sha256: string | null | undefined, oid: string | null | undefined): Promise<Content> {
+  return new Promise((resolve, reject) => {
+    if (contentAsks.length === 0) setTimeout(() => void askContents(), 0);
+    contentAsks.push({ ref: `${sha256 ?? ""}:${oid ?? ""}`, resolve, reject });
+  });
+}
+
+async function askContents(): Promise<void> {
+  const asks = contentAsks;
+  contentAsks = [];
+  for (let i = 0; i < asks.length; i += CONTENTS_AT_ONCE) {
+    const some = asks.slice(i, i + CONTENTS_AT_ONCE);
+    try {
+      const r = await api<{ contents: (Content | { error: { code: string; message: string; hint: string | null }; status: number })[] }>("/api/contents", {
+        refs: some.map((a) => a.ref).join(","),
+      });
+      for (const [k, a] of some.entries()) {
+        const c = r.contents[k];
+        if (c && !("error" in c)) {
+          a.resolve(c);
+          continue;
+        }
+        const e = new Error(c?.error.message ?? "no answer for this content") as ApiError;
+        e.status = c?.status ?? 500;
+        e.code = c?.error.code ?? "E_HTTP";
+        e.hint = c?.error.hint ?? null;
+        a.reject(e);
+      }
+    } catch (e) {
+      for (const a of some) a.reject(e);
+    }
+  }
+}
+
 /** One side of a diff: its text, or why it has none (absent, binary, over the cap, not kept). */
 async function side(s: State | null, path?: string): Promise<{ text: string | null; note: string | null }> {
   if (s === null) return { text: "", note: null };
@@ -721,7 +759,7 @@ async function side(s: State | null, path?: string): Promise<{ text: string | nu
   if (!s.sha256 && !s.oid) return { text: null, note: "no bytes recorded" };
   let c: Content;
   try {
-    c = await api<Content>("/api/content", { sha256: s.sha256, oid: s.oid });
+    c = await contentOf(s.sha256, s.oid);
   } catch (e) {
     // A snapshot's change set up to the work tree names the files as they are now, whose bytes no record keeps: read them from the work tree.
     if ((e as ApiError).status !== 404 || path === undefined) throw e;
