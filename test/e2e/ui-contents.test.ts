@@ -14,17 +14,17 @@ import { request, startUi } from "../ui-helpers.js";
  */
 
 const FILES = 24;
-const before = (i: number) => `export const v${i} = ${i};\n`;
-const after = (i: number) => `export const v${i} = ${i + 100};\n`;
+const was = (i: number) => `export const v${i} = ${i};\n`;
+const now = (i: number) => `export const v${i} = ${i + 100};\n`;
 
 describe("unwind ui: a page's contents in one request", () => {
   it("answers each state as /api/content does, with git's blobs in one batch; what is unknown is refused for its item alone", async () => {
     const files: Record<string, string> = {};
-    for (let i = 0; i < FILES; i++) files[`src/m${i}.ts`] = before(i);
+    for (let i = 0; i < FILES; i++) files[`src/m${i}.ts`] = was(i);
     const root = makeRepo(files);
     const S = "contents-aaaa-1111";
     claudeCall(root, S, "Bash", { command: "sed -i s/=/=1/ src/*.ts", description: "rewrite" }, () => {
-      for (let i = 0; i < FILES; i++) writeFileSync(join(root, `src/m${i}.ts`), after(i));
+      for (let i = 0; i < FILES; i++) writeFileSync(join(root, `src/m${i}.ts`), now(i));
     });
     // Every blob packed, as on a long-lived repository: none is a loose object the server reads itself.
     git(root, "repack", "-a", "-d", "-q");
@@ -38,7 +38,12 @@ describe("unwind ui: a page's contents in one request", () => {
       expect(cs.entries).toHaveLength(FILES);
       const sides = cs.entries.flatMap((e) => [e.pre, e.post]);
       const refs = sides.map((s) => `${s.sha256 ?? ""}:${s.oid ?? ""}`);
-      const catFiles = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => /\bcat-file\b/.test(l)).length : 0);
+      const catFiles = () =>
+        existsSync(log)
+          ? readFileSync(log, "utf8")
+              .split("\n")
+              .filter((l) => /\bcat-file\b/.test(l)).length
+          : 0;
 
       const start = catFiles();
       const batch = await get(`/api/contents?refs=${refs.join(",")}`);
@@ -46,7 +51,7 @@ describe("unwind ui: a page's contents in one request", () => {
       const texts = batch.json.contents.map((c: { text: string }) => c.text);
       const byPath = cs.entries.flatMap((e) => {
         const i = Number(/m(\d+)\.ts$/.exec(e.path)![1]);
-        return [before(i), after(i)];
+        return [was(i), now(i)];
       });
       expect(texts).toEqual(byPath);
       // The sizes a tree's entries lack, then the bytes: two git processes, whatever the page's length.
