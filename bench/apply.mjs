@@ -28,6 +28,8 @@ const ROUNDS = intEnv("BENCH_APPLY_REPS", 3);
 const BIG_FILES = process.env.BENCH_APPLY_BIG_FILES === "0" ? 0 : intEnv("BENCH_APPLY_BIG_FILES", 1000);
 const BIG_MIB = intEnv("BENCH_APPLY_BIG_MIB", 5);
 const SETTLE = process.env.BENCH_APPLY_SYNC !== "0";
+// BENCH_APPLY_ATTRIBUTES="* text eol=lf" (any .gitattributes text): the same case in a tree whose files git converts.
+const ATTRIBUTES = process.env.BENCH_APPLY_ATTRIBUTES ?? "";
 
 /** Writes out every dirty page and lets the disk go quiet, so the next step starts from files on disk. */
 function settle() {
@@ -46,6 +48,8 @@ export async function bench() {
   const original = (i) => `line ${i}\n`.repeat(20);
   for (let d = 0; d < dirs; d++) mkdirSync(join(repo, `d${d}`));
   for (let i = 0; i < FILES; i++) writeFileSync(join(repo, path(i)), original(i));
+  // A real repository's attributes: git converts every file (babel's `* text eol=lf`).
+  if (ATTRIBUTES) writeFileSync(join(repo, ".gitattributes"), ATTRIBUTES);
   git(repo, "add", "-A");
   git(repo, "commit", "-q", "-m", "original");
   const A = git(repo, "rev-parse", "HEAD");
@@ -72,7 +76,7 @@ export async function bench() {
   const worktree = tempDir("apply-wt");
   git(worktree, "clone", "-q", repo, ".");
   for (let i = 0; i < FILES; i++) writeFileSync(join(worktree, path(i)), `${original(i)}rewritten\n`);
-  console.log(`  repo      ${FILES} files in ${dirs} directories; one Bash call rewrote all of them`);
+  console.log(`  repo      ${FILES} files in ${dirs} directories; one Bash call rewrote all of them${ATTRIBUTES ? `; .gitattributes ${JSON.stringify(ATTRIBUTES)}` : ""}`);
   console.log(`  rounds    ${ROUNDS} after 1 warm-up; each: undo, redo, and git checkout of the same bytes both ways`);
   console.log(
     `  disk      ${SETTLE ? "sync and 0.5 s of quiet before each undo, redo and checkout: every step starts from files on disk" : "no sync between steps (BENCH_APPLY_SYNC=0): each step replaces files the last one left in the page cache"}\n`,

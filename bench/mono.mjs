@@ -23,6 +23,7 @@
 // in bench/apply.mjs.
 
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -37,6 +38,9 @@ const ROUNDS = intEnv("BENCH_MONO_REPS", 1);
 const DIRS = 200;
 const CACHE = process.env.BENCH_MONO_CACHE || os.tmpdir();
 const SESSION = "bench-mono-0000-0000-000000000000";
+// BENCH_MONO_ATTRIBUTES="* text eol=lf" (any .gitattributes text): a tree whose files git converts, as babel's are.
+const ATTRIBUTES = process.env.BENCH_MONO_ATTRIBUTES ?? "";
+const attrKey = ATTRIBUTES ? `-attr-${createHash("sha256").update(ATTRIBUTES).digest("hex").slice(0, 8)}` : "";
 const AUTHOR = { GIT_AUTHOR_NAME: "b", GIT_AUTHOR_EMAIL: "b@b", GIT_COMMITTER_NAME: "b", GIT_COMMITTER_EMAIL: "b@b" };
 
 const rel = (i) => `pkg${String(i % DIRS).padStart(3, "0")}/f${i}.ts`;
@@ -51,7 +55,7 @@ function settle() {
 
 /** The cached repository of n files (one commit), made on first use. */
 function cachedRepo(n) {
-  const dir = join(CACHE, `unwind-bench-mono-${n}`);
+  const dir = join(CACHE, `unwind-bench-mono-${n}${attrKey}`);
   if (existsSync(join(dir, ".ready"))) return dir;
   const t0 = performance.now();
   const tmp = `${dir}.tmp-${process.pid}`;
@@ -59,6 +63,7 @@ function cachedRepo(n) {
   mkdirSync(tmp, { recursive: true });
   for (let d = 0; d < DIRS; d++) mkdirSync(join(tmp, `pkg${String(d).padStart(3, "0")}`));
   for (let i = 0; i < n; i++) writeFileSync(join(tmp, rel(i)), original(i));
+  if (ATTRIBUTES) writeFileSync(join(tmp, ".gitattributes"), ATTRIBUTES);
   run("git", ["init", "-q", "-b", "main"], { cwd: tmp });
   run("git", [...GIT, "-c", "core.bigFileThreshold=1", "add", "-A"], { cwd: tmp });
   run("git", [...GIT, "commit", "-q", "-m", "original"], { cwd: tmp, env: AUTHOR });
@@ -208,6 +213,7 @@ function one(n) {
 export async function bench() {
   console.log("one shell call over a whole monorepo: capture, undo, redo (issue 35)");
   console.log(`  sizes     ${SIZES.join(", ")} files; ${ROUNDS} round(s) of undo, redo and git checkout each; sync and 0.5 s of quiet before each`);
+  if (ATTRIBUTES) console.log(`  .gitattributes ${JSON.stringify(ATTRIBUTES)}: git converts every file`);
   const all = SIZES.map(one);
   console.log("\n  summary (ratios against baselines of the same run)");
   console.log("  files     post hook  finished  /git add   closed  undo /checkout  redo /checkout  peak undo  redo   dry run");
