@@ -200,7 +200,8 @@ describe("unwind ui in a browser", () => {
     // Control: a capture changes the stamp, and the page reads the timeline again.
     claudeCall(root, "0dd0dd00-agent-four", "Write", { file_path: join(root, "docs/four.md"), content: "# four\n" }, () => write(root, "docs/four.md", "# four\n"));
     await p.locator(".row.session", { hasText: "0dd0dd00-agent-four" }).waitFor({ timeout: 10_000 });
-    expect(asked.length).toBe(2);
+    // Once for the call's pre and once for its post where the stream polled between them (a loaded machine): more than once, either way.
+    expect(asked.length).toBeGreaterThan(1);
     await ctx.close();
   });
 
