@@ -3,7 +3,7 @@ import { listSnapshots } from "../capture/snapshot.js";
 import type { Context } from "../repo/context.js";
 import { Cas } from "../store/cas.js";
 import { acknowledgeErrors, unacknowledgedErrors, type LoggedError } from "../store/error-log.js";
-import { readJournal, type JournalRecord } from "../store/journal.js";
+import { journalCensus, type JournalCensus } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
 import { dirBytes } from "../sys/files.js";
@@ -81,19 +81,16 @@ function hookHealth(ctx: Context): HookHealth[] {
 }
 
 /** Imported calls, and those of them in sessions the hooks recorded too: calls the hooks missed. */
-function importedCalls(records: readonly JournalRecord[]): StatusReport["imported"] {
-  const hooked = new Set(records.filter((r) => !r.imported).map((r) => r.session));
-  const calls = new Set<string>();
-  const missed = new Set<string>();
+function importedCalls(journal: JournalCensus | null): StatusReport["imported"] {
+  if (!journal) return { calls: 0, sessions: 0, missedByHooks: 0 };
   const sessions = new Set<string>();
-  for (const r of records) {
-    if (!r.imported) continue;
-    const k = `${r.session}\0${r.call}`;
-    calls.add(k);
-    sessions.add(r.session);
-    if (hooked.has(r.session)) missed.add(k);
+  let missed = 0;
+  for (const k of journal.imported) {
+    const session = k.slice(0, k.indexOf("\0"));
+    sessions.add(session);
+    if (journal.hooked.has(session)) missed++;
   }
-  return { calls: calls.size, sessions: sessions.size, missedByHooks: missed.size };
+  return { calls: journal.imported.size, sessions: sessions.size, missedByHooks: missed };
 }
 
 /** The store: size, sessions, snapshots and the capture errors not yet acknowledged; `ack` acknowledges them. */
@@ -101,7 +98,7 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
   const exists = existsSync(ctx.store);
   const snaps = exists ? await listSnapshots(ctx) : [];
   const receipts = exists ? [...new Receipts(ctx.store).heads()] : [];
-  const journal = exists ? readJournal(ctx.store) : { records: [], damaged: [] };
+  const journal = exists ? journalCensus(ctx.store) : null;
   const read = exists ? unacknowledgedErrors(ctx.store) : { errors: [], upTo: 0 };
   let errors = read.errors;
   let acknowledged = 0;
@@ -110,27 +107,33 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
     acknowledged = errors.length;
     errors = [];
   }
+  // One walk of the store for its size and its blobs.
   let blobs = 0;
-  if (exists) for (const _ of Cas.in(ctx.store).blobs()) blobs++;
+  const cas = Cas.in(ctx.store);
+  const bytes = exists
+    ? await dirBytes(ctx.store, (p) => {
+        if (cas.shaOf(p) !== null) blobs++;
+      })
+    : 0;
   return {
     root: ctx.root,
     store: ctx.store,
     mode: ctx.mode,
     exists,
-    bytes: exists ? await dirBytes(ctx.store) : 0,
+    bytes,
     blobs,
     snapshots: snaps.filter((s) => s.root === ctx.root).length,
     snapshotsAllWorktrees: snaps.length,
     receipts: receipts.length,
     runs: exists ? new Capsules(ctx).names().length : 0,
-    sessions: new Set(journal.records.map((r) => r.session)).size,
-    records: journal.records.length,
-    damagedRecords: journal.damaged.length,
+    sessions: journal?.sessions.size ?? 0,
+    records: journal?.records ?? 0,
+    damagedRecords: journal?.damaged ?? 0,
     errors: errors.slice(-5),
     errorCount: errors.length,
     acknowledged,
     hooks: hookHealth(ctx),
-    imported: importedCalls(journal.records),
+    imported: importedCalls(journal),
     fetched: await fetchedCount(ctx),
   };
 }

@@ -131,11 +131,18 @@ export class Cas {
 
   /** Every blob file, by its SHA-256 (temp files of a write in progress left out). */
   *blobs(): Generator<{ sha: string; path: string }> {
-    const root = join(this.dir, "sha256");
-    for (const p of walkFiles(root)) {
-      const rel = p.slice(root.length + 1).split(sep);
-      if (rel.length === 2 && !rel[1]!.endsWith(".tmp")) yield { sha: rel[0]! + rel[1]!, path: p };
+    for (const p of walkFiles(join(this.dir, "sha256"))) {
+      const sha = this.shaOf(p);
+      if (sha !== null) yield { sha, path: p };
     }
+  }
+
+  /** The SHA-256 a file of this CAS holds, by its path; null for anything else (a temp file of a write in progress, a file outside it). */
+  shaOf(path: string): string | null {
+    const root = join(this.dir, "sha256");
+    if (!path.startsWith(root + sep)) return null;
+    const rel = path.slice(root.length + 1).split(sep);
+    return rel.length === 2 && !rel[1]!.endsWith(".tmp") ? rel[0]! + rel[1]! : null;
   }
 
   sizeOnDisk(sha: string): number {

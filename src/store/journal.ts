@@ -269,7 +269,7 @@ export function readJournal(store: string, window?: JournalWindow): WindowRead {
     for (const d of read.damaged) damaged.push(d);
     // Facts are kept only under a key that vouches for the bytes they were worked out from.
     if (read.key !== "" && known?.key !== read.key) {
-      facts.set(f, factsOf(read.key, all));
+      facts.set(f, factsOf(read.key, all, read.whole.damaged.length + read.damaged.length));
       factsChanged = true;
     }
   }
@@ -304,28 +304,112 @@ interface JournalFacts {
   calls: string;
   tasks: string[];
   runs: string[];
+  /** What `unwind status` counts (`journalCensus`): its records, its damaged lines, the sessions with a hooked record, the imported calls (session, call). */
+  records: number;
+  damaged: number;
+  hooked: string[];
+  imported: [string, string][];
 }
 
-const FACTS_VERSION = 3;
+const FACTS_VERSION = 4;
 
 function factsFile(store: string): string {
   return storePath(store, "cache", "journal-files.json");
 }
 
-function factsOf(key: string, records: readonly JournalRecord[]): JournalFacts {
+function factsOf(key: string, records: readonly JournalRecord[], damaged: number): JournalFacts {
   let last = "";
   const sessions = new Set<string>();
   const calls = new Set<string>();
   const tasks = new Set<string>();
   const runs = new Set<string>();
+  const hooked = new Set<string>();
+  const imported = new Map<string, [string, string]>();
   for (const r of records) {
     if (r.at > last) last = r.at;
     sessions.add(r.session);
     calls.add(r.call);
     if (r.task !== undefined) tasks.add(r.task);
     if (r.run !== undefined) runs.add(r.run);
+    if (r.imported) imported.set(`${r.session}\0${r.call}`, [r.session, r.call]);
+    else hooked.add(r.session);
   }
-  return { key, sessions: [...sessions], last, open: anyOpen(records), calls: bloomOf(calls), tasks: [...tasks], runs: [...runs] };
+  return {
+    key,
+    sessions: [...sessions],
+    last,
+    open: anyOpen(records),
+    calls: bloomOf(calls),
+    tasks: [...tasks],
+    runs: [...runs],
+    records: records.length,
+    damaged,
+    hooked: [...hooked],
+    imported: [...imported.values()],
+  };
+}
+
+/** What `unwind status` says of the journal: the whole of it, counted. */
+export interface JournalCensus {
+  sessions: Set<string>;
+  records: number;
+  damaged: number;
+  /** Sessions with a record the hooks wrote (not imported). */
+  hooked: Set<string>;
+  /** Imported calls, as `session\0call`. */
+  imported: Set<string>;
+}
+
+/**
+ * The journal counted, each file from its facts where they vouch for the
+ * bytes it holds now (its stat is the one they were worked out under), the
+ * others read: `unwind status` on a long record, and the UI's status bar,
+ * which before parsed and checked every record each time.
+ */
+export function journalCensus(store: string): JournalCensus {
+  const out: JournalCensus = { sessions: new Set(), records: 0, damaged: 0, hooked: new Set(), imported: new Set() };
+  const dir = journalDir(store);
+  if (!existsSync(dir)) return out;
+  const was = readCache.get(dir) ?? new Map<string, FileRead>();
+  const kept = new Map<string, FileRead>();
+  const facts = loadFacts(store);
+  let factsChanged = false;
+  const names = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
+  for (const f of names) {
+    const path = join(dir, f);
+    const before = Date.now();
+    const st = statSync(path, { bigint: true });
+    const key = `${st.size} ${st.ino} ${st.mtimeNs} ${st.ctimeNs}`;
+    let x = facts.get(f);
+    const parsed = was.get(f);
+    if (x?.key !== key) {
+      let read = parsed;
+      if (read?.key !== key) {
+        const bytes = readFileSync(path);
+        read = readBytes(f, bytes, read, BigInt(bytes.length) === st.size && settled(st, before) ? key : "");
+      }
+      kept.set(f, read);
+      x = factsOf(read.key, [...read.whole.records, ...read.records], read.whole.damaged.length + read.damaged.length);
+      if (read.key !== "") {
+        facts.set(f, x);
+        factsChanged = true;
+      }
+    } else if (parsed) kept.set(f, parsed);
+    out.records += x.records;
+    out.damaged += x.damaged;
+    for (const s of x.sessions) out.sessions.add(s);
+    for (const s of x.hooked) out.hooked.add(s);
+    for (const [s, c] of x.imported) out.imported.add(`${s}\0${c}`);
+  }
+  readCache.set(dir, kept);
+  const present = new Set(names);
+  for (const f of [...facts.keys()]) {
+    if (present.has(f)) continue;
+    facts.delete(f);
+    factsChanged = true;
+  }
+  if (factsChanged) saveFacts(store, facts);
+  return out;
 }
 
 /**
@@ -400,7 +484,21 @@ function loadFacts(store: string): Map<string, JournalFacts> {
     if (doc.v !== FACTS_VERSION) return out;
     for (const [f, x] of Object.entries(doc.files)) {
       const strings = (a: unknown) => Array.isArray(a) && a.every((v) => typeof v === "string");
-      if (typeof x.key === "string" && typeof x.last === "string" && typeof x.open === "boolean" && typeof x.calls === "string" && strings(x.sessions) && strings(x.tasks) && strings(x.runs))
+      const pairs = (a: unknown) => Array.isArray(a) && a.every((v) => Array.isArray(v) && v.length === 2 && strings(v));
+      const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+      if (
+        typeof x.key === "string" &&
+        typeof x.last === "string" &&
+        typeof x.open === "boolean" &&
+        typeof x.calls === "string" &&
+        strings(x.sessions) &&
+        strings(x.tasks) &&
+        strings(x.runs) &&
+        count(x.records) &&
+        count(x.damaged) &&
+        strings(x.hooked) &&
+        pairs(x.imported)
+      )
         out.set(f, x);
     }
   } catch {

@@ -22,11 +22,12 @@ export function* walkFiles(dir: string): Generator<string> {
 }
 
 /**
- * The bytes of every file under `dir`. Asked of the file system in batches
+ * The bytes of every file under `dir` (`each` is shown each file's path as
+ * the walk passes it). Asked of the file system in batches
  * off the main thread: a store holds tens of thousands of blobs, and a
  * long-lived server (the UI's status bar) must go on answering meanwhile.
  */
-export async function dirBytes(dir: string): Promise<number> {
+export async function dirBytes(dir: string, each?: (path: string) => void): Promise<number> {
   let n = 0;
   let batch: Promise<number>[] = [];
   const settle = async () => {
@@ -34,6 +35,7 @@ export async function dirBytes(dir: string): Promise<number> {
     batch = [];
   };
   for (const p of walkFiles(dir)) {
+    each?.(p);
     // One that vanished meanwhile counts nothing.
     batch.push(
       lstat(p).then(

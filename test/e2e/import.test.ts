@@ -116,7 +116,7 @@ describe("unwind import --claude", () => {
     expect(read(root, "keep.txt")).toBe("a person's edit\n");
   });
 
-  it("adds only the calls the hooks missed, and status points them out", () => {
+  it("adds only the calls the hooks missed, and status points them out", async () => {
     const root = makeRepo(BEFORE);
     const { env } = claudeDir(root);
     // The hooks caught the first Write (its real tool-use id), then stopped firing.
@@ -147,6 +147,10 @@ describe("unwind import --claude", () => {
     expect(s.missedByHooks).toBe(4);
     const status = unwind(root, ["status"]);
     expect(status.stdout).toContain("4 call(s) imported that hooks missed");
+    expect(unwind(root, ["status", "--json"]).json.imported).toEqual({ calls: 4, sessions: 1, missedByHooks: 4 });
+    // Once the journal has settled, status counts it from each file's facts (src/store/journal.ts): the same figures.
+    await new Promise((r) => setTimeout(r, 2300));
+    expect(unwind(root, ["status", "--json"]).json.imported).toEqual({ calls: 4, sessions: 1, missedByHooks: 4 });
     expect(unwind(root, ["status", "--json"]).json.imported).toEqual({ calls: 4, sessions: 1, missedByHooks: 4 });
 
     const undo = unwind(root, ["undo", "--session", SESSION, "--json"]);
