@@ -1,5 +1,5 @@
 import { storePath } from "../domain/store-layout.js";
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
+import { type BigIntStats, closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync, fsyncSync, unlinkSync } from "node:fs";
 import { writeFileAtomic } from "../sys/atomic.js";
 import { sha256 } from "../domain/hash.js";
 import { join } from "node:path";
@@ -241,9 +241,8 @@ export function readJournal(store: string, window?: JournalWindow): WindowRead {
     .sort();
   for (const f of names) {
     const path = join(dir, f);
-    const before = Date.now();
-    const st = statSync(path, { bigint: true });
-    const key = `${st.size} ${st.ino} ${st.mtimeNs} ${st.ctimeNs}`;
+    const seen = statOf(path);
+    const key = seen.key;
     const known = facts.get(f);
     if (window && known?.key === key && !known.open && known.last < window.since && !known.sessions.some((s) => window.sessions.has(s))) {
       for (const s of known.sessions) sessions.add(s);
@@ -253,12 +252,7 @@ export function readJournal(store: string, window?: JournalWindow): WindowRead {
       left.push(known);
       continue;
     }
-    let read = was.get(f);
-    if (read?.key !== key) {
-      const bytes = readFileSync(path);
-      // Bytes that are not the ones stat saw (an append in between) are not vouched for by it.
-      read = readBytes(f, bytes, read, BigInt(bytes.length) === st.size && settled(st, before) ? key : "");
-    }
+    const read = readAsSeen(f, path, was.get(f), seen);
     kept.set(f, read);
     const all = [...read.whole.records, ...read.records];
     for (const r of all) {
@@ -274,12 +268,7 @@ export function readJournal(store: string, window?: JournalWindow): WindowRead {
     }
   }
   readCache.set(dir, kept);
-  const present = new Set(names);
-  for (const f of [...facts.keys()]) {
-    if (present.has(f)) continue;
-    facts.delete(f);
-    factsChanged = true;
-  }
+  if (dropGone(facts, names)) factsChanged = true;
   if (factsChanged && window?.keepFacts) saveFacts(store, facts);
   records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return { records, damaged, sessions, skipped: left.length, unread };
@@ -377,17 +366,11 @@ export function journalCensus(store: string): JournalCensus {
   const names = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
   for (const f of names) {
     const path = join(dir, f);
-    const before = Date.now();
-    const st = statSync(path, { bigint: true });
-    const key = `${st.size} ${st.ino} ${st.mtimeNs} ${st.ctimeNs}`;
+    const seen = statOf(path);
     let x = facts.get(f);
     const parsed = was.get(f);
-    if (x?.key !== key) {
-      let read = parsed;
-      if (read?.key !== key) {
-        const bytes = readFileSync(path);
-        read = readBytes(f, bytes, read, BigInt(bytes.length) === st.size && settled(st, before) ? key : "");
-      }
+    if (x?.key !== seen.key) {
+      const read = readAsSeen(f, path, parsed, seen);
       kept.set(f, read);
       x = factsOf(read.key, [...read.whole.records, ...read.records], read.whole.damaged.length + read.damaged.length);
       if (read.key !== "") {
@@ -402,14 +385,36 @@ export function journalCensus(store: string): JournalCensus {
     for (const [s, c] of x.imported) out.imported.add(`${s}\0${c}`);
   }
   readCache.set(dir, kept);
+  if (dropGone(facts, names)) factsChanged = true;
+  if (factsChanged) saveFacts(store, facts);
+  return out;
+}
+
+/** A journal file's stat, as the key its parse and its facts are kept under, and when it was taken. */
+function statOf(path: string): { key: string; st: BigIntStats; before: number } {
+  const before = Date.now();
+  const st = statSync(path, { bigint: true });
+  return { key: `${st.size} ${st.ino} ${st.mtimeNs} ${st.ctimeNs}`, st, before };
+}
+
+/** The file's parse as `seen` found it: the one kept where it is of that stat, else read now. */
+function readAsSeen(f: string, path: string, kept: FileRead | undefined, seen: ReturnType<typeof statOf>): FileRead {
+  if (kept?.key === seen.key) return kept;
+  const bytes = readFileSync(path);
+  // Bytes that are not the ones stat saw (an append in between) are not vouched for by it.
+  return readBytes(f, bytes, kept, BigInt(bytes.length) === seen.st.size && settled(seen.st, seen.before) ? seen.key : "");
+}
+
+/** Drops the facts of files no longer in the journal; whether any were. */
+function dropGone(facts: Map<string, JournalFacts>, names: readonly string[]): boolean {
   const present = new Set(names);
+  let dropped = false;
   for (const f of [...facts.keys()]) {
     if (present.has(f)) continue;
     facts.delete(f);
-    factsChanged = true;
+    dropped = true;
   }
-  if (factsChanged) saveFacts(store, facts);
-  return out;
+  return dropped;
 }
 
 /**
