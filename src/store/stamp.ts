@@ -19,7 +19,7 @@ export function recordStamp(ctx: Context): string {
   const add = (dir: string, withSize: boolean) => {
     let names: string[];
     try {
-      names = readdirSync(dir, { recursive: true }) as string[];
+      names = namesUnder(dir);
     } catch {
       h.update(`${dir}\0-\n`);
       return;
@@ -39,6 +39,23 @@ export function recordStamp(ctx: Context): string {
   add(storePath(ctx.store, "baselines"), true);
   add(storePath(ctx.store, "runs"), true);
   return h.digest("hex").slice(0, 32);
+}
+
+/**
+ * Every name under `dir`, folders and their contents, relative to it,
+ * without following a link: read from the directory entries' own types,
+ * where Node's recursive `readdirSync` stats each entry (and follows links
+ * to folders): 2,004 snapshot refs took it 17-40 ms, 1-2 ms this way, for a
+ * stamp a live view takes every second.
+ */
+function namesUnder(dir: string, rel = ""): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(rel ? join(dir, rel) : dir, { withFileTypes: true })) {
+    const name = rel ? join(rel, e.name) : e.name;
+    out.push(name);
+    if (e.isDirectory()) for (const n of namesUnder(dir, name)) out.push(n);
+  }
+  return out;
 }
 
 function sizeOf(p: string): string {
