@@ -15,6 +15,9 @@
 //   caller doing the same by hand would run), each snapshot checked to have
 //   been told by the watcher
 //   one snapshot without the watcher, against one `git status`
+//   the same watched call in a one-file repository, in the same rounds: on a
+//   machine where Node's own start is slow it is most of the call, and the
+//   difference is what the million files cost
 //
 // The call is checked from the journal: its pre and post tree records, and
 // the post's snapshot holding what git writes of the work tree.
@@ -116,6 +119,7 @@ export async function bench() {
   console.log(`  repo      ${FILES} files in ${Math.ceil(FILES / PER_DIR)} directories, ${madeMs ? `generated now in ${(madeMs / 1000).toFixed(0)} s` : "from the cache"} (${repo})`);
   reset(repo);
   const store = join(repo, ".git", "unwind");
+  let tiny = null;
   try {
     // The store and its private index exist before the watcher starts, as after a session's first call.
     const first = run("node", [UNWIND, "snapshot"], { cwd: repo }).ms;
@@ -131,13 +135,14 @@ export async function bench() {
     const transcript = join(tempDir("huge-home"), `${SESSION}.jsonl`);
     let n = 0;
     // The hook as `unwind init` installs it (src/capture/harness/setup.ts): its Node never reads NODE_EXTRA_CA_CERTS.
-    const hook = (event, id) => {
-      const input = JSON.stringify({ ...fixture(event), session_id: SESSION, transcript_path: transcript, cwd: repo, tool_use_id: id });
-      const r = run("env", ["-u", "NODE_EXTRA_CA_CERTS", "node", UNWIND, "hook", "claude"], { cwd: repo, input, env: BASE_ENV });
+    const hook = (event, id, at = repo) => {
+      const input = JSON.stringify({ ...fixture(event), session_id: SESSION, transcript_path: transcript, cwd: at, tool_use_id: id });
+      const r = run("env", ["-u", "NODE_EXTRA_CA_CERTS", "node", UNWIND, "hook", "claude"], { cwd: at, input, env: BASE_ENV });
       if (r.stdout !== "") throw new Error(`the hook printed ${JSON.stringify(r.stdout)}`);
-      scans.push(scan());
+      scans.push(at === repo ? scan() : watchScan(join(at, ".git", "unwind")));
       return r.ms;
     };
+    tiny = tinyRepo();
     const ids = [];
     const commands = {
       status: {
@@ -157,6 +162,15 @@ export async function bench() {
           const pre = hook("pre", id);
           modify(repo); // what the shell command did
           return pre + hook("post", id);
+        },
+      },
+      tiny: {
+        label: "the same call, a one-file repository",
+        time() {
+          const id = `toolu_01tiny${String(n++).padStart(14, "0")}`;
+          const pre = hook("pre", id, tiny);
+          writeFileSync(join(tiny, "a.ts"), `// edit ${n}\n`);
+          return pre + hook("post", id, tiny);
         },
       },
     };
@@ -184,11 +198,29 @@ export async function bench() {
     console.log(
       `  watched Bash call / two git status         ${(med.call / med.status).toFixed(3).padStart(6)}x   [${pairedRatio(samples, "call", "status").toFixed(3)}x]   (${(med.call / 1000).toFixed(2)} s against ${(med.status / 1000).toFixed(2)} s)`,
     );
+    console.log(
+      `  watched Bash call / the same, one file       ${(med.call / med.tiny).toFixed(3).padStart(6)}x   [${pairedRatio(samples, "call", "tiny").toFixed(3)}x]   (${((med.call - med.tiny) / 1000).toFixed(3)} s more)`,
+    );
     console.log(`  unwatched snapshot / git status            ${(med2.unwatched / med2.status).toFixed(3).padStart(6)}x   [${pairedRatio(samples2, "unwatched", "status").toFixed(3)}x]`);
     console.log(`  (check: ${scans.length} hook snapshots, each told by the watcher; ${ids.length} calls, each closed by its own post; the last post's tree equal to git's own)`);
   } finally {
+    if (tiny) run("node", [UNWIND, "watch", "stop"], { cwd: tiny });
     reset(repo);
   }
+}
+
+/** A one-file repository with its store and a watcher running, as `repo` has, its first full scan taken. */
+function tinyRepo() {
+  const dir = tempDir("huge-tiny");
+  run("git", ["init", "-q", "-b", "main"], { cwd: dir });
+  gitConfig(dir);
+  writeFileSync(join(dir, "a.ts"), "export const a = 1;\n");
+  run("git", ["add", "a.ts"], { cwd: dir });
+  run("git", ["commit", "-qm", "one file"], { cwd: dir });
+  run("node", [UNWIND, "snapshot"], { cwd: dir });
+  run("node", [UNWIND, "watch", "start"], { cwd: dir });
+  run("node", [UNWIND, "snapshot"], { cwd: dir });
+  return dir;
 }
 
 /** Each call has its pre and its own post tree record, and the last post's snapshot holds what git writes of the work tree. */
