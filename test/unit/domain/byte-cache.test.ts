@@ -54,4 +54,29 @@ describe("ByteCache: reuse within a budget", () => {
     expect(fill(0)).toHaveLength(20);
     expect(fill(90)).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
   });
+  it("a key set again is the newest: the oldest other goes first (negative control: left alone, it goes first)", () => {
+    const evicted = (again: boolean) => {
+      const c = new ByteCache(100);
+      for (const k of ["a", "b", "c", "d"]) c.set(k, bytes(25));
+      if (again) c.set("a", bytes(25));
+      c.set("e", bytes(25));
+      return ["a", "b", "c", "d", "e"].filter((k) => !c.has(k));
+    };
+    expect(evicted(false)).toEqual(["a"]);
+    expect(evicted(true)).toEqual(["b"]);
+  });
+  it("through many thousands of sets, deletes and sets again, keeps the newest that fit and counts them right", () => {
+    const c = new ByteCache(1000, 250, 0);
+    for (let i = 0; i < 20_000; i++) {
+      c.set(`k${i}`, bytes(10, i & 0xff));
+      if (i % 3 === 0) c.delete(`k${i - 1}`);
+      if (i % 7 === 0) c.set(`k${i - 2}`, bytes(10, 7));
+    }
+    const held = [...Array(20_000).keys()].filter((i) => c.has(`k${i}`));
+    expect(c.size).toBe(held.length * 10);
+    expect(held.length).toBe(100);
+    // The newest held is the last set; nothing older than the newest evicted one but what was set again.
+    expect(held.at(-1)).toBe(19_999);
+    expect(held.every((i) => i >= 19_800)).toBe(true);
+  });
 });
