@@ -13,6 +13,7 @@
 //   task      a 5,000-path task: change set and undo plan       (task.mjs)
 //   mcp       unwind mcp start-up: initialize, tools/list       (mcp.mjs)
 //   ui        unwind ui start-up: the URL, the first timeline   (ui.mjs)
+//   cache     the reuse cache through a full budget vs a Map   (cache.mjs)
 //   apply     undo and redo of 10,000 paths vs git checkout,    (apply.mjs)
 //             their plan vs git diff --raw, and peak memory (also of 1,000 files of 5 MiB)
 //   share     unwind push / fetch of a 1,000-call session vs   (share.mjs)
@@ -55,7 +56,7 @@
 
 import { cleanup, machineFacts } from "./lib.mjs";
 
-const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "apply", "share", "mono", "huge", "record"];
+const SUITE = ["snapshot", "hook", "bash", "watch", "wide", "store", "task", "mcp", "ui", "cache", "apply", "share", "mono", "huge", "record"];
 
 const only = (process.env.BENCH_ONLY ?? "")
   .split(",")
