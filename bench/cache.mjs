@@ -7,30 +7,12 @@
 // in the same run (the least a bounded cache costs). No target: the ratio
 // must stay flat as the sets grow.
 
-import { build } from "esbuild";
-import { join } from "node:path";
-import { ROOT, intEnv, standalone } from "./lib.mjs";
+import { importSource, intEnv, medianTime, standalone } from "./lib.mjs";
 
 const REPS = intEnv("BENCH_CACHE_REPS", 5);
 
-/** The cache and its real budget, bundled from the source in memory (the library does not export them). */
-async function load() {
-  const out = await build({ entryPoints: [join(ROOT, "src/domain/byte-cache.ts")], bundle: true, write: false, format: "esm", platform: "node", logLevel: "warning" });
-  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
-}
-
-function median(fn) {
-  const t = [];
-  for (let i = 0; i < REPS; i++) {
-    const t0 = performance.now();
-    fn();
-    t.push(performance.now() - t0);
-  }
-  return t.sort((a, b) => a - b)[Math.floor(t.length / 2)];
-}
-
 export async function bench() {
-  const { ByteCache, REUSE_BUDGET, REUSE_MAX_ITEM, REUSE_PER_ENTRY } = await load();
+  const { ByteCache, REUSE_BUDGET, REUSE_MAX_ITEM, REUSE_PER_ENTRY } = await importSource("src/domain/byte-cache.ts");
   const data = Buffer.alloc(100); // a source file's bytes, as a monorepo's are
   const key = (i) => `git\0${i.toString(16).padStart(40, "0")}`;
   const fits = Math.floor(REUSE_BUDGET / (data.length + REUSE_PER_ENTRY));
@@ -38,17 +20,17 @@ export async function bench() {
   console.log("  sets      ByteCache   plain Map   ratio");
   for (const n of [50_000, 100_000, 200_000]) {
     const keys = Array.from({ length: n }, (_, i) => key(i));
-    const cache = median(() => {
+    const cache = medianTime(() => {
       const c = new ByteCache(REUSE_BUDGET, REUSE_MAX_ITEM, REUSE_PER_ENTRY);
       for (const k of keys) c.set(k, data);
-    });
-    const plain = median(() => {
+    }, REPS);
+    const plain = medianTime(() => {
       const m = new Map();
       for (let i = 0; i < n; i++) {
         if (i >= fits) m.delete(keys[i - fits]);
         m.set(keys[i], data);
       }
-    });
+    }, REPS);
     console.log(`  ${String(n).padStart(7)}  ${cache.toFixed(1).padStart(8)} ms ${plain.toFixed(1).padStart(8)} ms  ${(cache / plain).toFixed(1).padStart(5)}x`);
   }
 }

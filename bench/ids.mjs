@@ -7,17 +7,9 @@
 // same ids in the same run (the least any pass over them costs). No target:
 // it must stay a small multiple of that, n log n, never n squared.
 
-import { build } from "esbuild";
-import { ROOT, intEnv, standalone } from "./lib.mjs";
-import { join } from "node:path";
+import { importSource, intEnv, medianTime, standalone } from "./lib.mjs";
 
 const REPS = intEnv("BENCH_IDS_REPS", 5);
-
-/** The shortener, bundled from the source in memory (the library does not export it). */
-async function load() {
-  const out = await build({ entryPoints: [join(ROOT, "src/domain/ids.ts")], bundle: true, write: false, format: "esm", platform: "node", logLevel: "warning" });
-  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
-}
 
 const HEX = "0123456789abcdef";
 const B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -37,19 +29,9 @@ function ids(n, seed) {
   return { calls, sessions };
 }
 
-/** The median of REPS timings of `fn`, in ms. */
-function median(fn) {
-  const t = [];
-  for (let i = 0; i < REPS; i++) {
-    const t0 = performance.now();
-    fn();
-    t.push(performance.now() - t0);
-  }
-  return t.sort((a, b) => a - b)[Math.floor(t.length / 2)];
-}
-
 async function bench() {
-  const { shortIds } = await load();
+  // The shortener, bundled from the source (the library does not export it).
+  const { shortIds } = await importSource("src/domain/ids.ts");
   shortIds(ids(2_000, 1).calls); // compiled before the first timing
   console.log("  ids       kind      shortIds   Set build   ratio   longest tail");
   for (const n of [1_000, 10_000, 50_000]) {
@@ -57,10 +39,10 @@ async function bench() {
     for (const kind of ["calls", "sessions"]) {
       const list = set[kind];
       let longest = 0;
-      const short = median(() => {
+      const short = medianTime(() => {
         longest = Math.max(...[...shortIds(list).values()].map((s) => s.length));
-      });
-      const base = median(() => new Set(list));
+      }, REPS);
+      const base = medianTime(() => new Set(list), REPS);
       console.log(`  ${String(n).padStart(6)}    ${kind.padEnd(8)}  ${short.toFixed(1).padStart(7)} ms  ${base.toFixed(2).padStart(7)} ms  ${(short / base).toFixed(0).padStart(5)}x   ${longest}`);
     }
   }

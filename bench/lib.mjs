@@ -45,6 +45,24 @@ export const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+
+/** The median wall time of `reps` calls of `fn`, in ms. */
+export function medianTime(fn, reps) {
+  const t = [];
+  for (let i = 0; i < reps; i++) {
+    const t0 = performance.now();
+    fn();
+    t.push(performance.now() - t0);
+  }
+  return median(t);
+}
+
+/** A module of src/, bundled in memory and imported: what the library does not export, timed on its own. */
+export async function importSource(rel) {
+  const { build } = await import("esbuild");
+  const out = await build({ entryPoints: [join(ROOT, rel)], bundle: true, write: false, format: "esm", platform: "node", logLevel: "warning" });
+  return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
+}
 export const fmtMs = (ms) => `${ms.toFixed(1)} ms`;
 export const verdict = (ok) => (ok ? "PASS" : "MISS");
 export const fmtBytes = (n) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`);

@@ -186,16 +186,16 @@ function one(n) {
   for (let k = 0; k < PLAN_REPS && diffFailed === null; k++) {
     pd.plan.push(unwind(repo, ["undo", "--session", SESSION, "--dry-run", "-q"]).ms);
     settle();
-    const t0 = process.hrtime.bigint();
-    const d = spawnSync("git", [...GIT, "diff", "--raw"], { cwd: repo, env: { ...BASE_ENV, GIT_INDEX_FILE: diffIndex, GIT_OPTIONAL_LOCKS: "0" }, encoding: "utf8", maxBuffer: 1 << 30 });
-    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (d.status !== 0) {
-      diffFailed = `exited ${d.status}: ${d.stderr.trim().split("\n")[0]}`;
+    let d;
+    try {
+      d = run("git", [...GIT, "diff", "--raw"], { cwd: repo, env: { GIT_INDEX_FILE: diffIndex, GIT_OPTIONAL_LOCKS: "0" } });
+    } catch (e) {
+      diffFailed = e.message.split("\n")[0];
       break;
     }
     const seen = d.stdout.split("\n").filter(Boolean).length;
     if (seen !== n) throw new Error(`git diff --raw saw ${seen} changed paths, expected ${n}`);
-    pd.diff.push(ms);
+    pd.diff.push(d.ms);
   }
   const list = (xs) => xs.map((x) => (x / 1000).toFixed(2)).join(", ");
   console.log(`  dry run of the undo, -q                        ${(median(pd.plan) / 1000).toFixed(2).padStart(7)} s   (${list(pd.plan)})`);
