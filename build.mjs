@@ -21,7 +21,8 @@
 // The command line bundles are CommonJS, not ESM: Node's ESM loader costs a measurable share of a short
 // process's life (docs/design.md has the figures).
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { spawnSync } from "node:child_process";
 
@@ -29,7 +30,11 @@ import { spawnSync } from "node:child_process";
 rmSync("dist", { recursive: true, force: true });
 
 // Packages' ESM entries first: jsonc-parser's UMD entry loads its parts through a dynamic require a bundle cannot follow.
-const common = { bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning", mainFields: ["module", "main"] };
+// A hash of the sources: what a kept change set was folded by (src/store/changeset-cache.ts).
+const code = createHash("sha256");
+for (const f of readdirSync("src", { recursive: true }).sort()) if (/\.ts$/.test(f)) code.update(`${f}\0`).update(readFileSync(`src/${f}`));
+const define = { __UNWIND_CODE__: JSON.stringify(code.digest("hex").slice(0, 16)) };
+const common = { define, bundle: true, platform: "node", target: "node20", format: "cjs", sourcemap: "linked", logLevel: "warning", mainFields: ["module", "main"] };
 
 await build({ ...common, entryPoints: ["src/cli/main.ts"], outfile: "dist/unwind.cjs", external: ["./hook.cjs", "./mcp.cjs", "./watch.cjs", "./ui.cjs"] });
 // The man page, from the command table of the bundle just built (src/cli/describe.ts); package.json's `man` ships it.

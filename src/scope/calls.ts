@@ -13,6 +13,8 @@ import type { Context } from "../repo/context.js";
 import { readJournal, sessionFile, type JournalRecord, type WindowRead } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { recordStamp } from "../store/stamp.js";
+import { keepChangeSetOnDisk, readKeptChangeSet } from "../store/changeset-cache.js";
+import { recordKey } from "../store/record-index.js";
 import { acts } from "../domain/actions.js";
 import { pathMatcher } from "../domain/glob.js";
 import { stateNow } from "../capture/observe.js";
@@ -550,16 +552,23 @@ export interface JournalChangeSet {
 export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions): Promise<JournalChangeSet> {
   const key = `${keepsExecBits(ctx)}\0${JSON.stringify([scope.kind, scope.id, scope.session ?? null, opts.since ?? null, opts.paths ?? []])}`;
   const memo = memos.get(memoKey(ctx));
-  if (!memo) return foldChangeSet(ctx, scope, opts);
-  const before = recordStamp(ctx);
-  const kept = memo.get(key);
-  if (kept?.stamp === before) return structuredClone(kept.result);
+  const before = memo ? recordStamp(ctx) : null;
+  const kept = memo?.get(key);
+  if (kept && kept.stamp === before) return structuredClone(kept.result);
+  // Kept on disk for the next command (src/store/changeset-cache.ts); an undo folds the record itself, under the lock.
+  const diskKey = opts.close === "locked" ? null : recordKey(ctx.store, ctx.commonDir, ctx.root, "");
+  const onDisk = diskKey === null ? null : readKeptChangeSet<JournalChangeSet>(ctx.store, ctx.root, key, diskKey);
+  if (onDisk) return onDisk;
+  if (!memo && diskKey === null) return foldChangeSet(ctx, scope, opts);
   const seen = { open: true };
   const result = await foldChangeSet(ctx, scope, opts, seen);
   // Kept only if nothing was written meanwhile and no call here was open (an open call is closed by the tree as it is now).
-  if (recordStamp(ctx) === before && !seen.open) {
+  if (seen.open) return result;
+  // Written by `changes` alone (it may write the record, closing calls): a dry run changes nothing at all (SPEC section 3).
+  if (opts.close === "lock" && diskKey !== null && recordKey(ctx.store, ctx.commonDir, ctx.root, "") === diskKey) keepChangeSetOnDisk(ctx.store, ctx.root, key, diskKey, result);
+  if (memo && recordStamp(ctx) === before) {
     for (const [k, m] of memo) if (m.stamp !== before || k === key) memo.delete(k);
-    memo.set(key, { stamp: before, result: structuredClone(result) });
+    memo.set(key, { stamp: before!, result: structuredClone(result) });
     // The oldest go first, past a few scopes or a few hundred thousand paths; the newest is always kept.
     let paths = 0;
     for (const m of memo.values()) paths += m.result.cs.entries.length + m.result.touched.size;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeRepo, unwind, write } from "../helpers.js";
@@ -27,7 +27,12 @@ function setup(): { root: string; cache: string } {
   return { root, cache: join(root, ".git", "unwind", "cache", "pair-diffs.jsonl") };
 }
 
-const paths = (root: string) => unwind(root, ["changes", "--session", "s-cache", "--json"]).json.entries.map((e: { path: string }) => e.path);
+/** The session's paths as a fold reads them: no change set kept by the `changes` before (src/store/changeset-cache.ts). */
+const paths = (root: string) => {
+  const kept = join(root, ".git", "unwind", "cache");
+  for (const f of readdirSync(kept)) if (f.startsWith("changes-")) rmSync(join(kept, f));
+  return unwind(root, ["changes", "--session", "s-cache", "--json"]).json.entries.map((e: { path: string }) => e.path);
+};
 const plan = (root: string) => unwind(root, ["undo", "--session", "s-cache", "--dry-run", "--json"]).json;
 const sum = (body: string) => createHash("sha256").update(body).digest("hex").slice(0, 16);
 

@@ -1,0 +1,99 @@
+import { readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { deserialize, serialize } from "node:v8";
+import { sha256 } from "../domain/hash.js";
+import { storePath } from "../domain/store-layout.js";
+import { writeFileAtomic } from "../sys/atomic.js";
+import { mkdirPrivate } from "../sys/files.js";
+
+/**
+ * Change sets kept on disk between commands (docs/design.md, "The record
+ * at scale"): `unwind changes` of a session folds the whole record since
+ * the session began, a second at 10,000 calls, and a person asks for the
+ * same scope again (the list, then its patch, then the undo's preview).
+ *
+ * A cache, never a record, kept as the record index is
+ * (src/store/record-index.ts): under the record's key taken before the
+ * fold (`recordKey`: every journal file's stat, the receipt chain, the
+ * snapshot refs; none while a call is open), written only when the key is
+ * the same after the fold and the fold met no open call, and read only
+ * under that same key and the same build of unwind. A damaged file is
+ * ignored, never read. Nothing that writes the work tree reads it: an undo
+ * folds the record itself, under the lock (`journalChangeSet`).
+ */
+
+/** Set at build time to a hash of the sources (build.mjs): a kept change set is read only by the code that folded it. */
+declare const __UNWIND_CODE__: string | undefined;
+const CODE = typeof __UNWIND_CODE__ === "string" ? __UNWIND_CODE__ : "source";
+
+/** Kept files at most; the oldest go first. */
+const KEEP = 16;
+const PREFIX = "changes-";
+
+function fileOf(store: string, root: string, scopeKey: string): string {
+  return storePath(store, "cache", `${PREFIX}${sha256(`${root}\0${scopeKey}`).slice(0, 16)}.bin`);
+}
+
+interface Kept {
+  v: 1;
+  code: string;
+  key: string;
+  scopeKey: string;
+  /** The change set, serialized as `structuredClone` copies (Maps, Sets and Buffers come back as they were). */
+  body: Uint8Array;
+}
+
+/** The change set kept for `scopeKey` under the record's `key`; null when none is (absent, stale, another build's, or damaged). */
+export function readKeptChangeSet<T>(store: string, root: string, scopeKey: string, key: string): T | null {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(fileOf(store, root, scopeKey));
+  } catch {
+    return null;
+  }
+  // The sum guards against a torn or edited file: a damaged one is folded again, never read.
+  const nl = raw.indexOf(10);
+  if (nl !== 16 || raw.toString("latin1", 0, 16) !== sha256(raw.subarray(17)).slice(0, 16)) return null;
+  try {
+    const doc = deserialize(raw.subarray(17)) as Kept;
+    if (doc.v !== 1 || doc.code !== CODE || doc.key !== key || doc.scopeKey !== scopeKey) return null;
+    return deserialize(doc.body) as T;
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps a change set (temp file and rename, no fsync: a crash loses at most the cache); a failure to write is no failure of the command. */
+export function keepChangeSetOnDisk(store: string, root: string, scopeKey: string, key: string, value: unknown): void {
+  try {
+    const doc: Kept = { v: 1, code: CODE, key, scopeKey, body: serialize(value) };
+    const body = serialize(doc);
+    const dir = storePath(store, "cache");
+    mkdirPrivate(dir);
+    writeFileAtomic(fileOf(store, root, scopeKey), Buffer.concat([Buffer.from(`${sha256(body).slice(0, 16)}\n`, "latin1"), body]), { sync: false, mode: 0o600 });
+    prune(dir);
+  } catch {
+    /* a read-only store, a full disk: the next command folds again */
+  }
+}
+
+function prune(dir: string): void {
+  const kept = readdirSync(dir)
+    .filter((f) => f.startsWith(PREFIX) && f.endsWith(".bin"))
+    .flatMap((f) => {
+      try {
+        return [{ f, at: statSync(join(dir, f)).mtimeMs }];
+      } catch {
+        return [];
+      }
+    });
+  if (kept.length <= KEEP) return;
+  kept.sort((a, b) => b.at - a.at);
+  for (const { f } of kept.slice(KEEP)) {
+    try {
+      unlinkSync(join(dir, f));
+    } catch {
+      /* another command pruned it */
+    }
+  }
+}
