@@ -298,20 +298,19 @@ async function outsideBears(
     if (earliest > from) late.push(p);
   }
   if (late.length === 0) return false;
-  // Ignored or nested first (one check for all of them), then whether the snapshot tracks those few anyway.
-  const nested = insideNestedRepository(ctx.root);
-  const ignored = await ignoredUnder(
-    ctx,
-    first,
-    late.filter((p) => !nested(p)),
-  );
-  const unseen = [...late.filter(nested), ...ignored].filter((p) => !first.toolarge?.[p]);
-  for (let i = 0; i < unseen.length; i += 1000) {
-    const chunk = unseen.slice(i, i + 1000);
+  // A path the first snapshot tracks is seen there whatever the rules say: asked first (one ls-tree a thousand),
+  // so the ignore check (an ls-tree, a scratch repository and a check-ignore) runs only for the few it lacks.
+  const unheld: RepoPath[] = [];
+  for (let i = 0; i < late.length; i += 1000) {
+    const chunk = late.slice(i, i + 1000);
     const held = await treeStates(ctx, first.tree, chunk);
-    if (chunk.some((p) => !held.has(p as RepoPath))) return true;
+    for (const p of chunk) if (!held.has(p) && !first.toolarge?.[p]) unheld.push(p);
   }
-  return false;
+  if (unheld.length === 0) return false;
+  // Ignored or nested: no snapshot sees it.
+  const nested = insideNestedRepository(ctx.root);
+  if (unheld.some(nested)) return true;
+  return (await ignoredUnder(ctx, first, unheld)).length > 0;
 }
 
 /** Up to this many bearing paths, a kept pair diff whose text names none of them is not parsed (src/store/pair-diffs.ts). */

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BIN, makeRepo, unwind, write } from "../helpers.js";
+import { BIN, git, makeRepo, unwind, write } from "../helpers.js";
 import { claudePayload, hook } from "../journal-helpers.js";
 
 /*
@@ -140,5 +140,18 @@ describe("a session's fold reads the part of the record that can bear on it", ()
     call(tracked, "later", "toolu_l1", "Write", { file_path: join(tracked, "app.txt"), content: "3\n" }, () => write(tracked, "app.txt", "3\n"));
     expect(changed(tracked, ["--session", "shell"])).toEqual(["modified app.txt"]);
     expect(journalsOpened(tracked, ["changes", "--session", "shell", "--json"]).opened).not.toContain(journalOf(tracked, "writer"));
+  });
+
+  it("a file inside a nested repository first captured in an old journal: the whole record is read, as for an ignored one", async () => {
+    const root = makeRepo({ "top.txt": "0\n" });
+    git(root, "init", "-q", "sub");
+    write(root, "sub/x.txt", "0\n");
+    call(root, "writer", "toolu_w1", "Write", { file_path: join(root, "sub/x.txt"), content: "1\n" }, () => write(root, "sub/x.txt", "1\n"));
+    await settle();
+    // No snapshot of the outer tree sees inside sub/: only the captures place the shell call's change.
+    call(root, "shell", "toolu_s1", "Bash", { command: "echo 2 > sub/x.txt", description: "x" }, () => write(root, "sub/x.txt", "2\n"));
+    call(root, "later", "toolu_l1", "Write", { file_path: join(root, "sub/x.txt"), content: "3\n" }, () => write(root, "sub/x.txt", "3\n"));
+    expect(journalsOpened(root, ["changes", "--session", "shell", "--json"]).opened).toContain(journalOf(root, "writer"));
+    expect(changed(root, ["--session", "shell"])).toEqual(["modified sub/x.txt"]);
   });
 });
