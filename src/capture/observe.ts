@@ -18,8 +18,16 @@ export function looksText(data: Buffer): boolean {
   return !data.subarray(0, 8000).includes(0);
 }
 
+/**
+ * A whole number as V8's small integer where it is one. Stats hands every
+ * field over as a boxed double, and a field that ever held one keeps every
+ * object of that shape's value boxed: 16 bytes more a field, seven fields a
+ * stamp, at 100,000 paths 11 MB of a plan's live heap.
+ */
+const small = (n: number): number => ((n | 0) === n ? n | 0 : n);
+
 function stampOf(st: Stats): Stamp {
-  return { dev: st.dev, ino: st.ino, mode: st.mode, nlink: st.nlink, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
+  return { dev: small(st.dev), ino: small(st.ino), mode: small(st.mode), nlink: small(st.nlink), size: small(st.size), mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
 }
 
 /**
@@ -115,12 +123,12 @@ function observeIn(
       // Over the cap, undo refuses the path by its size alone: its bytes (GiBs, maybe) are not read, and its
       // hash, left empty, matches no record.
       if (opts.unreadOver !== undefined && fst.size > opts.unreadOver)
-        return { kind: "file", mode: modeOf(fst), size: fst.size, nlink: fst.nlink, sha256: "" as Sha256, text: false, stamp: stampOf(fst) };
+        return { kind: "file", mode: modeOf(fst), size: small(fst.size), nlink: small(fst.nlink), sha256: "" as Sha256, text: false, stamp: stampOf(fst) };
       const data = readFileBriefly(fd, fst.size); // used before the next read, or copied to be kept
       const sha = sha256(data);
       opts.keep?.set(keptKey(rel, sha), Buffer.from(data));
       const oid = opts.oid ? { oid: blobOid(data, format) } : {};
-      return { kind: "file", mode: modeOf(fst), size: fst.size, nlink: fst.nlink, sha256: sha, ...oid, text: looksText(data), stamp: stampOf(fst) };
+      return { kind: "file", mode: modeOf(fst), size: small(fst.size), nlink: small(fst.nlink), sha256: sha, ...oid, text: looksText(data), stamp: stampOf(fst) };
     } finally {
       closeSync(fd);
     }
