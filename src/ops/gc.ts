@@ -11,6 +11,7 @@ import { dropKept, keptRefs } from "../store/kept.js";
 import { loadConfig, parseDuration } from "../store/config.js";
 import { pruneJournal } from "../store/journal.js";
 import { pairDiffsFile } from "../store/pair-diffs.js";
+import { dropKeptChangeSets } from "../store/changeset-cache.js";
 import { withLock } from "../store/lock.js";
 import { Receipts } from "../store/receipts.js";
 import { Capsules } from "../store/capsules.js";
@@ -116,6 +117,8 @@ export async function gc(ctx: Context, opts: { ttl?: string | undefined; dryRun?
     }
     // The diffs of snapshot pairs: a cache that may name snapshots just dropped; the next long fold asks git again.
     if (!dryRun && oldSnaps.length > 0) rmSync(pairDiffsFile(ctx.store), { force: true });
+    // Kept change sets (up to 64 MiB): a cache, folded again on the next `changes`; gc frees their bytes.
+    if (!dryRun) dropKeptChangeSets(ctx.store);
     // Private indexes of removed worktrees: a cache, dropped whatever its age.
     const orphans = orphanIndexes(ctx);
     if (!dryRun) for (const o of orphans) await dropIndex(ctx, o);

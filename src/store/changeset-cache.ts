@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import { sha256 } from "../domain/hash.js";
@@ -26,8 +26,9 @@ import { mkdirPrivate } from "../sys/files.js";
 declare const __UNWIND_CODE__: string | undefined;
 const CODE = typeof __UNWIND_CODE__ === "string" ? __UNWIND_CODE__ : "source";
 
-/** Kept files at most; the oldest go first. */
+/** Kept files at most, and their bytes in all (a 10,000-path session's is 4 MB); the oldest go first, the newest stays. */
 const KEEP = 16;
+const KEEP_BYTES = 64 * 1024 * 1024;
 const PREFIX = "changes-";
 
 function fileOf(store: string, root: string, scopeKey: string): string {
@@ -78,22 +79,38 @@ export function keepChangeSetOnDisk(store: string, root: string, scopeKey: strin
 }
 
 function prune(dir: string): void {
-  const kept = readdirSync(dir)
-    .filter((f) => f.startsWith(PREFIX) && f.endsWith(".bin"))
-    .flatMap((f) => {
-      try {
-        return [{ f, at: statSync(join(dir, f)).mtimeMs }];
-      } catch {
-        return [];
-      }
-    });
-  if (kept.length <= KEEP) return;
+  const kept = keptFiles(dir).flatMap((f) => {
+    try {
+      const st = statSync(join(dir, f));
+      return [{ f, at: st.mtimeMs, size: st.size }];
+    } catch {
+      return [];
+    }
+  });
   kept.sort((a, b) => b.at - a.at);
-  for (const { f } of kept.slice(KEEP)) {
+  let bytes = 0;
+  kept.forEach(({ f, size }, k) => {
+    bytes += size;
+    if (k === 0 || (k < KEEP && bytes <= KEEP_BYTES)) return;
     try {
       unlinkSync(join(dir, f));
     } catch {
       /* another command pruned it */
     }
+  });
+}
+
+const keptFiles = (dir: string): string[] => readdirSync(dir).filter((f) => f.startsWith(PREFIX) && f.endsWith(".bin"));
+
+/** Drops every kept change set (gc: they name the record as it was; the next `changes` folds again). */
+export function dropKeptChangeSets(store: string): number {
+  const dir = storePath(store, "cache");
+  let names: string[];
+  try {
+    names = keptFiles(dir);
+  } catch {
+    return 0;
   }
+  for (const f of names) rmSync(join(dir, f), { force: true });
+  return names.length;
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import { describe, expect, it } from "vitest";
@@ -132,6 +132,31 @@ describe("a change set kept on disk for the next command", () => {
     });
     // What the record names is not at forged.txt: the preview plans a conflict there (exit 1). The undo itself folds the record.
     expect(dry(1)).toEqual(["forged.txt"]);
+  });
+
+  it("keeps the newest within 64 MiB in all, and gc drops them; a dry run of gc drops none", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    write1(root, "s1", "a.txt", "A\n");
+    expect(changed(root, ["--session", "s1"])).toEqual(["modified a.txt"]);
+    // The scope's own goes, to be folded and written again; three older kept files of 30 MiB each (sparse: their size is what counts).
+    for (const f of keptFiles(root)) rmSync(join(cacheDir(root), f));
+    const old = Date.now() / 1000 - 3600;
+    for (const k of [1, 2, 3]) {
+      const f = join(cacheDir(root), `changes-${String(k).repeat(16)}.bin`);
+      writeFileSync(f, "");
+      truncateSync(f, 30 * 1024 * 1024);
+      utimesSync(f, old + k, old + k);
+    }
+    expect(changed(root, ["--session", "s1"])).toEqual(["modified a.txt"]);
+    // The newest two of 30 MiB fit beside the scope's own; the oldest goes.
+    const left = keptFiles(root);
+    expect(left.filter((f) => /^changes-(\d)\1{15}\.bin$/.test(f)).sort()).toEqual(["changes-2222222222222222.bin", "changes-3333333333333333.bin"]);
+    expect(left).toHaveLength(3);
+    expect(unwind(root, ["gc", "--dry-run"]).code).toBe(0);
+    expect(keptFiles(root)).toHaveLength(3);
+    expect(unwind(root, ["gc"]).code).toBe(0);
+    expect(keptFiles(root)).toEqual([]);
+    expect(changed(root, ["--session", "s1"])).toEqual(["modified a.txt"]);
   });
 
   it("keeps the newest few", async () => {
