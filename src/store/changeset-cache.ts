@@ -1,10 +1,9 @@
-import { readdirSync, readFileSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import { sha256 } from "../domain/hash.js";
 import { storePath } from "../domain/store-layout.js";
-import { writeFileAtomic } from "../sys/atomic.js";
-import { mkdirPrivate } from "../sys/files.js";
+import { readCacheFile, writeCacheFile } from "./cache-file.js";
 
 /**
  * Change sets kept on disk between commands (docs/design.md, "The record
@@ -46,17 +45,10 @@ interface Kept {
 
 /** The change set kept for `scopeKey` under the record's `key`; null when none is (absent, stale, another build's, or damaged). */
 export function readKeptChangeSet<T>(store: string, root: string, scopeKey: string, key: string): T | null {
-  let raw: Buffer;
+  const body = readCacheFile(fileOf(store, root, scopeKey));
+  if (body === null) return null;
   try {
-    raw = readFileSync(fileOf(store, root, scopeKey));
-  } catch {
-    return null;
-  }
-  // The sum guards against a torn or edited file: a damaged one is folded again, never read.
-  const nl = raw.indexOf(10);
-  if (nl !== 16 || raw.toString("latin1", 0, 16) !== sha256(raw.subarray(17)).slice(0, 16)) return null;
-  try {
-    const doc = deserialize(raw.subarray(17)) as Kept;
+    const doc = deserialize(body) as Kept;
     if (doc.v !== 1 || doc.code !== CODE || doc.key !== key || doc.scopeKey !== scopeKey) return null;
     return deserialize(doc.body) as T;
   } catch {
@@ -64,17 +56,14 @@ export function readKeptChangeSet<T>(store: string, root: string, scopeKey: stri
   }
 }
 
-/** Keeps a change set (temp file and rename, no fsync: a crash loses at most the cache); a failure to write is no failure of the command. */
+/** Keeps a change set (src/store/cache-file.ts), then lets the oldest go past the bounds; a failure to write is no failure of the command. */
 export function keepChangeSetOnDisk(store: string, root: string, scopeKey: string, key: string, value: unknown): void {
   try {
     const doc: Kept = { v: 1, code: CODE, key, scopeKey, body: serialize(value) };
-    const body = serialize(doc);
-    const dir = storePath(store, "cache");
-    mkdirPrivate(dir);
-    writeFileAtomic(fileOf(store, root, scopeKey), Buffer.concat([Buffer.from(`${sha256(body).slice(0, 16)}\n`, "latin1"), body]), { sync: false, mode: 0o600 });
-    prune(dir);
+    writeCacheFile(fileOf(store, root, scopeKey), serialize(doc));
+    prune(storePath(store, "cache"));
   } catch {
-    /* a read-only store, a full disk: the next command folds again */
+    /* what V8 cannot serialize, a folder gone: the next command folds again */
   }
 }
 
@@ -103,14 +92,7 @@ function prune(dir: string): void {
 const keptFiles = (dir: string): string[] => readdirSync(dir).filter((f) => f.startsWith(PREFIX) && f.endsWith(".bin"));
 
 /** Drops every kept change set (gc: they name the record as it was; the next `changes` folds again). */
-export function dropKeptChangeSets(store: string): number {
+export function dropKeptChangeSets(store: string): void {
   const dir = storePath(store, "cache");
-  let names: string[];
-  try {
-    names = keptFiles(dir);
-  } catch {
-    return 0;
-  }
-  for (const f of names) rmSync(join(dir, f), { force: true });
-  return names.length;
+  if (existsSync(dir)) for (const f of keptFiles(dir)) rmSync(join(dir, f), { force: true });
 }

@@ -5,6 +5,7 @@ import { sha256 } from "../domain/hash.js";
 import { join } from "node:path";
 import type { RepoPath, State } from "../domain/types.js";
 import { mkdirPrivate } from "../sys/files.js";
+import { readCacheFile, writeCacheFile } from "./cache-file.js";
 
 interface RecordBase {
   v: 1;
@@ -475,17 +476,11 @@ export function bloomHas(bloom: string, id: string): boolean {
 
 function loadFacts(store: string): Map<string, JournalFacts> {
   const out = new Map<string, JournalFacts>();
-  let text: string;
+  // A damaged file is dropped, and every journal file read.
+  const body = readCacheFile(factsFile(store));
+  if (body === null) return out;
   try {
-    text = readFileSync(factsFile(store), "utf8");
-  } catch {
-    return out;
-  }
-  // The sum line guards against a torn or edited file: a damaged one is dropped, and every file read.
-  const nl = text.indexOf("\n");
-  if (nl < 0 || text.slice(0, nl) !== sha256(text.slice(nl + 1)).slice(0, 16)) return out;
-  try {
-    const doc = JSON.parse(text.slice(nl + 1)) as { v: number; files: Record<string, JournalFacts> };
+    const doc = JSON.parse(body.toString("utf8")) as { v: number; files: Record<string, JournalFacts> };
     if (doc.v !== FACTS_VERSION) return out;
     for (const [f, x] of Object.entries(doc.files)) {
       const strings = (a: unknown) => Array.isArray(a) && a.every((v) => typeof v === "string");
@@ -513,13 +508,7 @@ function loadFacts(store: string): Map<string, JournalFacts> {
 }
 
 function saveFacts(store: string, facts: ReadonlyMap<string, JournalFacts>): void {
-  const body = JSON.stringify({ v: FACTS_VERSION, files: Object.fromEntries(facts) });
-  try {
-    mkdirPrivate(storePath(store, "cache"));
-    writeFileAtomic(factsFile(store), `${sha256(body).slice(0, 16)}\n${body}`, { sync: false, mode: 0o600 });
-  } catch {
-    /* a read-only store, a full disk: the next read works them out again */
-  }
+  writeCacheFile(factsFile(store), JSON.stringify({ v: FACTS_VERSION, files: Object.fromEntries(facts) }));
 }
 
 /** One file's records from its bytes, its complete lines as `earlier` read them reused where they are the same bytes. */

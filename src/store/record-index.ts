@@ -2,8 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { sha256 } from "../domain/hash.js";
 import { storePath } from "../domain/store-layout.js";
-import { writeFileAtomic } from "../sys/atomic.js";
-import { mkdirPrivate } from "../sys/files.js";
+import { readCacheFile, writeCacheFile } from "./cache-file.js";
 import { journalDir } from "./journal.js";
 
 /**
@@ -83,17 +82,10 @@ function readOr(path: string): string {
 
 /** The index's data if it was written under `key`; null when absent, of another key, or unreadable (it is then rebuilt). */
 export function readRecordIndex<T>(store: string, root: string, part: string, key: string): T | null {
-  let text: string;
+  const body = readCacheFile(recordIndexFile(store, root, part));
+  if (body === null) return null;
   try {
-    text = readFileSync(recordIndexFile(store, root, part), "utf8");
-  } catch {
-    return null;
-  }
-  // The sum line guards against a torn or edited file: it is a cache, and a damaged one is rebuilt, never read.
-  const nl = text.indexOf("\n");
-  if (nl < 0 || text.slice(0, nl) !== sha256(text.slice(nl + 1)).slice(0, 16)) return null;
-  try {
-    const doc = JSON.parse(text.slice(nl + 1)) as RecordIndexFile<T>;
+    const doc = JSON.parse(body.toString("utf8")) as RecordIndexFile<T>;
     return doc.v === 1 && doc.key === key ? doc.data : null;
   } catch {
     return null;
@@ -102,11 +94,5 @@ export function readRecordIndex<T>(store: string, root: string, part: string, ke
 
 /** Writes the index (temp file and rename, no fsync); a failure to write is no failure of the listing. */
 export function writeRecordIndex<T>(store: string, root: string, part: string, key: string, data: T): void {
-  const body = JSON.stringify({ v: 1, key, data } satisfies RecordIndexFile<T>);
-  try {
-    mkdirPrivate(storePath(store, "cache"));
-    writeFileAtomic(recordIndexFile(store, root, part), `${sha256(body).slice(0, 16)}\n${body}`, { sync: false, mode: 0o600 });
-  } catch {
-    /* a read-only store, a full disk: the next listing works it out again */
-  }
+  writeCacheFile(recordIndexFile(store, root, part), JSON.stringify({ v: 1, key, data } satisfies RecordIndexFile<T>));
 }

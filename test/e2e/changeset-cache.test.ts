@@ -24,16 +24,22 @@ const changed = (root: string, args: string[]) => {
   return (JSON.parse(r.stdout) as { entries: { change: string; path: string }[] }).entries.map((e) => `${e.change} ${e.path}`);
 };
 
-/** Rewrites the one kept file through `edit` of its change set, with a sum that matches: a kept file as unwind would read it. */
+/** The one kept file's document, read past its sum line. */
+const keptDoc = (file: string) => deserialize(readFileSync(file).subarray(17)) as { code: string; body: Uint8Array };
+
+/** Writes a kept file's document with a sum that matches: a kept file as unwind would read it. */
+const writeKept = (file: string, doc: object) => {
+  const body = serialize(doc);
+  writeFileSync(file, Buffer.concat([Buffer.from(`${createHash("sha256").update(body).digest("hex").slice(0, 16)}\n`), body]));
+};
+
+/** Rewrites the one kept file through `edit` of its change set. */
 function forge(root: string, edit: (cs: { cs: { entries: { path: string }[] } }) => void): void {
-  const [name] = keptFiles(root);
-  const file = join(cacheDir(root), name!);
-  const raw = readFileSync(file);
-  const doc = deserialize(raw.subarray(17)) as { body: Uint8Array };
+  const file = join(cacheDir(root), keptFiles(root)[0]!);
+  const doc = keptDoc(file);
   const value = deserialize(doc.body) as { cs: { entries: { path: string }[] } };
   edit(value);
-  const body = serialize({ ...doc, body: serialize(value) });
-  writeFileSync(file, Buffer.concat([Buffer.from(`${createHash("sha256").update(body).digest("hex").slice(0, 16)}\n`), body]));
+  writeKept(file, { ...doc, body: serialize(value) });
 }
 
 describe("a change set kept on disk for the next command", () => {
@@ -94,9 +100,7 @@ describe("a change set kept on disk for the next command", () => {
       v.cs.entries[0]!.path = "forged.txt";
     });
     expect(changed(root, ["--session", "s1"])).toEqual(["modified forged.txt"]); // the control: as kept, it is read
-    const doc = deserialize(readFileSync(file).subarray(17)) as { code: string };
-    const body = serialize({ ...doc, code: "another" });
-    writeFileSync(file, Buffer.concat([Buffer.from(`${createHash("sha256").update(body).digest("hex").slice(0, 16)}\n`), body]));
+    writeKept(file, { ...keptDoc(file), code: "another" });
     expect(changed(root, ["--session", "s1"])).toEqual(["modified a.txt"]);
   });
 

@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { dropKeptChangeSets } from "../../src/store/changeset-cache.js";
 import { BIN, git, makeRepo, unwind, write } from "../helpers.js";
 import { claudePayload, hook } from "../journal-helpers.js";
 
@@ -27,8 +28,7 @@ const changed = (root: string, args: string[]) => unwind(root, ["changes", ...ar
 
 /** The journal files a command opened, by session (strace sees every openat); the fold's own reads, with no change set kept from before. */
 function journalsOpened(root: string, args: string[]): { code: number; opened: string[] } {
-  const cache = join(root, ".git", "unwind", "cache");
-  for (const f of existsSync(cache) ? readdirSync(cache) : []) if (f.startsWith("changes-")) rmSync(join(cache, f));
+  dropKeptChangeSets(join(root, ".git", "unwind"));
   const log = join(mkdtempSync(join(tmpdir(), "unwind-strace-")), "trace");
   const r = spawnSync("strace", ["-f", "-e", "trace=openat", "-o", log, process.execPath, BIN, ...args], { cwd: root, encoding: "utf8", timeout: 120_000 });
   const opened = readFileSync(log, "utf8")

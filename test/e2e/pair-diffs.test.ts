@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { dropKeptChangeSets } from "../../src/store/changeset-cache.js";
 import { makeRepo, unwind, write } from "../helpers.js";
 import { claudePayload, hook } from "../journal-helpers.js";
 
@@ -29,8 +30,7 @@ function setup(): { root: string; cache: string } {
 
 /** The session's paths as a fold reads them: no change set kept by the `changes` before (src/store/changeset-cache.ts). */
 const paths = (root: string) => {
-  const kept = join(root, ".git", "unwind", "cache");
-  for (const f of readdirSync(kept)) if (f.startsWith("changes-")) rmSync(join(kept, f));
+  dropKeptChangeSets(join(root, ".git", "unwind"));
   return unwind(root, ["changes", "--session", "s-cache", "--json"]).json.entries.map((e: { path: string }) => e.path);
 };
 const plan = (root: string) => unwind(root, ["undo", "--session", "s-cache", "--dry-run", "--json"]).json;
