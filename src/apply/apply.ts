@@ -13,7 +13,7 @@ import type { Action, Observed, StartedBy, Plan, PlanItem, Sha256, Stamp, State 
 import { batchEnd } from "../domain/batch.js";
 import { checkoutForms } from "./checkout-form.js";
 import { crashPoint } from "./crash.js";
-import { collectAsGrown, collectGarbage } from "../sys/heap.js";
+import { collectAsGrown, collectGarbage, collectIfGrown } from "../sys/heap.js";
 import { BoundDir, BoundDirs, inDirOf, splitRel } from "../sys/bound-dir.js";
 import { clearIntent, writeIntent, type Intent } from "./intent.js";
 import { PerformError, ancestorsOf, commitWrite, performDelete, removeEmptiedDirs, stageWrite, type Staged } from "./perform.js";
@@ -218,8 +218,10 @@ export async function applyPlan(
   }
 
   // What each path held, and what a merge writes, is durable before the intent names it: nothing is lost to a power cut.
+  collectIfGrown(); // the reads that hashed each path
   if (seal) await keepAll(ctx, reader, id, toKeep);
   toKeep.length = 0; // a pair a path, no longer wanted
+  collectIfGrown(); // what asking git for 100,000 blobs left
   reader.cas.syncWritten();
   const ordered = applyOrder(items.filter((i) => acts(i.action)));
   const intent: Intent = {
@@ -247,6 +249,10 @@ export async function applyPlan(
     (item, now) => (sameObserved(now, expectOf.get(item.path)!) ? "go" : "changed"),
     { progress: opts.progress, reuse: fsNow === undefined ? undefined : (item) => ({ as: expectOf.get(item.path)!, fsNow }) },
   );
+  // Every path is written: what the reader kept (16 MiB and 100,000 keys at most) is read no more, and the
+  // receipt and the report are still to be made.
+  reader.cache.clear();
+  collectGarbage();
   return seal ? finish(ctx, intent) : { ...receiptOf(ctx, intent, false), prev: null };
 }
 
@@ -282,7 +288,7 @@ export function finish(ctx: Context, intent: Intent, recovered = false): Receipt
  */
 async function keptByRef(ctx: Context, receipt: string, oids: ReadonlySet<string>): Promise<boolean> {
   try {
-    await keepInGit(ctx, receipt, [...oids]);
+    await keepInGit(ctx, receipt, oids);
   } catch {
     return false; // an objects directory we cannot write, a ref in the way: the CAS keeps them instead
   }

@@ -76,6 +76,15 @@ export class ByteCache {
     this.bytes -= old.data.length;
   }
 
+  /** Lets every entry go: for an operation past the last read the cache could serve. */
+  clear(): void {
+    this.map.clear();
+    this.keys = [];
+    this.ats = [];
+    this.head = 0;
+    this.bytes = 0;
+  }
+
   /** Bytes held now. */
   get size(): number {
     return this.bytes;

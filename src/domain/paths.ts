@@ -69,6 +69,15 @@ export function isGitignore(p: string): boolean {
 
 /** Git's path order: bytewise, which is what `git ls-files` prints. */
 export function comparePaths(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  // Where they first differ, a code unit below 0x80 is one byte of its own (-1: the path ended there), and the
+  // same text before it is the same bytes: that decides it, with no bytes made (sorting a 100,000-path receipt
+  // made 3.4 million Buffers). Anything else (a character of more bytes, a raw byte, a surrogate) goes by bytes.
+  const x = i < a.length ? a.charCodeAt(i) : -1;
+  const y = i < b.length ? b.charCodeAt(i) : -1;
+  if (x < 0x80 && y < 0x80) return x - y;
   return Buffer.compare(encodePath(a), encodePath(b));
 }
 

@@ -67,6 +67,9 @@ const NO_HOOKS = ["-c", "core.hooksPath=/dev/null"];
 
 export function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  const okCodes = opts.okCodes ?? [];
+  // Paths in the input keep their exact bytes (see decodePath).
+  const input = typeof opts.input === "string" ? encodePath(opts.input) : (opts.input ?? "");
   return new Promise((resolve, reject) => {
     let child;
     try {
@@ -81,8 +84,21 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
       reject(new GitError(args, "spawn", String(e)));
       return;
     }
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
+    // The listeners below outlive the child by a turn of the event loop (its pipes close then), and a caller
+    // that does not yield keeps them longer: an apply's writes are synchronous. Whatever they reach stays
+    // live with them, so they reach the output and the promise (and through it the result) only until it is
+    // settled: a 100,000-line `cat-file --batch-check` was 14 MB held through every write of an undo.
+    let pending: { resolve: (r: GitResult) => void; reject: (e: GitError) => void } | null = { resolve, reject };
+    let out: Buffer[] = [];
+    let err: Buffer[] = [];
+    const settle = (outcome: GitResult | GitError) => {
+      const p = pending;
+      pending = null;
+      out = [];
+      err = [];
+      if (outcome instanceof GitError) p?.reject(outcome);
+      else p?.resolve(outcome);
+    };
     let timedOut = false;
     // SIGTERM first: git removes its lock files on SIGTERM, not on SIGKILL.
     let killer: NodeJS.Timeout | undefined;
@@ -95,22 +111,21 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     child.stderr.on("data", (b: Buffer) => err.push(b));
     child.on("error", (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new GitError(args, "spawn", e.code === "ENOENT" ? "git not found on PATH" : String(e)));
+      settle(new GitError(args, "spawn", e.code === "ENOENT" ? "git not found on PATH" : String(e)));
     });
     child.on("close", (code) => {
       clearTimeout(timer);
       if (killer) clearTimeout(killer);
       const stderr = Buffer.concat(err).toString("utf8");
-      if (timedOut) return reject(new GitError(args, "timeout", stderr));
+      if (timedOut) return settle(new GitError(args, "timeout", stderr));
       const c = code ?? -1;
-      if (c !== 0 && !(opts.okCodes ?? []).includes(c)) return reject(new GitError(args, c, stderr));
-      resolve({ stdout: Buffer.concat(out), stderr, code: c });
+      if (c !== 0 && !okCodes.includes(c)) return settle(new GitError(args, c, stderr));
+      settle({ stdout: Buffer.concat(out), stderr, code: c });
     });
     child.stdin.on("error", () => {
       /* git may exit before reading all input; the close handler reports it */
     });
-    // Paths in the input keep their exact bytes (see decodePath).
-    child.stdin.end(typeof opts.input === "string" ? encodePath(opts.input) : (opts.input ?? ""));
+    child.stdin.end(input);
   });
 }
 

@@ -13,9 +13,9 @@ import type { Context } from "../repo/context.js";
 export const KEPT_REFS = "refs/unwind/kept/";
 
 /** Writes the ref for `receipt` naming `oids` (written in-process: a tree, a commit, the ref file). */
-export async function keepInGit(ctx: Context, receipt: string, oids: readonly string[]): Promise<void> {
+export async function keepInGit(ctx: Context, receipt: string, oids: ReadonlySet<string>): Promise<void> {
   const objects = join(ctx.commonDir, "objects");
-  const unique = [...new Set(oids)];
+  const unique = [...oids];
   const width = String(unique.length).length;
   // Names of one width sort as git sorts a tree's entries; the names mean nothing, the oids are the point.
   // One buffer, filled in place: two small buffers an entry were 200,000 objects of garbage for a 100,000-path undo.

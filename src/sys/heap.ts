@@ -35,7 +35,7 @@ export function tightenHeap(): void {
 }
 
 /** What may pile up before `collectAsGrown` collects it. */
-const SLACK = 24 * 1024 * 1024;
+const SLACK = 16 * 1024 * 1024;
 /** The heap in use after the last collection made here. */
 let live = 0;
 /** Calls to `collectAsGrown` since it last looked at the heap. */

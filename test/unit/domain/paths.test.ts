@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkRepoPath, comparePaths, sortByPath } from "../../../src/domain/paths.js";
+import { encodePath } from "../../../src/domain/path-bytes.js";
 
 describe("checkRepoPath: refused paths", () => {
   it.each([
@@ -94,6 +95,27 @@ describe("comparePaths / sortByPath: git's order, bytewise on UTF-8", () => {
   it("equal paths compare 0", () => {
     expect(comparePaths("a/b", "a/b")).toBe(0);
     expect(comparePaths("a/b", "a/c")).not.toBe(0);
+  });
+
+  it("agrees with a comparison of the paths' bytes, raw bytes and surrogates included", () => {
+    // ASCII, two- to four-byte characters, a lone high surrogate, raw bytes (decodePath's U+DC80..U+DCFF), the pair they can form.
+    const alphabet = ["a", "b", "/", ".", "-", "\x7f", "é", "\uFF61", "😀", "\uD800", "\uDC80", "\uDCFF", "\uD83D", "\uDE00"];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed;
+    };
+    const word = () => Array.from({ length: next() % 6 }, () => alphabet[next() % alphabet.length]).join("");
+    const sign = (n: number) => Math.sign(n);
+    let decidedByAscii = 0;
+    for (let k = 0; k < 20_000; k++) {
+      const base = word();
+      const a = base + word();
+      const b = base + word();
+      expect(sign(comparePaths(a, b)), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`).toBe(sign(Buffer.compare(encodePath(a), encodePath(b))));
+      if (a !== b && /^[\x00-\x7f]*$/.test(a + b)) decidedByAscii++;
+    }
+    expect(decidedByAscii).toBeGreaterThan(100); // the pairs are not all multi-byte
   });
 
   it("sortByPath orders records by path", () => {
