@@ -1,3 +1,4 @@
+import { writeJson } from "./json-out.js";
 import { Argument, Command, CommanderError, Option, type OptionValues } from "@commander-js/extra-typings";
 import type { SnapshotStart } from "../capture/snapshot.js";
 import { Exit, usage } from "../domain/errors.js";
@@ -595,7 +596,7 @@ export async function runCli(argv: string[], early: { start: SnapshotStart | nul
   try {
     const out = await p.h();
     const stream = out.stream === "stderr" ? process.stderr : process.stdout;
-    if (p.globals.json) stream.write(JSON.stringify(out.json, null, out.stream === "stderr" ? 0 : 2) + "\n");
+    if (p.globals.json) writeJson(stream, out.json, out.stream === "stderr" ? 0 : 2);
     else if (out.human) stream.write(out.human.endsWith("\n") ? out.human : out.human + "\n");
     return out.exit;
   } catch (e) {

@@ -1,3 +1,7 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { decodePath, encodePath } from "../domain/path-bytes.js";
 import { UnwindError } from "../domain/errors.js";
 
@@ -11,6 +15,14 @@ export interface GitOptions {
   okCodes?: number[];
   /** Allow git to take optional locks (only for our private index). */
   optionalLocks?: boolean;
+  /**
+   * git's output goes to a temp file (removed from its directory at once),
+   * read whole when git exits. For `cat-file --batch` of many blobs: git
+   * writes each blob with writes of its own, and a pipe read as they come
+   * was an event-loop turn and a chunk a blob in this process. Where no
+   * temp file can be made, the pipe.
+   */
+  spool?: boolean;
 }
 
 export interface GitResult {
@@ -71,6 +83,7 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
   // Paths in the input keep their exact bytes (see decodePath).
   const input = typeof opts.input === "string" ? encodePath(opts.input) : (opts.input ?? "");
   return new Promise((resolve, reject) => {
+    const spooled = opts.spool ? spoolFile() : null;
     let child;
     try {
       // Loaded on the first spawn, not with this module: a watched snapshot spawns no git at all (~2 ms of a hook's start-up).
@@ -78,9 +91,10 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
       child = spawn("git", [...NO_HOOKS, ...args], {
         cwd: opts.cwd,
         env: gitEnv(opts.env, opts.optionalLocks),
-        stdio: ["pipe", "pipe", "pipe"],
+        stdio: ["pipe", spooled ?? "pipe", "pipe"],
       });
     } catch (e) {
+      if (spooled !== null) closeSync(spooled);
       reject(new GitError(args, "spawn", String(e)));
       return;
     }
@@ -96,6 +110,7 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
       pending = null;
       out = [];
       err = [];
+      if (spooled !== null) closeSync(spooled);
       if (outcome instanceof GitError) p?.reject(outcome);
       else p?.resolve(outcome);
     };
@@ -107,8 +122,9 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
       child.kill("SIGTERM");
       killer = setTimeout(() => child.kill("SIGKILL"), 2000);
     }, timeoutMs);
-    child.stdout.on("data", (b: Buffer) => out.push(b));
-    child.stderr.on("data", (b: Buffer) => err.push(b));
+    child.stdout?.on("data", (b: Buffer) => out.push(b));
+    // stdin and stderr are pipes whatever stdout is.
+    child.stderr!.on("data", (b: Buffer) => err.push(b));
     child.on("error", (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       settle(new GitError(args, "spawn", e.code === "ENOENT" ? "git not found on PATH" : String(e)));
@@ -120,13 +136,37 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
       if (timedOut) return settle(new GitError(args, "timeout", stderr));
       const c = code ?? -1;
       if (c !== 0 && !okCodes.includes(c)) return settle(new GitError(args, c, stderr));
-      settle({ stdout: Buffer.concat(out), stderr, code: c });
+      settle({ stdout: spooled === null ? Buffer.concat(out) : readSpool(spooled), stderr, code: c });
     });
-    child.stdin.on("error", () => {
+    child.stdin!.on("error", () => {
       /* git may exit before reading all input; the close handler reports it */
     });
-    child.stdin.end(input);
+    child.stdin!.end(input);
   });
+}
+
+/** A temp file for git's output, already unlinked (no name to leave behind), or null where none can be made. */
+function spoolFile(): number | null {
+  const path = join(tmpdir(), `unwind-git-${process.pid}-${randomBytes(6).toString("hex")}`);
+  try {
+    const fd = openSync(path, "wx+", 0o600);
+    unlinkSync(path);
+    return fd;
+  } catch {
+    return null;
+  }
+}
+
+function readSpool(fd: number): Buffer {
+  const size = fstatSync(fd).size;
+  const b = Buffer.allocUnsafe(size);
+  let at = 0;
+  while (at < size) {
+    const n = readSync(fd, b, at, size - at, at);
+    if (n === 0) break;
+    at += n;
+  }
+  return b.subarray(0, at);
 }
 
 /** One answer of `git cat-file --batch`; null where git said "missing" (or "ambiguous"). */

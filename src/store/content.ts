@@ -198,7 +198,7 @@ export class ContentReader {
       return true;
     });
     if (viaGit.length > 0) {
-      const r = await this.ctx.git(["cat-file", "--batch", "--buffer"], { input: viaGit.join("\n") + "\n" });
+      const r = await this.ctx.git(["cat-file", "--batch", "--buffer"], { input: viaGit.join("\n") + "\n", spool: true });
       read += r.stdout.length;
       parseBatch(r.stdout, viaGit.length).forEach((o, k) => {
         const id = viaGit[k]!;
