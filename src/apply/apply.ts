@@ -73,10 +73,11 @@ export async function performAll(
   // Every recheck and the act after it go through one set of open directories (src/sys/bound-dir.ts).
   let dirs = new BoundDirs(ctx.root);
   const tag = intent.receipt.slice(-8);
-  const deletes: [number, ReceiptItem][] = [];
-  const writes: [number, ReceiptItem][] = [];
+  // Positions in the intent (a write's temp file is named by its own): numbers, not a pair a path (6 MB at 100,000).
+  const deletes: number[] = [];
+  const writes: number[] = [];
   intent.items.forEach((item, i) => {
-    if (acts(item.action)) (item.after === null ? deletes : writes).push([i, item]);
+    if (acts(item.action)) (item.after === null ? deletes : writes).push(i);
   });
   const total = deletes.length + writes.length;
   let n = 0;
@@ -108,10 +109,13 @@ export async function performAll(
   };
 
   try {
-    for (const [, item] of deletes) settle(item, (recheck) => performDelete(dirs, item.path, recheck));
+    for (const i of deletes) {
+      const item = intent.items[i]!;
+      settle(item, (recheck) => performDelete(dirs, item.path, recheck));
+    }
     removeEmptiedDirs(
       dirs,
-      deletes.map(([, x]) => x.path),
+      deletes.map((i) => intent.items[i]!.path),
       new Set(intent.keepDirs),
     );
     // Opened afresh: a directory held open may have been removed just now.
@@ -119,9 +123,10 @@ export async function performAll(
     dirs = new BoundDirs(ctx.root);
 
     for (let start = 0; start < writes.length; ) {
-      const end = batchEnd(writes.length, start, (i) => writes[i]![1].after?.size ?? 0, { count: BATCH_PATHS, bytes: BATCH_BYTES });
+      const end = batchEnd(writes.length, start, (k) => intent.items[writes[k]!]!.after?.size ?? 0, { count: BATCH_PATHS, bytes: BATCH_BYTES });
       const batch: { item: ReceiptItem; staged: Staged }[] = [];
-      for (const [i, item] of writes.slice(start, end)) {
+      for (const i of writes.slice(start, end)) {
+        const item = intent.items[i]!;
         try {
           batch.push({ item, staged: stageWrite(dirs, item.path, item.after!, (await content(item))!, `${tag}-${i}`) });
           dirs.trim(); // a batch over many directories: its rename opens its own again, by name, and rechecks there

@@ -20,22 +20,31 @@ export function* jsonParts(value: unknown, indent: number): Generator<string> {
   yield* text;
 }
 
-/** Writes `JSON.stringify(value, null, indent)` and a newline to `out`, some 64 KiB at a time. */
-export function writeJson(out: { write(s: string): unknown }, value: unknown, indent: number): void {
+/**
+ * Writes `JSON.stringify(value, null, indent)` and a newline to `out`,
+ * some 64 KiB at a time, waiting for `out` to drain whenever it asks: to a
+ * pipe, Node queues what the reader has not taken yet, and without the
+ * wait every part would be queued at once (346 MiB for that dry run into
+ * a pipe, against 225 to a file).
+ */
+export async function writeJson(out: NodeJS.WritableStream, value: unknown, indent: number): Promise<void> {
   // Joined, not appended: a chunk grown by `+=` is a tree of its parts that lives until it is written.
   let parts: string[] = [];
   let length = 0;
+  const flush = async (text: string) => {
+    if (!out.write(text)) await new Promise<void>((resolve) => out.once("drain", resolve));
+  };
   for (const p of jsonParts(value, indent)) {
     parts.push(p);
     length += p.length;
     if (length >= CHUNK) {
-      out.write(parts.join(""));
+      await flush(parts.join(""));
       parts = [];
       length = 0;
     }
   }
   parts.push("\n");
-  out.write(parts.join(""));
+  await flush(parts.join(""));
 }
 
 /** A plain object or array, which `JSON.stringify` lays out by its own keys (nothing of the value's own says how). */

@@ -596,7 +596,7 @@ export async function runCli(argv: string[], early: { start: SnapshotStart | nul
   try {
     const out = await p.h();
     const stream = out.stream === "stderr" ? process.stderr : process.stdout;
-    if (p.globals.json) writeJson(stream, out.json, out.stream === "stderr" ? 0 : 2);
+    if (p.globals.json) await writeJson(stream, out.json, out.stream === "stderr" ? 0 : 2);
     else if (out.human) stream.write(out.human.endsWith("\n") ? out.human : out.human + "\n");
     return out.exit;
   } catch (e) {

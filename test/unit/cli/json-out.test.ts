@@ -1,3 +1,4 @@
+import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { jsonParts, writeJson } from "../../../src/cli/json-out.js";
 
@@ -25,12 +26,42 @@ describe("--json written in parts", () => {
     });
   }
 
-  it("writes it some 64 KiB at a time, with the newline the command line ends it with", () => {
-    const big = { items: Array.from({ length: 40_000 }, (_, i) => ({ path: `dir/${i}/file.ts`, action: "restore", pre: { kind: "file", sha256: "a".repeat(64) } })) };
-    const writes: string[] = [];
-    writeJson({ write: (s: string) => writes.push(s) }, big, 2);
-    expect(writes.join("")).toBe(`${JSON.stringify(big, null, 2)}\n`);
-    expect(writes.length).toBeGreaterThan(5); // the control on "in parts": one write would be the whole text
-    expect(Math.max(...writes.map((w) => w.length))).toBeLessThan(128 * 1024);
+  /** A stream whose reader takes a chunk a turn of the event loop, as a pipe's slower reader does; `queued` is the most it ever held. */
+  function slowReader(): { out: Writable; chunks: string[]; queued: () => number } {
+    const chunks: string[] = [];
+    let most = 0;
+    const out = new Writable({
+      highWaterMark: 64 * 1024,
+      decodeStrings: false,
+      write(chunk: string, _enc, done) {
+        chunks.push(chunk);
+        setImmediate(done);
+      },
+    });
+    const write = out.write.bind(out);
+    out.write = ((chunk: string) => {
+      const ok = write(chunk);
+      most = Math.max(most, out.writableLength);
+      return ok;
+    }) as typeof out.write;
+    return { out, chunks, queued: () => most };
+  }
+
+  const big = { items: Array.from({ length: 40_000 }, (_, i) => ({ path: `dir/${i}/file.ts`, action: "restore", pre: { kind: "file", sha256: "a".repeat(64) } })) };
+
+  it("writes it some 64 KiB at a time, waiting for a slow reader, with the newline the command line ends it with", async () => {
+    const { out, chunks, queued } = slowReader();
+    await writeJson(out, big, 2);
+    expect(chunks.join("")).toBe(`${JSON.stringify(big, null, 2)}\n`);
+    expect(chunks.length).toBeGreaterThan(5); // one write would be the whole text
+    expect(queued()).toBeLessThan(256 * 1024);
+  });
+
+  it("the control: the same parts written without waiting pile up in the stream", async () => {
+    const { out, chunks, queued } = slowReader();
+    for (const p of jsonParts(big, 2)) out.write(p);
+    await new Promise<void>((resolve) => out.end(resolve));
+    expect(chunks.join("")).toBe(JSON.stringify(big, null, 2));
+    expect(queued()).toBeGreaterThan(4 * 1024 * 1024);
   });
 });
