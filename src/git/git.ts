@@ -105,14 +105,16 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     let pending: { resolve: (r: GitResult) => void; reject: (e: GitError) => void } | null = { resolve, reject };
     let out: Buffer[] = [];
     let err: Buffer[] = [];
+    // Once: an "error" can come before the "close", and the spool's descriptor must be closed exactly once.
     const settle = (outcome: GitResult | GitError) => {
       const p = pending;
+      if (p === null) return;
       pending = null;
       out = [];
       err = [];
       if (spooled !== null) closeSync(spooled);
-      if (outcome instanceof GitError) p?.reject(outcome);
-      else p?.resolve(outcome);
+      if (outcome instanceof GitError) p.reject(outcome);
+      else p.resolve(outcome);
     };
     let timedOut = false;
     // SIGTERM first: git removes its lock files on SIGTERM, not on SIGKILL.
@@ -132,6 +134,7 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     child.on("close", (code) => {
       clearTimeout(timer);
       if (killer) clearTimeout(killer);
+      if (pending === null) return; // settled by an "error": the spool is closed
       const stderr = Buffer.concat(err).toString("utf8");
       if (timedOut) return settle(new GitError(args, "timeout", stderr));
       const c = code ?? -1;
@@ -148,11 +151,17 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
 /** A temp file for git's output, already unlinked (no name to leave behind), or null where none can be made. */
 function spoolFile(): number | null {
   const path = join(tmpdir(), `unwind-git-${process.pid}-${randomBytes(6).toString("hex")}`);
+  let fd: number;
   try {
-    const fd = openSync(path, "wx+", 0o600);
+    fd = openSync(path, "wx+", 0o600);
+  } catch {
+    return null;
+  }
+  try {
     unlinkSync(path);
     return fd;
   } catch {
+    closeSync(fd);
     return null;
   }
 }

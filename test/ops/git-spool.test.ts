@@ -58,13 +58,20 @@ describe("git's output spooled through a temp file", () => {
     expect(readdirSync(tmp)).toEqual([]);
   });
 
-  it("closes its file when git fails, and falls back to the pipe where no temp file can be made", async () => {
+  it("closes its file when git fails or cannot be started, and falls back to the pipe where no temp file can be made", async () => {
     const { root, oids } = blobs();
     const before = openFds();
     for (let i = 0; i < 20; i++) {
       const e = await runGit(["cat-file", "--batch", "--no-such-option"], { cwd: root, spool: true }).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(GitError);
     }
+    // git not found: Node says so with an "error", then a "close"; the spool is closed once, and nothing throws.
+    const nowhere = tempDir("unwind-spool-");
+    for (let i = 0; i < 20; i++) {
+      const e = await runGit(["version"], { cwd: root, env: { PATH: nowhere }, spool: true }).catch((x: unknown) => x);
+      expect((e as GitError).message).toMatch(/git not found on PATH/);
+    }
+    await new Promise((r) => setTimeout(r, 50)); // any "close" still to come
     expect(openFds()).toBe(before);
 
     const missing = join(tempDir("unwind-spool-"), "gone");
