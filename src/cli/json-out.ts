@@ -1,9 +1,8 @@
 /**
- * The command line's `--json` output, written a part at a time. A report
- * of 100,000 paths is about 70 MB of indented text: made whole by
- * `JSON.stringify` and then written, it and its bytes were 140 MB at once
- * on top of the report, and a dry run's peak went from about 260 MiB to
- * 404 (bench/mono.mjs). The text is exactly `JSON.stringify(value, null,
+ * The command line's `--json` output, written a part at a time. A dry
+ * run's report of 100,000 paths is 62 MB of indented text: made whole by
+ * `JSON.stringify` and then written, it and its bytes put the run's peak
+ * at 405 MiB, against 225 with `-q` (docs/design.md, "Under 256 MiB"). The text is exactly `JSON.stringify(value, null,
  * indent)`'s; the outer two levels are laid out here, and each value
  * below them is `JSON.stringify`'s own, indented to where it stands.
  */

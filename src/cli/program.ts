@@ -1,4 +1,3 @@
-import { writeJson } from "./json-out.js";
 import { Argument, Command, CommanderError, Option, type OptionValues } from "@commander-js/extra-typings";
 import type { SnapshotStart } from "../capture/snapshot.js";
 import { Exit, usage } from "../domain/errors.js";
@@ -9,6 +8,7 @@ import { ID_HELP, KINDS, NARROWING, SCOPE_KINDS, withKeys } from "../scope/kinds
 import type { Globals } from "./globals.js";
 import { setColorMode, type ColorMode, type Output } from "./render.js";
 import { EXAMPLES, SHELLS } from "./describe.js";
+import { writeJson } from "./json-out.js";
 
 type Handler = () => Promise<Output>;
 
