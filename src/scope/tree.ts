@@ -1,4 +1,7 @@
-import { splitZ } from "../git/git.js";
+import { parseBatch, splitZ } from "../git/git.js";
+import { lineSafe } from "../git/objects.js";
+import { decodePath } from "../domain/path-bytes.js";
+import { splitRel } from "../sys/bound-dir.js";
 import { appendPairDiffs, fieldsFor, readPairDiffs, type PathsWanted } from "../store/pair-diffs.js";
 import type { Context } from "../repo/context.js";
 import { sortByPath } from "../domain/paths.js";
@@ -47,17 +50,71 @@ export async function treeChangeSet(ctx: Context, scope: Scope, from: string, to
   return { scope, entries: sortByPath(entries) };
 }
 
-/** The states of the given paths in a tree (absent paths are left out). */
+/**
+ * The states of the given paths in a tree (absent paths are left out).
+ * Each parent directory's tree object is read once, in one `cat-file
+ * --batch`, and its entries matched here: `ls-tree` with the paths as
+ * pathspecs matches every entry against every pathspec (90 ms for 1,000
+ * paths in a 20,000-file tree, against 30 ms for their 100 directories
+ * whole), and an argument cannot carry a name that is not UTF-8. A
+ * directory whose name git's line-based input would split or unquote goes
+ * through `ls-tree` instead.
+ */
 export async function treeStates(ctx: Context, tree: string, paths: readonly string[]): Promise<Map<string, State>> {
-  const r = await ctx.git(["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", tree, "--", ...paths]);
   const out = new Map<string, State>();
-  for (const rec of splitZ(r.stdout)) {
-    const tab = rec.indexOf("\t");
-    const [mode, , oid] = rec.slice(0, tab).split(" ");
-    const s = stateFromTree(mode!, oid!);
-    if (s) out.set(rec.slice(tab + 1), s);
+  const byDir = new Map<string, Set<string>>();
+  const odd: string[] = [];
+  for (const p of paths) {
+    const [dir, name] = splitRel(p);
+    if (!lineSafe(dir)) {
+      odd.push(p);
+      continue;
+    }
+    const names = byDir.get(dir);
+    if (names) names.add(name);
+    else byDir.set(dir, new Set([name]));
+  }
+  const dirs = [...byDir.keys()];
+  if (dirs.length > 0) {
+    const input = dirs.map((d) => (d === "" ? `${tree}\n` : `${tree}:${d}\n`)).join("");
+    const objects = parseBatch((await ctx.git(["cat-file", "--batch"], { input })).stdout, dirs.length);
+    const oidBytes = ctx.objectFormat === "sha256" ? 32 : 20;
+    objects.forEach((o, k) => {
+      // Missing, or a file where the paths want a directory: none of them is there.
+      if (o?.type !== "tree") return;
+      const dir = dirs[k]!;
+      const names = byDir.get(dir)!;
+      for (const e of treeEntries(o.body, oidBytes)) {
+        if (e.mode === "40000" || !names.has(e.name)) continue;
+        const s = stateFromTree(e.mode, e.oid);
+        if (s) out.set(dir === "" ? e.name : `${dir}/${e.name}`, s);
+      }
+    });
+  }
+  for (let i = 0; i < odd.length; i += 1000) {
+    const chunk = odd.slice(i, i + 1000);
+    const asked = new Set(chunk);
+    const r = await ctx.git(["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", tree, "--", ...chunk]);
+    for (const rec of splitZ(r.stdout)) {
+      const tab = rec.indexOf("\t");
+      const [mode, , oid] = rec.slice(0, tab).split(" ");
+      const s = stateFromTree(mode!, oid!);
+      if (s && asked.has(rec.slice(tab + 1))) out.set(rec.slice(tab + 1), s);
+    }
   }
   return out;
+}
+
+/** The entries of a raw tree object: "<mode> <name>\0<oid bytes>" each, names as path strings (`decodePath`). */
+export function* treeEntries(body: Buffer, oidBytes: number): Generator<{ mode: string; name: string; oid: string }> {
+  let pos = 0;
+  while (pos < body.length) {
+    const sp = body.indexOf(32, pos);
+    const nul = body.indexOf(0, sp + 1);
+    if (sp < 0 || nul < 0 || nul + 1 + oidBytes > body.length) throw new Error("git tree object cut short");
+    yield { mode: body.toString("latin1", pos, sp), name: decodePath(body.subarray(sp + 1, nul)), oid: body.toString("hex", nul + 1, nul + 1 + oidBytes) };
+    pos = nul + 1 + oidBytes;
+  }
 }
 
 /**

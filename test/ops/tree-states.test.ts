@@ -1,0 +1,84 @@
+/**
+ * `treeStates` (src/scope/tree.ts): the states of named paths in a snapshot's
+ * tree, read from their directories' tree objects. Checked against git's own
+ * whole listing of the tree, for every kind of entry and name a snapshot can
+ * hold: executables, symlinks, gitlinks, names that are not UTF-8, names
+ * git's line input would split (the `ls-tree` way), and paths that are not
+ * files there (a directory, a path through a file, a link or a gitlink).
+ */
+import { execFileSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { splitZ } from "../../src/git/git.js";
+import { decodePath } from "../../src/domain/path-bytes.js";
+import { resolveContext } from "../../src/repo/context.js";
+import { stateFromTree, treeStates } from "../../src/scope/tree.js";
+import type { State } from "../../src/domain/types.js";
+import { git, makeRepo } from "../helpers.js";
+
+const raw = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
+
+/** A tree built through the index, so names can be any bytes: each entry "<mode> <oid>\t<path bytes>". */
+function treeOf(root: string, entries: { mode: string; path: Buffer }[]): string {
+  const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: root, input: "x\n" }).toString().trim();
+  const commit = git(root, "rev-parse", "HEAD").trim();
+  const input = Buffer.concat(entries.map((e) => raw(`${e.mode} ${e.mode === "160000" ? commit : blob}\t`, [...e.path], [0])));
+  const env = { ...process.env, GIT_INDEX_FILE: `${root}/.git/scratch-index` };
+  execFileSync("git", ["update-index", "-z", "--index-info"], { cwd: root, input, env });
+  return execFileSync("git", ["write-tree"], { cwd: root, env }).toString().trim();
+}
+
+/** Every non-tree entry of the tree, as git lists it whole (no pathspec). */
+function listing(root: string, tree: string): Map<string, State> {
+  const out = new Map<string, State>();
+  for (const rec of splitZ(execFileSync("git", ["ls-tree", "-r", "-z", "--full-tree", tree], { cwd: root }))) {
+    const tab = rec.indexOf("\t");
+    const [mode, , oid] = rec.slice(0, tab).split(" ");
+    out.set(rec.slice(tab + 1), stateFromTree(mode!, oid!)!);
+  }
+  return out;
+}
+
+describe("treeStates", () => {
+  it("gives git's state for each named path, and nothing for a path that is no file there", async () => {
+    const root = makeRepo({ "seed.txt": "seed\n" });
+    const junk = [0x6f, 0xff, 0xfe];
+    const files: { mode: string; path: Buffer }[] = [
+      { mode: "100644", path: raw("top.txt") },
+      { mode: "100755", path: raw("bin/run.sh") },
+      { mode: "120000", path: raw("bin/link") },
+      { mode: "160000", path: raw("vendor/lib") },
+      { mode: "100644", path: raw("a/b/c/deep.ts") },
+      { mode: "100644", path: raw("a/b/sib.ts") },
+      { mode: "100644", path: raw("spaced dir/with space.md") },
+      { mode: "100644", path: raw("glob[x]/*.txt") },
+      { mode: "100644", path: raw("bytes/", junk, ".txt") },
+      { mode: "100644", path: raw("dir", junk, "/inner.txt") },
+      { mode: "100644", path: raw("new\nline/file.txt") },
+      { mode: "100644", path: raw('"quoted/file.txt') },
+      { mode: "100644", path: raw("colon:dir/x.txt") },
+    ];
+    for (let i = 0; i < 300; i++) files.push({ mode: "100644", path: raw(`many/f${i}.txt`) });
+    const tree = treeOf(root, files);
+    const whole = listing(root, tree);
+    const named = files.map((f) => decodePath(f.path));
+    const notFiles = ["a/b", "a", "top.txt/under", "bin/link/under", "vendor/lib/inside", "absent.txt", "many/absent", "nodir/x", "new\nline/absent"];
+    const ctx = await resolveContext(undefined, root);
+    const got = await treeStates(ctx, tree, [...named, ...notFiles]);
+
+    expect(whole.size).toBe(files.length); // the control: git lists every entry made above
+    expect([...got.keys()].sort()).toEqual([...named].sort());
+    for (const p of named) expect(got.get(p), p).toEqual(whole.get(p));
+    expect(got.get("bin/run.sh")).toMatchObject({ kind: "file", mode: "100755" });
+    expect(got.get("bin/link")).toMatchObject({ kind: "symlink" });
+    expect(got.get("vendor/lib")).toMatchObject({ kind: "gitlink" });
+  });
+
+  it("answers for a few of many paths in a directory, and for none", async () => {
+    const root = makeRepo({ "seed.txt": "seed\n" });
+    const files = Array.from({ length: 50 }, (_, i) => ({ mode: "100644", path: raw(`d/f${i}.txt`) }));
+    const tree = treeOf(root, files);
+    const ctx = await resolveContext(undefined, root);
+    expect([...(await treeStates(ctx, tree, ["d/f7.txt", "d/f49.txt"])).keys()].sort()).toEqual(["d/f49.txt", "d/f7.txt"]);
+    expect((await treeStates(ctx, tree, [])).size).toBe(0);
+  });
+});
