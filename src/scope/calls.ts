@@ -298,14 +298,10 @@ async function outsideBears(
     if (earliest > from) late.push(p);
   }
   if (late.length === 0) return false;
-  // A path the first snapshot tracks is seen there whatever the rules say: asked first (one ls-tree a thousand),
+  // A path the first snapshot tracks is seen there whatever the rules say: asked first (one git process for all),
   // so the ignore check (an ls-tree, a scratch repository and a check-ignore) runs only for the few it lacks.
-  const unheld: RepoPath[] = [];
-  for (let i = 0; i < late.length; i += 1000) {
-    const chunk = late.slice(i, i + 1000);
-    const held = await treeStates(ctx, first.tree, chunk);
-    for (const p of chunk) if (!held.has(p) && !first.toolarge?.[p]) unheld.push(p);
-  }
+  const held = await treeStates(ctx, first.tree, late);
+  const unheld = late.filter((p) => !held.has(p) && !first.toolarge?.[p]);
   if (unheld.length === 0) return false;
   // Ignored or nested: no snapshot sees it.
   const nested = insideNestedRepository(ctx.root);
@@ -330,17 +326,14 @@ async function unchangedStates(ctx: Context, first: Step | undefined, diffs: rea
   for (const d of diffs) for (const e of d.entries) inDiffs.add(e.path);
   const quiet = paths.filter((p) => !inDiffs.has(p));
   const absent: RepoPath[] = [];
-  for (let i = 0; i < quiet.length; i += 1000) {
-    const chunk = quiet.slice(i, i + 1000);
-    const held = await treeStates(ctx, first.tree, chunk);
-    for (const p of chunk) {
-      const big = first.toolarge?.[p];
-      if (big) out.set(p, tooLargeState(big));
-      else if (held.has(p)) {
-        const st = held.get(p)!;
-        out.set(p, first.clean && st.kind === "file" ? { ...st, clean: true } : st);
-      } else absent.push(p);
-    }
+  const held = await treeStates(ctx, first.tree, quiet);
+  for (const p of quiet) {
+    const big = first.toolarge?.[p];
+    if (big) out.set(p, tooLargeState(big));
+    else if (held.has(p)) {
+      const st = held.get(p)!;
+      out.set(p, first.clean && st.kind === "file" ? { ...st, clean: true } : st);
+    } else absent.push(p);
   }
   // Inside a nested repository (a submodule, or one git left untracked) a snapshot sees nothing: absence of evidence, not absence.
   const nested = insideNestedRepository(ctx.root);
