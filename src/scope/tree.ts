@@ -77,7 +77,7 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
   const dirs = [...byDir.keys()];
   if (dirs.length > 0) {
     const input = dirs.map((d) => (d === "" ? `${tree}\n` : `${tree}:${d}\n`)).join("");
-    const objects = parseBatch((await ctx.git(["cat-file", "--batch"], { input })).stdout, dirs.length);
+    const objects = parseBatch((await ctx.git(["cat-file", "--batch", "--buffer"], { input })).stdout, dirs.length);
     const oidBytes = ctx.objectFormat === "sha256" ? 32 : 20;
     objects.forEach((o, k) => {
       // Missing, or a file where the paths want a directory: none of them is there.
