@@ -56,6 +56,12 @@ describe("treeStates", () => {
       { mode: "100644", path: raw("new\nline/file.txt") },
       { mode: "100644", path: raw('"quoted/file.txt') },
       { mode: "100644", path: raw("colon:dir/x.txt") },
+      // What git's revision syntax would read into, after the colon that starts the path.
+      { mode: "100644", path: raw("rev^{tree}/x.txt") },
+      { mode: "100644", path: raw("at@{1}/x.txt") },
+      { mode: "100644", path: raw(":lead/x.txt") },
+      { mode: "100644", path: raw("trail /x.txt") },
+      { mode: "100644", path: raw("back\\slash/x.txt") },
     ];
     for (let i = 0; i < 300; i++) files.push({ mode: "100644", path: raw(`many/f${i}.txt`) });
     const tree = treeOf(root, files);
