@@ -60,7 +60,7 @@ export async function treeChangeSet(ctx: Context, scope: Scope, from: string, to
  * directory whose name git's line-based input would split or unquote goes
  * through `ls-tree` instead.
  */
-export async function treeStates(ctx: Context, tree: string, paths: readonly string[]): Promise<Map<string, State>> {
+export async function treeStates(ctx: Context, tree: string, paths: readonly string[], env: Record<string, string> = {}): Promise<Map<string, State>> {
   const out = new Map<string, State>();
   const byDir = new Map<string, Set<string>>();
   const odd: string[] = [];
@@ -77,7 +77,7 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
   const dirs = [...byDir.keys()];
   if (dirs.length > 0) {
     const input = dirs.map((d) => (d === "" ? `${tree}\n` : `${tree}:${d}\n`)).join("");
-    const objects = parseBatch((await ctx.git(["cat-file", "--batch", "--buffer"], { input })).stdout, dirs.length);
+    const objects = parseBatch((await ctx.git(["cat-file", "--batch", "--buffer"], { input, env })).stdout, dirs.length);
     const oidBytes = ctx.objectFormat === "sha256" ? 32 : 20;
     objects.forEach((o, k) => {
       // Missing, or a file where the paths want a directory: none of them is there.
@@ -94,7 +94,7 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
   for (let i = 0; i < odd.length; i += 1000) {
     const chunk = odd.slice(i, i + 1000);
     const asked = new Set(chunk);
-    const r = await ctx.git(["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", tree, "--", ...chunk]);
+    const r = await ctx.git(["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", tree, "--", ...chunk], { env });
     for (const rec of splitZ(r.stdout)) {
       const tab = rec.indexOf("\t");
       const [mode, , oid] = rec.slice(0, tab).split(" ");

@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import type { ExcludeTexts } from "../capture/excludes.js";
 import { sameExcludes } from "../capture/excludes.js";
 import { git, parseBatch, splitZ } from "../git/git.js";
+import { treeStates } from "./tree.js";
 import type { Context } from "../repo/context.js";
 import type { RepoPath, State } from "../domain/types.js";
 import { NOT_CAPTURED } from "./fold/timeline.js";
@@ -95,11 +96,8 @@ export async function ignoredUnder(ctx: Context, rules: Rules, paths: readonly s
       if (d === ".") break;
     }
   }
-  const ls = await ctx.git(["--literal-pathspecs", "ls-tree", "-z", "--full-tree", rules.tree, "--", ...wanted], { env: rules.env });
-  const found = splitZ(ls.stdout).map((rec) => {
-    const tab = rec.indexOf("\t");
-    return { path: rec.slice(tab + 1), oid: rec.slice(0, tab).split(" ")[2]! };
-  });
+  // Read from the tree objects, not named in argv: a directory whose name is not UTF-8 keeps its bytes (src/scope/tree.ts).
+  const found = [...(await treeStates(ctx, rules.tree, [...wanted], rules.env))].map(([path, s]) => ({ path, oid: s.oid! }));
   const dir = mkdtempSync(join(tmpdir(), "unwind-ignore-"));
   try {
     const work = join(dir, "w");
@@ -109,8 +107,8 @@ export async function ignoredUnder(ctx: Context, rules: Rules, paths: readonly s
       parseBatch(batch.stdout, found.length).forEach((o, i) => {
         if (!o) return;
         const abs = join(work, found[i]!.path);
-        mkdirSync(dirname(abs), { recursive: true });
-        writeFileSync(abs, o.body);
+        mkdirSync(fsPath(dirname(abs)), { recursive: true });
+        writeFileSync(fsPath(abs), o.body);
       });
     }
     writeFileSync(join(work, ".git", "info", "exclude"), rules.excludes.info ?? "");

@@ -12,14 +12,15 @@ import { splitZ } from "../../src/git/git.js";
 import { decodePath } from "../../src/domain/path-bytes.js";
 import { resolveContext } from "../../src/repo/context.js";
 import { stateFromTree, treeStates } from "../../src/scope/tree.js";
+import { ignoredUnder } from "../../src/scope/visibility.js";
 import type { State } from "../../src/domain/types.js";
 import { git, makeRepo } from "../helpers.js";
 
 const raw = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
 
 /** A tree built through the index, so names can be any bytes: each entry "<mode> <oid>\t<path bytes>". */
-function treeOf(root: string, entries: { mode: string; path: Buffer }[]): string {
-  const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: root, input: "x\n" }).toString().trim();
+function treeOf(root: string, entries: { mode: string; path: Buffer }[], content = "x\n"): string {
+  const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: root, input: content }).toString().trim();
   const commit = git(root, "rev-parse", "HEAD").trim();
   const input = Buffer.concat(entries.map((e) => raw(`${e.mode} ${e.mode === "160000" ? commit : blob}\t`, [...e.path], [0])));
   const env = { ...process.env, GIT_INDEX_FILE: `${root}/.git/scratch-index` };
@@ -86,5 +87,24 @@ describe("treeStates", () => {
     const ctx = await resolveContext(undefined, root);
     expect([...(await treeStates(ctx, tree, ["d/f7.txt", "d/f49.txt"])).keys()].sort()).toEqual(["d/f49.txt", "d/f7.txt"]);
     expect((await treeStates(ctx, tree, [])).size).toBe(0);
+  });
+
+  it("finds the .gitignore of a directory whose name is not UTF-8, for the ignore check of a fold", async () => {
+    const root = makeRepo({ "seed.txt": "seed\n" });
+    const odd = raw("dir", [0xff], "/.gitignore");
+    const tree = treeOf(
+      root,
+      [
+        { mode: "100644", path: odd },
+        { mode: "100644", path: raw("plain/.gitignore") },
+      ],
+      "*.log\n",
+    );
+    const ctx = await resolveContext(undefined, root);
+    const rules = { tree, env: {}, excludes: { info: null, global: null } };
+    const oddLog = decodePath(raw("dir", [0xff], "/x.log"));
+    const ignored = await ignoredUnder(ctx, rules, [oddLog, "plain/x.log", "plain/x.txt", "elsewhere/x.log"]);
+    // The control: the same rule in a directory named in UTF-8, and paths it does not cover.
+    expect(ignored.sort()).toEqual(["plain/x.log", oddLog].sort());
   });
 });
