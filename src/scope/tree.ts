@@ -85,7 +85,8 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
       const dir = dirs[k]!;
       const names = byDir.get(dir)!;
       for (const e of treeEntries(o.body, oidBytes)) {
-        if (e.mode === "40000" || !names.has(e.name)) continue;
+        // A subtree (git writes "40000"; some old tools wrote it zero-padded).
+        if (e.mode === "40000" || e.mode === "040000" || !names.has(e.name)) continue;
         const s = stateFromTree(e.mode, e.oid);
         if (s) out.set(dir === "" ? e.name : `${dir}/${e.name}`, s);
       }
