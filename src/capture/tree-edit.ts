@@ -330,10 +330,10 @@ export async function foldIntoIndex(ctx: Context, env: Record<string, string>, c
  * What tree `root` holds at each of `paths` (null: nothing, or a directory
  * on the way is missing), reading only the trees on their way down.
  */
-export async function treeEntries(ctx: Context, root: string, paths: readonly string[], timeoutMs: () => number | undefined): Promise<Map<string, TreeEntry | null>> {
+export async function treeEntries(ctx: Context, root: string, paths: readonly string[], timeoutMs: () => number | undefined, env: Record<string, string> = {}): Promise<Map<string, TreeEntry | null>> {
   const dirs = new Set<string>([""]);
   for (const p of paths) for (let d = dirOf(p); d !== ""; d = dirOf(d)) dirs.add(d);
-  const trees = await readTrees(ctx, root, [...dirs], {}, timeoutMs);
+  const trees = await readTrees(ctx, root, [...dirs], env, timeoutMs);
   const out = new Map<string, TreeEntry | null>();
   for (const p of paths) {
     const t = trees.get(dirOf(p));

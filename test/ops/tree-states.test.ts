@@ -40,7 +40,12 @@ function listing(root: string, tree: string): Map<string, State> {
 }
 
 describe("treeStates", () => {
-  it("gives git's state for each named path, and nothing for a path that is no file there", async () => {
+  // Loose, the trees are read in-process; packed, through one `cat-file --batch`. The blobs differ, so the trees do too:
+  // none of the second is among the trees the first left in the process's cache.
+  it.each([
+    ["loose", "x\n"],
+    ["packed", "packed\n"],
+  ])("gives git's state for each named path, and nothing for a path that is no file there (trees %s)", async (form, content) => {
     const root = makeRepo({ "seed.txt": "seed\n" });
     const junk = [0x6f, 0xff, 0xfe];
     const files: { mode: string; path: Buffer }[] = [
@@ -65,7 +70,13 @@ describe("treeStates", () => {
       { mode: "100644", path: raw("back\\slash/x.txt") },
     ];
     for (let i = 0; i < 300; i++) files.push({ mode: "100644", path: raw(`many/f${i}.txt`) });
-    const tree = treeOf(root, files);
+    const tree = treeOf(root, files, content);
+    if (form === "packed") {
+      execFileSync("git", ["update-ref", "refs/keep", execFileSync("git", ["commit-tree", tree, "-m", "keep"], { cwd: root }).toString().trim()], { cwd: root });
+      execFileSync("git", ["repack", "-a", "-d", "-q"], { cwd: root });
+      execFileSync("git", ["prune-packed"], { cwd: root });
+      expect(execFileSync("git", ["count-objects", "-v"], { cwd: root }).toString()).toMatch(/^count: 0$/m); // the control: nothing is loose
+    }
     const whole = listing(root, tree);
     const named = files.map((f) => decodePath(f.path));
     const notFiles = ["a/b", "a", "top.txt/under", "bin/link/under", "vendor/lib/inside", "absent.txt", "many/absent", "nodir/x", "new\nline/absent"];
