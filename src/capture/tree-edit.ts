@@ -1,7 +1,7 @@
 import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, type Stats } from "node:fs";
 import { decodePath, encodePath, fsPath } from "../domain/path-bytes.js";
 import { join } from "node:path";
-import { readLooseObject, writeLooseObject } from "../git/objects.js";
+import { lineSafe, readLooseObject, writeLooseObject } from "../git/objects.js";
 import { PackWriter } from "../git/pack.js";
 import { modeOf } from "./observe.js";
 import type { Context } from "../repo/context.js";
@@ -408,6 +408,9 @@ async function catFileTrees(
   env: Record<string, string>,
   timeoutMs: () => number | undefined,
 ): Promise<Map<string, RawTree | null>> {
+  // A name git's line input would split or unquote would shift every answer after it onto the wrong directory.
+  const odd = dirs.find((d) => !lineSafe(d));
+  if (odd !== undefined) throw new CannotEditTree(`${JSON.stringify(odd)}: a directory name git's batch input cannot carry`);
   let out: Buffer;
   try {
     out = (await ctx.git(["cat-file", "--batch", "--buffer"], { env, input: dirs.map((d) => (d === "" ? root : `${root}:${d}`)).join("\n") + "\n", timeoutMs: timeoutMs() })).stdout;

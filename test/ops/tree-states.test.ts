@@ -13,6 +13,7 @@ import { decodePath } from "../../src/domain/path-bytes.js";
 import { resolveContext } from "../../src/repo/context.js";
 import { stateFromTree, treeStates } from "../../src/scope/tree.js";
 import { ignoredUnder } from "../../src/scope/visibility.js";
+import { CannotEditTree, treeEntries } from "../../src/capture/tree-edit.js";
 import type { State } from "../../src/domain/types.js";
 import { git, makeRepo } from "../helpers.js";
 
@@ -117,5 +118,30 @@ describe("treeStates", () => {
     const ignored = await ignoredUnder(ctx, rules, [oddLog, "plain/x.log", "plain/x.txt", "elsewhere/x.log"]);
     // The control: the same rule in a directory named in UTF-8, and paths it does not cover.
     expect(ignored.sort()).toEqual(["plain/x.log", oddLog].sort());
+  });
+
+  it("tree-edit's reader refuses, not misreads, a packed tree's directory whose name has a newline", async () => {
+    const root = makeRepo({ "seed.txt": "seed\n" });
+    // Split at its newline, "new\nline" would be asked as "new", whose tree git has: the answers shift by one, and
+    // without the refusal "new\nline/file.txt" is read from "new" (an executable there) and "zzz" taken for absent.
+    const tree = treeOf(
+      root,
+      [
+        { mode: "100755", path: raw("new/file.txt") },
+        { mode: "100644", path: raw("new\nline/file.txt") },
+        { mode: "100644", path: raw("ok/file.txt") },
+      ],
+      "newline\n",
+    );
+    execFileSync("git", ["update-ref", "refs/keep", execFileSync("git", ["commit-tree", tree, "-m", "keep"], { cwd: root }).toString().trim()], { cwd: root });
+    execFileSync("git", ["repack", "-a", "-d", "-q"], { cwd: root });
+    execFileSync("git", ["prune-packed"], { cwd: root });
+    const ctx = await resolveContext(undefined, root);
+    // First: "new\nline" and "ok" hold the same tree object, which the control's read would leave in the process's cache.
+    await expect(treeEntries(ctx, tree, ["new\nline/file.txt", "zzz/x"], () => undefined)).rejects.toBeInstanceOf(CannotEditTree);
+    // The control: a name the line input carries is read from the pack.
+    expect((await treeEntries(ctx, tree, ["ok/file.txt"], () => undefined)).get("ok/file.txt")).toMatchObject({ mode: "100644" });
+    // treeStates sends such a path to ls-tree, which finds it.
+    expect((await treeStates(ctx, tree, ["new\nline/file.txt"])).get("new\nline/file.txt")).toMatchObject({ kind: "file", mode: "100644" });
   });
 });
