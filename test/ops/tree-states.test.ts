@@ -29,6 +29,14 @@ function treeOf(root: string, entries: { mode: string; path: Buffer }[], content
   return execFileSync("git", ["write-tree"], { cwd: root, env }).toString().trim();
 }
 
+/** Keeps `tree` reachable and packs every object: none is left loose to be read in-process. */
+function packAll(root: string, tree: string): void {
+  const commit = execFileSync("git", ["commit-tree", tree, "-m", "keep"], { cwd: root }).toString().trim();
+  execFileSync("git", ["update-ref", "refs/keep", commit], { cwd: root });
+  execFileSync("git", ["repack", "-a", "-d", "-q"], { cwd: root });
+  execFileSync("git", ["prune-packed"], { cwd: root });
+}
+
 /** Every non-tree entry of the tree, as git lists it whole (no pathspec). */
 function listing(root: string, tree: string): Map<string, State> {
   const out = new Map<string, State>();
@@ -73,9 +81,7 @@ describe("treeStates", () => {
     for (let i = 0; i < 300; i++) files.push({ mode: "100644", path: raw(`many/f${i}.txt`) });
     const tree = treeOf(root, files, content);
     if (form === "packed") {
-      execFileSync("git", ["update-ref", "refs/keep", execFileSync("git", ["commit-tree", tree, "-m", "keep"], { cwd: root }).toString().trim()], { cwd: root });
-      execFileSync("git", ["repack", "-a", "-d", "-q"], { cwd: root });
-      execFileSync("git", ["prune-packed"], { cwd: root });
+      packAll(root, tree);
       expect(execFileSync("git", ["count-objects", "-v"], { cwd: root }).toString()).toMatch(/^count: 0$/m); // the control: nothing is loose
     }
     const whole = listing(root, tree);
@@ -133,9 +139,7 @@ describe("treeStates", () => {
       ],
       "newline\n",
     );
-    execFileSync("git", ["update-ref", "refs/keep", execFileSync("git", ["commit-tree", tree, "-m", "keep"], { cwd: root }).toString().trim()], { cwd: root });
-    execFileSync("git", ["repack", "-a", "-d", "-q"], { cwd: root });
-    execFileSync("git", ["prune-packed"], { cwd: root });
+    packAll(root, tree);
     const ctx = await resolveContext(undefined, root);
     // First: "new\nline" and "ok" hold the same tree object, which the control's read would leave in the process's cache.
     await expect(treeEntries(ctx, tree, ["new\nline/file.txt", "zzz/x"], () => undefined)).rejects.toBeInstanceOf(CannotEditTree);
