@@ -68,8 +68,8 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
   for (const p of paths) (lineSafe(splitRel(p)[0]) ? plain : odd).push(p);
   if (plain.length > 0) {
     for (const [p, e] of await treeEntries(ctx, tree, plain, () => undefined, env)) {
-      // Absent, or a directory there: no state of a file.
-      const s = e && e.mode !== "40000" ? stateFromTree(e.mode, e.oid) : null;
+      // Absent, or a directory there (git writes "40000"; some old tools wrote it zero-padded): no state of a file.
+      const s = e && e.mode !== "40000" && e.mode !== "040000" ? stateFromTree(e.mode, e.oid) : null;
       if (s) out.set(p, s);
     }
   }
