@@ -148,4 +148,16 @@ describe("treeStates", () => {
     // treeStates sends such a path to ls-tree, which finds it.
     expect((await treeStates(ctx, tree, ["new\nline/file.txt"])).get("new\nline/file.txt")).toMatchObject({ kind: "file", mode: "100644" });
   });
+
+  it("takes a subtree written with a zero-padded mode, as some old tools wrote it, for a directory", async () => {
+    const root = makeRepo({ "seed.txt": "seed\n" });
+    const inner = treeOf(root, [{ mode: "100644", path: raw("file.txt") }], "inner\n");
+    const body = (mode: string) => Buffer.concat([Buffer.from(`${mode} sub\0`), Buffer.from(inner, "hex")]);
+    const write = (b: Buffer) => execFileSync("git", ["hash-object", "-t", "tree", "--literally", "-w", "--stdin"], { cwd: root, input: b }).toString().trim();
+    const ctx = await resolveContext(undefined, root);
+    // The control: the same tree with git's own mode.
+    expect((await treeStates(ctx, write(body("40000")), ["sub", "sub/file.txt"])).get("sub/file.txt")).toMatchObject({ kind: "file" });
+    const padded = await treeStates(ctx, write(body("040000")), ["sub"]);
+    expect(padded.has("sub")).toBe(false);
+  });
 });
