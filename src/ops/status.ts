@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
 import { listSnapshots } from "../capture/snapshot.js";
 import type { Context } from "../repo/context.js";
 import { Cas } from "../store/cas.js";
@@ -111,15 +110,13 @@ export async function status(ctx: Context, opts: { ack?: boolean | undefined } =
   // One walk of the store for its size and its blobs.
   let blobs = 0;
   const cas = Cas.in(ctx.store);
-  // Blobs are added and removed, never rewritten in place (a damaged one is replaced by a new file).
-  const shards = join(cas.dir, "sha256");
   const bytes = exists
     ? await dirBytes(
         ctx.store,
         (p) => {
           if (cas.shaOf(p) !== null) blobs++;
         },
-        (d) => dirname(d) === shards,
+        (d) => cas.isShard(d),
       )
     : 0;
   return {

@@ -137,6 +137,16 @@ export class Cas {
     }
   }
 
+  /**
+   * Whether `dir` is one of the shard directories blobs live in. A shard's
+   * files are only ever added or removed, never rewritten in place (a
+   * damaged blob is replaced by a new file): what `dirBytes` may keep a sum
+   * of (src/sys/files.ts).
+   */
+  isShard(dir: string): boolean {
+    return dirname(dir) === join(this.dir, "sha256");
+  }
+
   /** The SHA-256 a file of this CAS holds, by its path; null for anything else (a temp file of a write in progress, a file outside it). */
   shaOf(path: string): string | null {
     const root = join(this.dir, "sha256");
