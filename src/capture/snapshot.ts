@@ -541,6 +541,19 @@ export async function snapshotsFrom(ctx: Context, from: string): Promise<{ snaps
   }
 }
 
+/** Every snapshot's id and the time it names, from the refs alone (no object read); null where refs are kept in a reftable or an id names no time. */
+export function snapshotTimes(ctx: Context): Map<string, string> | null {
+  const refs = snapshotRefs(ctx);
+  if (!refs) return null;
+  const out = new Map<string, string>();
+  for (const id of refs.keys()) {
+    const at = timeOfId(id);
+    if (at === null) return null;
+    out.set(id, at);
+  }
+  return out;
+}
+
 /** `s-20261203T221503823Z-1ec5910c` -> `2026-12-03T22:15:03.823Z`; null for a name not of that form. */
 function timeOfId(id: string): string | null {
   const m = /^s-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-[0-9a-f]{8}$/.exec(id);

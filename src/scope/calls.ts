@@ -1,30 +1,30 @@
 import { storePath } from "../domain/store-layout.js";
 import { existsSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename } from "node:path";
 import { closeStaleCalls } from "../capture/capture.js";
-import { excludeTexts, loadExcludes } from "../capture/excludes.js";
+import { excludeTexts } from "../capture/excludes.js";
 import { keepsExecBits, listSnapshots, snapshotsFrom, writeWorkTree, type Snapshot } from "../capture/snapshot.js";
-import { isRepository } from "../capture/private-index.js";
 import { tooLargeState } from "../capture/toolarge.js";
 import { UnwindError } from "../domain/errors.js";
 import { idMatches } from "../domain/ids.js";
-import { Cas } from "../store/cas.js";
 import type { Context } from "../repo/context.js";
-import { readJournal, sessionFile, type JournalRecord, type WindowRead } from "../store/journal.js";
+import { journalMarks, readJournal, sessionFile, type JournalRecord, type WindowRead } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { recordStamp } from "../store/stamp.js";
-import { keepChangeSetOnDisk, readKeptChangeSet } from "../store/changeset-cache.js";
+import { keepChangeSetOnDisk, readKept } from "../store/changeset-cache.js";
 import { recordKey } from "../store/record-index.js";
 import { acts } from "../domain/actions.js";
 import { pathMatcher } from "../domain/glob.js";
 import { stateNow } from "../capture/observe.js";
 import type { ChangeSet, Interleaved, LaterWrite, RepoPath, Scope, State, UncapturedCall } from "../domain/types.js";
-import { correctDiff, legacyForm, type Side } from "./snapshot-diff.js";
+import { correctDiff } from "./snapshot-diff.js";
+import { consecutiveDiffs, stepsOf, type Diff, type Step } from "./steps.js";
 import { callWindows, filePoints, openCalls, runWindows, type RunWindow } from "./fold/windows.js";
 import { attribute, changeEventsLazily, OPEN, snapshotPoints, takeBacks, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
-import { diffPairs, treeChangeSet, treeStates } from "./tree.js";
-import type { PathsWanted } from "../store/pair-diffs.js";
-import { ignoredUnder, type DiffEntry } from "./visibility.js";
+import { treeStates } from "./tree.js";
+import { ignoredUnder, insideNestedRepository } from "./visibility.js";
+import { type Carry, carryForward, receiptsNow, snapshotsNow, type TimelineFacts } from "./carry.js";
+import { bloomOfStrings } from "../domain/bloom.js";
 
 export interface JournalScope {
   kind: "session" | "call" | "from-call" | "task" | "run";
@@ -98,6 +98,8 @@ export interface Timeline {
    * have points outside it that bear: the fold must read the whole record.
    */
   inexact: boolean;
+  /** Asked for (`withFacts`): what a kept change set needs to be carried forward (src/scope/carry.ts). */
+  facts?: TimelineFacts;
 }
 
 /**
@@ -108,7 +110,14 @@ export interface Timeline {
  * this one. A tree call still open is closed by the work tree as it is now
  * (a scratch snapshot, nothing written), a file call by its paths as they are.
  */
-export async function journalTimeline(ctx: Context, allRecords: readonly JournalRecord[], wanted: (c: CallWindow) => boolean, allSnaps?: readonly Snapshot[], bounded = false): Promise<Timeline> {
+export async function journalTimeline(
+  ctx: Context,
+  allRecords: readonly JournalRecord[],
+  wanted: (c: CallWindow) => boolean,
+  allSnaps?: readonly Snapshot[],
+  bounded = false,
+  withFacts = false,
+): Promise<Timeline> {
   // Records of other work trees say nothing about this one (older records carry no root: they count).
   const records = allRecords.filter((r) => r.root === undefined || r.root === ctx.root);
   const snaps = (allSnaps ?? (await listSnapshots(ctx))).filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
@@ -124,17 +133,7 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
   calls.push(...written.calls);
   let first = 0;
   for (let i = 0; i < snaps.length; i++) if (snaps[i]!.at <= from) first = i;
-  const cas = Cas.in(ctx.store);
-  // Snapshots of one work tree name the same few exclude files: each read (inflated, hashed) once, not once a snapshot.
-  const excludesRead = new Map<string, ReturnType<typeof loadExcludes>>();
-  const excludesOf = (e: Snapshot["excludes"]) => {
-    const k = e ? `${e.info}\0${e.global}` : "";
-    if (!excludesRead.has(k)) excludesRead.set(k, loadExcludes(cas, e));
-    return excludesRead.get(k)!;
-  };
-  const seq: Step[] = snaps
-    .slice(first)
-    .map((s) => ({ at: s.at, commit: s.commit, tree: s.tree, env: {}, excludes: excludesOf(s.excludes), toolarge: s.toolargeFiles, clean: legacyForm(ctx, s), nested: s.nested }));
+  const seq: Step[] = stepsOf(ctx, snaps.slice(first));
   // Receipts are never open: the records' windows are the ones that can be.
   const open = windows.filter((c) => c.end === OPEN && c.start >= (seq[0]?.at ?? ""));
   const now = new Date().toISOString();
@@ -200,10 +199,53 @@ export async function journalTimeline(ctx: Context, allRecords: readonly Journal
         return out;
       },
     };
-    return { calls, events: changeEventsLazily(points, calls, !keepsExecBits(ctx), more), inexact: false };
+    const facts = withFacts ? timelineFacts(calls, wanted, bearing.keep, everCaptured, timesOf, seq, snaps[first]) : undefined;
+    return { calls, events: changeEventsLazily(points, calls, !keepsExecBits(ctx), more), inexact: false, ...(facts ? { facts } : {}) };
   } finally {
     scratch?.dispose();
   }
+}
+
+/**
+ * What the fold knew that a later look needs to tell whether what was
+ * appended since can bear on the scope (src/scope/carry.ts): the paths
+ * that bore; the wanted tree windows' last end, and the captured paths
+ * first seen by then (a later capture of one would reach back across a
+ * window: `bearingOf`'s span); whether a bearing path has a point past the
+ * last snapshot (a new snapshot would then place a change of it); and the
+ * first snapshot, where a windowed read vouches for paths it did not read.
+ */
+function timelineFacts(
+  calls: readonly CallWindow[],
+  wanted: (c: CallWindow) => boolean,
+  bears: ReadonlySet<string>,
+  everCaptured: ReadonlySet<RepoPath>,
+  timesOf: (path: RepoPath) => Iterable<string>,
+  seq: readonly Step[],
+  firstSnapshot: Snapshot | undefined,
+): TimelineFacts {
+  let wantedEnd = "";
+  for (const c of calls) if (wanted(c) && c.kind !== "file" && c.end > wantedEnd) wantedEnd = c.end;
+  const early: string[] = [];
+  if (wantedEnd !== "") {
+    for (const p of everCaptured) {
+      if (bears.has(p)) continue;
+      for (const t of timesOf(p)) {
+        if (t > wantedEnd) continue;
+        early.push(p);
+        break;
+      }
+    }
+  }
+  const last = seq[seq.length - 1];
+  let dirty = last === undefined;
+  if (last) {
+    for (const p of bears) {
+      for (const t of timesOf(p as RepoPath)) if (t > last.at) dirty = true;
+      if (dirty) break;
+    }
+  }
+  return { bears, early, wantedEnd, dirty, first: firstSnapshot ?? null };
 }
 
 /**
@@ -344,26 +386,6 @@ async function unchangedStates(ctx: Context, first: Step | undefined, diffs: rea
 }
 
 /**
- * Whether a path lies below a directory that is a repository of its own
- * (its `.git` leads to one), each directory asked once. Snapshots record a
- * submodule by its commit and leave an untracked nested repository out, so
- * a file capture inside one gets no snapshot points: "absent" there would
- * turn an agent's Edit into a change by nobody at the next snapshot.
- */
-function insideNestedRepository(root: string): (path: string) => boolean {
-  const known = new Map<string, boolean>();
-  const isRepo = (dir: string): boolean => {
-    let v = known.get(dir);
-    if (v === undefined) known.set(dir, (v = isRepository(join(root, dir))));
-    return v;
-  };
-  return (path) => {
-    for (let d = dirname(path); d !== "." && d !== "/" && d !== ""; d = dirname(d)) if (isRepo(d)) return true;
-    return false;
-  };
-}
-
-/**
  * unwind's receipts as points, kept compact: for each path, one flat list
  * of (receipt, state before, state after), each receipt's two points made
  * only when that path's events are (`MorePoints`), in the order the
@@ -468,32 +490,6 @@ function receiptCalls(ctx: Context, from: string): { calls: CallWindow[]; points
   return { calls, points };
 }
 
-type Diff = { index: number; entries: DiffEntry[] };
-
-/** One snapshot of the sequence: a commit, or the scratch tree of the work tree now. */
-type Step = Side & { at: string; commit?: string };
-
-/**
- * The diff between each two consecutive snapshots (one git process for all
- * of them), plus one for a last scratch tree that has no commit.
- */
-async function consecutiveDiffs(ctx: Context, seq: readonly Step[], which: (index: number) => boolean, only: PathsWanted | null): Promise<Diff[]> {
-  const pairs: { from: string; to: string; index: number }[] = [];
-  for (let i = 0; i + 1 < seq.length; i++) {
-    const a = seq[i]!;
-    const b = seq[i + 1]!;
-    if (a.commit && b.commit && which(i)) pairs.push({ from: a.commit, to: b.commit, index: i });
-  }
-  const out: Diff[] = (await diffPairs(ctx, pairs, only)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
-  const last = seq[seq.length - 1];
-  const before = seq[seq.length - 2];
-  if (last && before && !last.commit && which(seq.length - 2)) {
-    const cs = await treeChangeSet(ctx, { kind: "snapshot", id: "now" }, before.tree, last.tree, [], [], last.env);
-    out.push({ index: seq.length - 2, entries: cs.entries.map(({ path, pre, post }) => ({ path, pre, post })) });
-  }
-  return out;
-}
-
 /**
  * The open calls of this work tree (another's can only be closed by a
  * capture of that one; records from before roots were kept count as ours),
@@ -549,15 +545,20 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
   if (kept && kept.stamp === before) return structuredClone(kept.result);
   // Kept on disk for the next command (src/store/changeset-cache.ts); an undo folds the record itself, under the lock.
   const diskKey = opts.close === "locked" ? null : recordKey(ctx.store, ctx.commonDir, ctx.root, "");
-  const onDisk = diskKey === null ? null : readKeptChangeSet<JournalChangeSet>(ctx.store, ctx.root, key, diskKey);
+  const onDisk = diskKey === null ? null : await keptOnDisk(ctx, key, diskKey, opts.close === "lock");
   if (onDisk) return onDisk;
   if (!memo && diskKey === null) return foldChangeSet(ctx, scope, opts);
-  const seen = { open: true };
+  // Written by `changes` alone (it may write the record, closing calls): a dry run changes nothing at all (SPEC section 3).
+  const keeps = opts.close === "lock" && diskKey !== null;
+  const seen: FoldSeen = { open: true, wantFacts: keeps };
   const result = await foldChangeSet(ctx, scope, opts, seen);
   // Kept only if nothing was written meanwhile and no call here was open (an open call is closed by the tree as it is now).
   if (seen.open) return result;
-  // Written by `changes` alone (it may write the record, closing calls): a dry run changes nothing at all (SPEC section 3).
-  if (opts.close === "lock" && diskKey !== null && recordKey(ctx.store, ctx.commonDir, ctx.root, "") === diskKey) keepChangeSetOnDisk(ctx.store, ctx.root, key, diskKey, result);
+  if (keeps) {
+    // Read before the record's key is taken again: a key that still holds vouches for them too.
+    const carry = seen.facts ? carryOf(ctx, seen.facts, result) : undefined;
+    if (recordKey(ctx.store, ctx.commonDir, ctx.root, "") === diskKey) keepChangeSetOnDisk(ctx.store, ctx.root, key, diskKey, result, carry);
+  }
   if (memo && recordStamp(ctx) === before) {
     for (const [k, m] of memo) if (m.stamp !== before || k === key) memo.delete(k);
     memo.set(key, { stamp: before!, result: structuredClone(result) });
@@ -571,6 +572,61 @@ export async function journalChangeSet(ctx: Context, scope: JournalScope, opts: 
     }
   }
   return result;
+}
+
+/**
+ * The change set kept on disk for this scope (src/store/changeset-cache.ts):
+ * kept under the record's key as it is, or kept under an earlier one and
+ * carried forward (src/scope/carry.ts), then kept again under this key if
+ * `rekeep`; null where none holds.
+ */
+async function keptOnDisk(ctx: Context, key: string, diskKey: string, rekeep: boolean): Promise<JournalChangeSet | null> {
+  const kept = readKept<JournalChangeSet>(ctx.store, ctx.root, key);
+  if (!kept) return null;
+  if (kept.key === diskKey) return kept.value();
+  if (typeof kept.carry !== "object" || kept.carry === null) return null;
+  const next = await carryForward(ctx, kept.carry as Carry);
+  // Nothing written while it was asked: what was appended is all there is.
+  if (!next || recordKey(ctx.store, ctx.commonDir, ctx.root, "") !== diskKey) return null;
+  const value = kept.value();
+  if (value && rekeep) kept.rekeep(diskKey, next);
+  return value;
+}
+
+/** What a kept change set is kept with to carry it forward (src/scope/carry.ts). */
+function carryOf(ctx: Context, f: FoldFacts, result: JournalChangeSet): Carry | undefined {
+  const marks = journalMarks(ctx.store);
+  const snaps = snapshotsNow(ctx);
+  if (!snaps) return undefined;
+  const { bears, early, wantedEnd, dirty, first } = f.timeline;
+  const paths = [...bears, ...early, ...result.cs.entries.map((e) => e.path), ...result.touched, ...result.laterWrites.keys(), ...result.interleaved.keys()];
+  return {
+    session: f.session,
+    horizon: snaps.latest > f.maxAt ? snaps.latest : f.maxAt,
+    marks,
+    snapshots: snaps.digest,
+    receipts: receiptsNow(ctx.store),
+    wantedEnd,
+    paths: bloomOfStrings(paths, paths.length),
+    dirty,
+    first: f.partial && wantedEnd !== "" ? first : null,
+  };
+}
+
+/** What a fold saw: whether a call was open; asked for (`wantFacts`), what a carry needs of it. */
+interface FoldSeen {
+  open: boolean;
+  wantFacts?: boolean;
+  facts?: FoldFacts;
+}
+
+interface FoldFacts {
+  session: string;
+  /** The latest record read. */
+  maxAt: string;
+  /** Read from a window of the record. */
+  partial: boolean;
+  timeline: TimelineFacts;
 }
 
 interface JournalFoldOptions {
@@ -605,7 +661,7 @@ export function keepChangeSets(ctx: Context): void {
  * from the part of the record that can bear on it (`scopeWindow`); the
  * whole record where that part cannot vouch for the result.
  */
-async function foldChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions, seen?: { open: boolean }): Promise<JournalChangeSet> {
+async function foldChangeSet(ctx: Context, scope: JournalScope, opts: JournalFoldOptions, seen?: FoldSeen): Promise<JournalChangeSet> {
   const window = await scopeWindow(ctx, scope);
   if (window) {
     const folded = await foldFrom(ctx, scope, opts, seen, window);
@@ -699,7 +755,7 @@ function membersRead(calls: readonly CallWindow[], unread: WindowRead["unread"])
 }
 
 /** The fold of `scope` from `window`'s part of the record, or from all of it; null where the window cannot vouch for it. */
-async function foldFrom(ctx: Context, scope: JournalScope, opts: JournalFoldOptions, seen: { open: boolean } | undefined, window: FoldWindow | null): Promise<JournalChangeSet | null> {
+async function foldFrom(ctx: Context, scope: JournalScope, opts: JournalFoldOptions, seen: FoldSeen | undefined, window: FoldWindow | null): Promise<JournalChangeSet | null> {
   const read = window ? readJournal(ctx.store, { since: window.since, sessions: new Set([window.session]), keepFacts: true }) : readJournal(ctx.store);
   // Every file read: the window holds the whole journal, and what follows is the whole record's fold.
   const partial = window !== null && read.skipped > 0;
@@ -783,8 +839,14 @@ async function foldFrom(ctx: Context, scope: JournalScope, opts: JournalFoldOpti
       hint: "run unwind from that work tree, where its changes are",
     });
   }
-  const { calls, events, inexact } = await journalTimeline(ctx, records, keep, snaps, partial);
+  const carried = seen?.wantFacts === true && scope.kind !== "task" && scope.kind !== "run";
+  const { calls, events, inexact, facts } = await journalTimeline(ctx, records, keep, snaps, partial, carried);
   if (inexact || (window && !membersRead(calls, read.unread))) return null;
+  if (carried && facts) {
+    let maxAt = "";
+    for (const r of records) if (r.at > maxAt) maxAt = r.at;
+    seen!.facts = { session: sessions[0]!, maxAt, partial, timeline: facts };
+  }
   const since = opts.since;
   const inScope = (c: CallWindow) => keep(c) && (!since || c.start >= since);
   const takesBack = takeBacks(calls, inScope, (s) => callsOfScope(records, runs, s));

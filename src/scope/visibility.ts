@@ -3,6 +3,7 @@ import { fsPath } from "../domain/path-bytes.js";
 import { isGitignore } from "../domain/paths.js";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { isRepository } from "../capture/private-index.js";
 import type { ExcludeTexts } from "../capture/excludes.js";
 import { sameExcludes } from "../capture/excludes.js";
 import { git, parseBatch, splitZ } from "../git/git.js";
@@ -123,4 +124,24 @@ export async function ignoredUnder(ctx: Context, rules: Rules, paths: readonly s
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Whether a path lies below a directory that is a repository of its own
+ * (its `.git` leads to one), each directory asked once. Snapshots record a
+ * submodule by its commit and leave an untracked nested repository out, so
+ * a file capture inside one gets no snapshot points: "absent" there would
+ * turn an agent's Edit into a change by nobody at the next snapshot.
+ */
+export function insideNestedRepository(root: string): (path: string) => boolean {
+  const known = new Map<string, boolean>();
+  const isRepo = (dir: string): boolean => {
+    let v = known.get(dir);
+    if (v === undefined) known.set(dir, (v = isRepository(join(root, dir))));
+    return v;
+  };
+  return (path) => {
+    for (let d = dirname(path); d !== "." && d !== "/" && d !== ""; d = dirname(d)) if (isRepo(d)) return true;
+    return false;
+  };
 }

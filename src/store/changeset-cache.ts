@@ -35,31 +35,59 @@ function fileOf(store: string, root: string, scopeKey: string): string {
 }
 
 interface Kept {
-  v: 1;
+  v: 2;
   code: string;
   key: string;
   scopeKey: string;
   /** The change set, serialized as `structuredClone` copies (Maps, Sets and Buffers come back as they were). */
   body: Uint8Array;
+  /** What tells whether it holds for the record as it grew since (src/scope/carry.ts); absent where it cannot be carried. */
+  carry?: unknown;
 }
 
 /** The change set kept for `scopeKey` under the record's `key`; null when none is (absent, stale, another build's, or damaged). */
 export function readKeptChangeSet<T>(store: string, root: string, scopeKey: string, key: string): T | null {
+  const kept = readKept<T>(store, root, scopeKey);
+  return kept && kept.key === key ? kept.value() : null;
+}
+
+/**
+ * The change set kept for `scopeKey` under whatever key it was kept, and
+ * what it was kept with to carry it forward: for a caller that proves it
+ * still holds (src/scope/carry.ts) before it reads it. Null as above.
+ */
+export function readKept<T>(store: string, root: string, scopeKey: string): { key: string; carry: unknown; value: () => T | null; rekeep: (key: string, carry: unknown) => void } | null {
   const body = readCacheFile(fileOf(store, root, scopeKey));
   if (body === null) return null;
   try {
     const doc = deserialize(body) as Kept;
-    if (doc.v !== 1 || doc.code !== CODE || doc.key !== key || doc.scopeKey !== scopeKey) return null;
-    return deserialize(doc.body) as T;
+    if (doc.v !== 2 || doc.code !== CODE || doc.scopeKey !== scopeKey) return null;
+    const value = () => {
+      try {
+        return deserialize(doc.body) as T;
+      } catch {
+        return null;
+      }
+    };
+    // Kept again under the record's new key as it was, its change set not parsed and written again.
+    const rekeep = (key: string, carry: unknown) => keepDoc(store, root, scopeKey, { ...doc, key, carry });
+    return { key: doc.key, carry: doc.carry, value, rekeep };
   } catch {
     return null;
   }
 }
 
 /** Keeps a change set (src/store/cache-file.ts), then lets the oldest go past the bounds; a failure to write is no failure of the command. */
-export function keepChangeSetOnDisk(store: string, root: string, scopeKey: string, key: string, value: unknown): void {
+export function keepChangeSetOnDisk(store: string, root: string, scopeKey: string, key: string, value: unknown, carry?: unknown): void {
   try {
-    const doc: Kept = { v: 1, code: CODE, key, scopeKey, body: serialize(value) };
+    keepDoc(store, root, scopeKey, { v: 2, code: CODE, key, scopeKey, body: serialize(value), ...(carry !== undefined ? { carry } : {}) });
+  } catch {
+    /* what V8 cannot serialize: the next command folds again */
+  }
+}
+
+function keepDoc(store: string, root: string, scopeKey: string, doc: Kept): void {
+  try {
     writeCacheFile(fileOf(store, root, scopeKey), serialize(doc));
     prune(storePath(store, "cache"));
   } catch {

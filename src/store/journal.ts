@@ -657,3 +657,76 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
   });
   return { dropped, live };
 }
+
+/**
+ * A journal file as a kept change set saw it (src/scope/carry.ts): its
+ * length and inode, from its stat alone (a fold that left the file unread
+ * does not open it for this). Appends grow a file in place and gc renames a
+ * new one over it, so a file of the same inode no shorter holds what it held
+ * then, and more.
+ */
+export interface FileMark {
+  size: number;
+  ino: string;
+}
+
+/** Each journal file's mark now. */
+export function journalMarks(store: string): Record<string, FileMark> {
+  const dir = journalDir(store);
+  const out: Record<string, FileMark> = {};
+  if (!existsSync(dir)) return out;
+  for (const f of readdirSync(dir).filter((n) => n.endsWith(".jsonl"))) {
+    const st = statSync(join(dir, f), { bigint: true });
+    out[f] = { size: Number(st.size), ino: String(st.ino) };
+  }
+  return out;
+}
+
+/**
+ * What was appended to the journal since `marks`: the records past each
+ * marked file's end, and every record of a file not marked. Null where the
+ * journal did more than grow: a marked file gone, replaced (another inode,
+ * or shorter: gc rewrites files), marked in the middle of a record, or with
+ * a line written since that is damaged or not yet whole.
+ */
+export function appendedSince(store: string, marks: Readonly<Record<string, FileMark>>): { records: JournalRecord[]; marks: Record<string, FileMark> } | null {
+  const dir = journalDir(store);
+  const names = existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".jsonl")) : [];
+  const present = new Set(names);
+  if (Object.keys(marks).some((f) => !present.has(f))) return null;
+  const records: JournalRecord[] = [];
+  const out: Record<string, FileMark> = {};
+  for (const f of names) {
+    const was = marks[f];
+    const path = join(dir, f);
+    const st = statSync(path, { bigint: true });
+    const size = Number(st.size);
+    if (was && (was.ino !== String(st.ino) || size < was.size)) return null;
+    out[f] = { size, ino: String(st.ino) };
+    if (was?.size === size || size === 0) continue;
+    const from = was ? Math.max(0, was.size - 1) : 0;
+    const fd = openSync(path, "r");
+    let buf: Buffer;
+    try {
+      buf = Buffer.alloc(size - from);
+      let got = 0;
+      while (got < buf.length) {
+        const n = readSync(fd, buf, got, buf.length - got, from + got);
+        if (n === 0) return null;
+        got += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    // A mark ends at a record's end, and so does what follows: else a write was under way.
+    if ((was && was.size > 0 && buf[0] !== 10) || buf[buf.length - 1] !== 10) return null;
+    for (const line of buf.toString("utf8", was && was.size > 0 ? 1 : 0).split("\n")) {
+      if (line === "") continue;
+      const r = decodeLine(line);
+      if (typeof r === "string") return null;
+      records.push(r);
+    }
+  }
+  records.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  return { records, marks: out };
+}

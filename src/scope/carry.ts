@@ -1,0 +1,156 @@
+import { readFileSync } from "node:fs";
+import { type Snapshot, snapshotsFrom, snapshotTimes } from "../capture/snapshot.js";
+import { type Bloom, bloomMayHold } from "../domain/bloom.js";
+import { sha256 } from "../domain/hash.js";
+import { storePath } from "../domain/store-layout.js";
+import type { Context } from "../repo/context.js";
+import { anyOpen, appendedSince, type FileMark, type JournalRecord } from "../store/journal.js";
+import { pathsChanged, stepsOf } from "./steps.js";
+import { treeStates } from "./tree.js";
+import { ignoredUnder, insideNestedRepository } from "./visibility.js";
+import type { RepoPath } from "../domain/types.js";
+
+/**
+ * A kept change set carried forward (docs/design.md, "A kept change set
+ * carried forward"). A change set kept on disk (src/store/changeset-cache.ts)
+ * names the record as it was; any capture since, by any agent, moves the
+ * record's key, and the next look folded the whole record since the scope
+ * began again: a second and more on a long record, while another agent
+ * works on. Yet what was appended since can bear on a session's change set
+ * only through the paths it names. This tells, from what was appended
+ * alone, whether the kept one still holds; where it cannot tell, the scope
+ * is folded again. It holds when:
+ *
+ * - the record only grew: every journal file kept its bytes (same inode,
+ *   same last bytes before its old end), no receipt was written (an undo or
+ *   redo moves which calls are taken back), no snapshot was dropped;
+ * - everything appended is later than everything the fold read (the
+ *   horizon), belongs to another session, and makes whole calls (a post
+ *   whose pre came before would move an old window), none still open, and
+ *   no snapshot of a run (a run's window reaches back to its before);
+ * - no path appended (captured, or changed between this work tree's new
+ *   snapshots) is one that bore on the fold, or one first captured by the
+ *   end of the scope's last tree window (a later capture of it would reach
+ *   back across that window);
+ * - new snapshots of this work tree come after the scope's last tree window
+ *   ended, and no path that bore has a point past the last snapshot the
+ *   fold read (the new one would place a change of it);
+ * - a fold that read a window of the record (src/store/journal.ts) vouched
+ *   for paths it left unread by the first snapshot: a path captured since
+ *   must be one that snapshot holds, as that fold would have asked.
+ */
+export interface Carry {
+  /** The scope's session: a record of it appended means the scope itself moved. */
+  session: string;
+  /** The latest time of any record the fold read and of any snapshot. */
+  horizon: string;
+  marks: Record<string, FileMark>;
+  /** The snapshot ids, sorted, hashed. */
+  snapshots: string;
+  /** The receipt chain's head and base, as read. */
+  receipts: string;
+  /** When the scope's last tree window (a shell call, a run) ended; "" where it has none. */
+  wantedEnd: string;
+  /** Every path that bore on the fold, and the captured ones first seen by `wantedEnd`. */
+  paths: Bloom;
+  /** A path that bore has a point past the last snapshot the fold read. */
+  dirty: boolean;
+  /** Set where the fold read a window of the record and the scope has a tree window: its first snapshot. */
+  first: Snapshot | null;
+}
+
+/** What a timeline knew (src/scope/calls.ts, `journalTimeline`) that a carry needs. */
+export interface TimelineFacts {
+  bears: ReadonlySet<string>;
+  early: string[];
+  wantedEnd: string;
+  dirty: boolean;
+  first: Snapshot | null;
+}
+
+/** The receipt chain as it stands: its head and its base. */
+export function receiptsNow(store: string): string {
+  const read = (name: string) => {
+    try {
+      return readFileSync(storePath(store, "receipts", name), "utf8");
+    } catch {
+      return "-";
+    }
+  };
+  return `${read("HEAD")}\0${read("BASE")}`;
+}
+
+/** The snapshot ids as a carry names them; null where the refs cannot be listed so (a reftable). */
+export function snapshotsNow(ctx: Context): { digest: string; latest: string; times: Map<string, string> } | null {
+  const times = snapshotTimes(ctx);
+  if (!times) return null;
+  let latest = "";
+  for (const at of times.values()) if (at > latest) latest = at;
+  return { digest: sha256([...times.keys()].sort().join("\n")), latest, times };
+}
+
+/**
+ * The carry for the record as it is now, where the change set kept under
+ * `carry` still holds for it; null where the scope must be folded again.
+ */
+export async function carryForward(ctx: Context, carry: Carry): Promise<Carry | null> {
+  if (receiptsNow(ctx.store) !== carry.receipts) return null;
+  const snaps = snapshotsNow(ctx);
+  if (!snaps) return null;
+  const old = [...snaps.times].filter(([, at]) => at <= carry.horizon).map(([id]) => id);
+  if (sha256(old.sort().join("\n")) !== carry.snapshots) return null;
+  const fresh = snaps.times.size - old.length;
+  const appended = appendedSince(ctx.store, carry.marks);
+  if (!appended) return null;
+  if (!wholeCallsOfOthers(appended.records, carry)) return null;
+  let horizon = snaps.latest > carry.horizon ? snaps.latest : carry.horizon;
+  const captured: string[] = [];
+  for (const r of appended.records) {
+    if (r.at > horizon) horizon = r.at;
+    if (r.kind === "file") captured.push(r.path);
+  }
+  const paths = new Set(captured);
+  if (fresh > 0) {
+    const found = await snapshotsFrom(ctx, carry.horizon);
+    if (!found) return null;
+    const added = found.snaps.filter((s) => s.at > carry.horizon);
+    if (added.some((s) => s.run !== undefined || s.runSince !== undefined || /^run /.test(s.label ?? ""))) return null;
+    const here = found.snaps.filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    if (here.length > 1) {
+      // The pair from the last snapshot the fold read to the first new one would place a change of a path with a point between.
+      if (carry.dirty || (carry.wantedEnd !== "" && carry.wantedEnd > here[0]!.at)) return null;
+      for (const p of await pathsChanged(ctx, stepsOf(ctx, here))) paths.add(p);
+    }
+  }
+  for (const p of paths) if (bloomMayHold(carry.paths, p)) return null;
+  if (carry.first && captured.length > 0 && (await unreadMayBear(ctx, carry.first, captured))) return null;
+  return { ...carry, horizon, marks: appended.marks, snapshots: snaps.digest };
+}
+
+/** Whether every record appended is later than the horizon, of another session, and of a call whose pre is among them, none open. */
+function wholeCallsOfOthers(records: readonly JournalRecord[], carry: Carry): boolean {
+  const begun = new Set<string>();
+  for (const r of records) {
+    if (r.at <= carry.horizon || r.session === carry.session) return false;
+    const k = `${r.session}\0${r.call}`;
+    if (r.phase === "pre") begun.add(k);
+    else if (!begun.has(k)) return false;
+  }
+  return !anyOpen(records);
+}
+
+/**
+ * Whether a path captured since may have a capture in the part of the
+ * record a windowed fold left unread that bears on the scope: as that fold
+ * asks it (src/scope/calls.ts, `outsideBears`), a path the first snapshot
+ * can see (held there, over the cap there, or absent and not ignored) has a
+ * point there that no earlier capture can reach across.
+ */
+async function unreadMayBear(ctx: Context, first: Snapshot, captured: readonly string[]): Promise<boolean> {
+  const [step] = stepsOf(ctx, [first]);
+  const held = await treeStates(ctx, step!.tree, captured as RepoPath[]);
+  const unheld = captured.filter((p) => !held.has(p as RepoPath) && !step!.toolarge?.[p]);
+  if (unheld.length === 0) return false;
+  if (unheld.some(insideNestedRepository(ctx.root))) return true;
+  return (await ignoredUnder(ctx, step!, unheld)).length > 0;
+}

@@ -1,0 +1,209 @@
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { deserialize, serialize } from "node:v8";
+import { describe, expect, it } from "vitest";
+import { dropKeptChangeSets } from "../../src/store/changeset-cache.js";
+import { makeRepo, unwind, write } from "../helpers.js";
+import { claudeCall } from "../journal-helpers.js";
+
+/*
+ * A change set kept on disk is carried forward past what other sessions
+ * appended since, where that cannot bear on it (src/scope/carry.ts), and
+ * folded again where it can. Each test keeps a session's change set, then
+ * forges the kept one (a path no call wrote): a look that shows the forged
+ * path read what was kept and carried it; one that does not folded again.
+ * Each fold-again case also checks the answer a fold from nothing gives,
+ * which is what a carried one must equal.
+ */
+
+const writeCall = (root: string, session: string, rel: string, text: string) => claudeCall(root, session, "Write", { file_path: join(root, rel), content: text }, () => write(root, rel, text));
+const shell = (root: string, session: string, command: string, effect: () => void = () => undefined) => claudeCall(root, session, "Bash", { command, description: "x" }, effect);
+
+const cacheDir = (root: string) => join(root, ".git", "unwind", "cache");
+const store = (root: string) => join(root, ".git", "unwind");
+
+type Entry = { change: string; path: string };
+
+/** The change set's entries, whole (their states, conflicts and later writes): what a carried one must equal. */
+function look(root: string, session: string): Entry[] {
+  const r = unwind(root, ["changes", "--session", session, "--json"]);
+  expect(r.code, r.stderr).toBe(0);
+  return (JSON.parse(r.stdout) as { entries: Entry[] }).entries;
+}
+
+const listed = (entries: Entry[]) => entries.map((e) => `${e.change} ${e.path}`);
+
+/** A look with nothing kept: the fold of the whole record. */
+function fresh(root: string, session: string): Entry[] {
+  dropKeptChangeSets(store(root));
+  return look(root, session);
+}
+
+/** The change set kept (the only one): all of it, the later writes and interleavings a plan reads too. */
+interface KeptSet {
+  cs: { entries: Entry[] };
+  touched: Set<string>;
+  laterWrites: Map<string, unknown>;
+  interleaved: Map<string, unknown>;
+}
+
+function keptFile(root: string): { file: string; doc: { body: Uint8Array }; value: KeptSet } {
+  const names = readdirSync(cacheDir(root)).filter((f) => f.startsWith("changes-"));
+  expect(names).toHaveLength(1);
+  const file = join(cacheDir(root), names[0]!);
+  const doc = deserialize(readFileSync(file).subarray(17)) as { body: Uint8Array };
+  return { file, doc, value: deserialize(doc.body) as KeptSet };
+}
+
+/** The whole change set a fold from nothing gives (nothing kept before it). */
+function folded(root: string, session: string): KeptSet {
+  fresh(root, session);
+  return keptFile(root).value;
+}
+
+/** Keeps `session`'s change set (the only one kept), then forges it: its first path becomes forged.txt. Returns what was kept. */
+function keepForged(root: string, session: string): KeptSet {
+  dropKeptChangeSets(store(root));
+  look(root, session);
+  const { file, doc, value: real } = keptFile(root);
+  const value = deserialize(doc.body) as KeptSet;
+  value.cs.entries[0]!.path = "forged.txt";
+  const body = serialize({ ...doc, body: serialize(value) });
+  writeFileSync(file, Buffer.concat([Buffer.from(`${createHash("sha256").update(body).digest("hex").slice(0, 16)}\n`), body]));
+  return real;
+}
+
+const forged = (entries: Entry[]) => entries.some((e) => e.path === "forged.txt");
+
+describe("a kept change set carried forward", () => {
+  it("is carried past another session's Write and shell call on other paths, and kept again under the new record", () => {
+    const root = makeRepo({ "a.txt": "a\n", "c.txt": "c\n" });
+    writeCall(root, "s1", "a.txt", "A\n");
+    // A snapshot after the scope's last capture: a new one then places no change of a path it captured (see below).
+    shell(root, "s0", "true");
+    expect(listed(keepForged(root, "s1").cs.entries)).toEqual(["modified a.txt"]);
+    writeCall(root, "s2", "c.txt", "C\n");
+    expect(listed(look(root, "s1"))).toEqual(["modified forged.txt"]);
+    shell(root, "s2", "echo d > d.txt", () => write(root, "d.txt", "d\n"));
+    expect(listed(look(root, "s1"))).toEqual(["modified forged.txt"]);
+    // Kept again under the record's new key: read as it is, no carry asked.
+    expect(listed(look(root, "s1"))).toEqual(["modified forged.txt"]);
+    // What a fold from nothing gives is what was carried.
+    expect(listed(fresh(root, "s1"))).toEqual(["modified a.txt"]);
+  });
+
+  it("is folded again when another session writes a path the scope changed", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    writeCall(root, "s1", "a.txt", "A\n");
+    const before = keepForged(root, "s1");
+    writeCall(root, "s2", "a.txt", "AA\n");
+    const after = look(root, "s1");
+    expect(forged(after)).toBe(false);
+    const whole = folded(root, "s1");
+    expect(after).toEqual(whole.cs.entries);
+    console.log(
+      JSON.stringify({
+        before: [before.cs.entries.length, [...before.touched], [...before.laterWrites], [...before.interleaved]],
+        after: [whole.cs.entries.length, [...whole.touched], [...whole.laterWrites], [...whole.interleaved]],
+      }),
+    );
+  });
+
+  it("is folded again when another session's shell call changes a path the scope changed", () => {
+    const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
+    shell(root, "s0", "true");
+    writeCall(root, "s1", "a.txt", "A\n");
+    shell(root, "s2", "true");
+    const before = keepForged(root, "s1");
+    // The control: a shell call that changes another path is carried past.
+    shell(root, "s2", "echo B > b.txt", () => write(root, "b.txt", "B\n"));
+    expect(listed(look(root, "s1"))).toEqual(["modified forged.txt"]);
+    shell(root, "s2", "sed -i s/A/X/ a.txt", () => write(root, "a.txt", "X\n"));
+    const after = look(root, "s1");
+    expect(forged(after)).toBe(false);
+    const whole = folded(root, "s1");
+    expect(after).toEqual(whole.cs.entries);
+    console.log(
+      JSON.stringify({
+        before: [before.cs.entries.length, [...before.touched], [...before.laterWrites], [...before.interleaved]],
+        after: [whole.cs.entries.length, [...whole.touched], [...whole.laterWrites], [...whole.interleaved]],
+      }),
+    );
+  });
+
+  it("is folded again when a new snapshot follows a capture of the scope's past the last snapshot", () => {
+    const root = makeRepo({ "d.txt": "d0\n" });
+    shell(root, "s0", "true");
+    writeCall(root, "s1", "d.txt", "D1\n");
+    const before = keepForged(root, "s1");
+    expect(listed(before.cs.entries)).toEqual(["modified d.txt"]);
+    // A person puts d.txt back as the last snapshot had it: the next snapshot's diff does not show it.
+    write(root, "d.txt", "d0\n");
+    shell(root, "s2", "true");
+    const after = look(root, "s1");
+    expect(forged(after)).toBe(false);
+    const whole = folded(root, "s1");
+    expect(after).toEqual(whole.cs.entries);
+    console.log(
+      JSON.stringify({
+        before: [before.cs.entries.length, [...before.touched], [...before.laterWrites], [...before.interleaved]],
+        after: [whole.cs.entries.length, [...whole.touched], [...whole.laterWrites], [...whole.interleaved]],
+      }),
+    );
+  });
+
+  it("is carried past a snapshot taken where the scope's last shell call ended, and folded again past one its window reaches across", () => {
+    const root = makeRepo({ "b.txt": "b\n", "e.txt": "e\n" });
+    shell(root, "s1", "echo B > b.txt", () => write(root, "b.txt", "B\n"));
+    const before = keepForged(root, "s1");
+    expect(listed(before.cs.entries)).toEqual(["modified b.txt"]);
+    // A change after the call's last snapshot: the call's window ends there, so it is no candidate for it (timeline's `meets`).
+    write(root, "e.txt", "E\n");
+    shell(root, "s2", "true");
+    expect(listed(look(root, "s1"))).toEqual(["modified forged.txt"]);
+    const carried = keptFile(root).value;
+    // A window that ends past the last snapshot the fold read (its post recorded after that snapshot was taken):
+    // the pair to the next snapshot meets it, and a change there may be the call's.
+    const { file, doc } = keptFile(root);
+    const kept = doc as { body: Uint8Array; carry: { wantedEnd: string } };
+    kept.carry.wantedEnd = "9999-12-31T00:00:00.000Z";
+    const body = serialize(kept);
+    writeFileSync(file, Buffer.concat([Buffer.from(`${createHash("sha256").update(body).digest("hex").slice(0, 16)}\n`), body]));
+    write(root, "e.txt", "EE\n");
+    shell(root, "s2", "true");
+    expect(forged(look(root, "s1"))).toBe(false);
+    // What was carried is what a fold from nothing gives (its forged path aside).
+    carried.cs.entries[0]!.path = "b.txt";
+    expect(folded(root, "s1")).toEqual(carried);
+  });
+
+  it("read from a window of the record, is folded again when a path captured since is one the window's first snapshot does not hold", async () => {
+    const root = makeRepo({ ".gitignore": "*.log\n", "b.txt": "b\n" });
+    writeCall(root, "s0", "x.log", "1\n");
+    // Settled, the old session's journal is left unread by a fold of a later session (src/store/journal.ts).
+    await new Promise((r) => setTimeout(r, 2300));
+    shell(root, "s1", "echo B > b.txt", () => write(root, "b.txt", "B\n"));
+    // The first fold works out the facts of the settled file; the next leaves it unread.
+    look(root, "s1");
+    // Who changed the ignored x.log since s0 wrote it, no snapshot can see.
+    write(root, "x.log", "h\n");
+    const before = keepForged(root, "s1");
+    expect(listed(before.cs.entries)).toEqual(["modified b.txt"]);
+    // The control: a capture of a path that snapshot holds, and a shell call, are carried past.
+    writeCall(root, "s2", "b.txt.orig", "x\n");
+    shell(root, "s3", "true");
+    expect(listed(look(root, "s1"))).toEqual(["modified forged.txt"]);
+    writeCall(root, "s2", "x.log", "2\n");
+    const after = look(root, "s1");
+    expect(forged(after)).toBe(false);
+    const whole = folded(root, "s1");
+    expect(after).toEqual(whole.cs.entries);
+    console.log(
+      JSON.stringify({
+        before: [before.cs.entries.length, [...before.touched], [...before.laterWrites], [...before.interleaved]],
+        after: [whole.cs.entries, [...whole.touched], [...whole.laterWrites], [...whole.interleaved]],
+      }),
+    );
+  });
+});
