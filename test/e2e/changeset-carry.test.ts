@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { dropKeptChangeSets } from "../../src/store/changeset-cache.js";
-import { makeRepo, unwind, write } from "../helpers.js";
+import { git, makeRepo, tempDir, unwind, unwindAsync, write } from "../helpers.js";
 import { claudeCall } from "../journal-helpers.js";
 
 /*
@@ -23,7 +23,7 @@ const shell = (root: string, session: string, command: string, effect: () => voi
 const cacheDir = (root: string) => join(root, ".git", "unwind", "cache");
 const store = (root: string) => join(root, ".git", "unwind");
 
-type Entry = { change: string; path: string };
+type Entry = { change: string; path: string; shared?: unknown[] };
 
 /** The change set's entries, whole (their states, conflicts and later writes): what a carried one must equal. */
 function look(root: string, session: string): Entry[] {
@@ -74,6 +74,26 @@ function keepForged(root: string, session: string): KeptSet {
   return real;
 }
 
+/** Every record of the journal, oldest first. */
+function journal(root: string): { session: string; call: string; phase: string; at: string }[] {
+  const dir = join(store(root), "journal");
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".jsonl"))
+    .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean))
+    .map((l) => JSON.parse(l) as { session: string; call: string; phase: string; at: string })
+    .sort((a, b) => (a.at < b.at ? -1 : 1));
+}
+
+const snapshotCount = (root: string) => git(root, "for-each-ref", "refs/unwind/snapshots/").split("\n").filter(Boolean).length;
+
+async function until(ok: () => boolean): Promise<void> {
+  const end = Date.now() + 30_000;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const forged = (entries: Entry[]) => entries.some((e) => e.path === "forged.txt");
 
 describe("a kept change set carried forward", () => {
@@ -102,12 +122,9 @@ describe("a kept change set carried forward", () => {
     expect(forged(after)).toBe(false);
     const whole = folded(root, "s1");
     expect(after).toEqual(whole.cs.entries);
-    console.log(
-      JSON.stringify({
-        before: [before.cs.entries.length, [...before.touched], [...before.laterWrites], [...before.interleaved]],
-        after: [whole.cs.entries.length, [...whole.touched], [...whole.laterWrites], [...whole.interleaved]],
-      }),
-    );
+    // Carried, it would have missed the later write: the undo would take a.txt back over s2's work unwarned.
+    expect([...before.laterWrites.values()]).toEqual([]);
+    expect([...whole.laterWrites.values()]).toEqual([expect.objectContaining({ by: "claude:s2" })]);
   });
 
   it("is folded again when another session's shell call changes a path the scope changed", () => {
@@ -124,12 +141,8 @@ describe("a kept change set carried forward", () => {
     expect(forged(after)).toBe(false);
     const whole = folded(root, "s1");
     expect(after).toEqual(whole.cs.entries);
-    console.log(
-      JSON.stringify({
-        before: [before.cs.entries.length, [...before.touched], [...before.laterWrites], [...before.interleaved]],
-        after: [whole.cs.entries.length, [...whole.touched], [...whole.laterWrites], [...whole.interleaved]],
-      }),
-    );
+    expect([...before.laterWrites.values()]).toEqual([]);
+    expect([...whole.laterWrites.values()]).toEqual([expect.objectContaining({ by: "claude:s2" })]);
   });
 
   it("is folded again when a new snapshot follows a capture of the scope's past the last snapshot", () => {
@@ -145,12 +158,9 @@ describe("a kept change set carried forward", () => {
     expect(forged(after)).toBe(false);
     const whole = folded(root, "s1");
     expect(after).toEqual(whole.cs.entries);
-    console.log(
-      JSON.stringify({
-        before: [before.cs.entries.length, [...before.touched], [...before.laterWrites], [...before.interleaved]],
-        after: [whole.cs.entries.length, [...whole.touched], [...whole.laterWrites], [...whole.interleaved]],
-      }),
-    );
+    // The person's edit is a later write: carried, it would have been missed.
+    expect([...before.laterWrites.values()]).toEqual([]);
+    expect([...whole.laterWrites.values()]).toEqual([expect.objectContaining({ by: null })]);
   });
 
   it("is carried past a snapshot taken where the scope's last shell call ended, and folded again past one its window reaches across", () => {
@@ -199,11 +209,119 @@ describe("a kept change set carried forward", () => {
     expect(forged(after)).toBe(false);
     const whole = folded(root, "s1");
     expect(after).toEqual(whole.cs.entries);
-    console.log(
-      JSON.stringify({
-        before: [before.cs.entries.length, [...before.touched], [...before.laterWrites], [...before.interleaved]],
-        after: [whole.cs.entries, [...whole.touched], [...whole.laterWrites], [...whole.interleaved]],
-      }),
-    );
+    // x.log changed with no capture between s0's and s2's, across s1's window: s1 may have changed it.
+    expect(listed(before.cs.entries)).toEqual(["modified b.txt"]);
+    expect(listed(whole.cs.entries)).toEqual(["modified b.txt", "modified x.log"]);
+  });
+
+  it("is folded again when records are appended with times inside what the fold read (an imported session)", () => {
+    const root = makeRepo({ "b.txt": "b\n" });
+    shell(root, "s1", "echo B > b.txt", () => write(root, "b.txt", "B\n"));
+    const before = keepForged(root, "s1");
+    // A session unwind never saw, imported now: its Write of q.md lies inside s1's window, and no snapshot saw q.md.
+    const [pre, post] = journal(root)
+      .filter((r) => r.session === "claude:s1")
+      .map((r) => Date.parse(r.at));
+    const at = (k: number) => new Date(pre! + ((post! - pre!) * k) / 3).toISOString();
+    const id = "5e55104a-0c1d-4e2f-9a8b-7c6d5e4f3a2b";
+    const config = tempDir("unwind-claude-config-");
+    const file = join(config, "projects", root.replace(/[^A-Za-z0-9]/g, "-"), `${id}.jsonl`);
+    mkdirSync(dirname(file), { recursive: true });
+    const use = { type: "tool_use", id: "toolu_q1", name: "Write", input: { file_path: join(root, "q.md"), content: "q\n" } };
+    const lines = [
+      { type: "assistant", timestamp: at(1), cwd: root, sessionId: id, message: { role: "assistant", content: [use] } },
+      {
+        type: "user",
+        timestamp: at(2),
+        cwd: root,
+        message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_q1", content: "created" }] },
+        toolUseResult: { type: "create", filePath: join(root, "q.md"), content: "q\n", originalFile: null, structuredPatch: [] },
+      },
+    ];
+    writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const imp = unwind(root, ["import", "--claude", id], { env: { CLAUDE_CONFIG_DIR: config } });
+    expect(imp.code, imp.stderr).toBe(0);
+    const after = look(root, "s1");
+    expect(forged(after)).toBe(false);
+    const whole = folded(root, "s1");
+    expect(after).toEqual(whole.cs.entries);
+    // The imported Write left q.md inside s1's window, and s1's last snapshot saw none: s1 may have deleted it.
+    expect(listed(before.cs.entries)).toEqual(["modified b.txt"]);
+    expect(listed(whole.cs.entries)).toEqual(["modified b.txt", "deleted q.md"]);
+  });
+
+  it("is folded again when a run that began before the fold ends after it: its window reaches back", async () => {
+    const root = makeRepo({ "a.txt": "a\n", "r.txt": "r\n" });
+    shell(root, "s0", "true");
+    const flag = join(root, ".git", "go");
+    const running = unwindAsync(root, ["run", "--", "sh", "-c", `while [ ! -e ${flag} ]; do sleep 0.05; done; echo R > r.txt`]);
+    await until(() => snapshotCount(root) >= 3);
+    shell(root, "s1", "echo A > a.txt", () => write(root, "a.txt", "A\n"));
+    const before = keepForged(root, "s1");
+    writeFileSync(flag, "");
+    expect((await running).code).toBe(0);
+    const after = look(root, "s1");
+    expect(forged(after)).toBe(false);
+    const whole = folded(root, "s1");
+    expect(after).toEqual(whole.cs.entries);
+    // a.txt changed while the run was open: shared with it, which a carried change set would not say.
+    expect(before.cs.entries[0]).not.toHaveProperty("shared");
+    expect(whole.cs.entries[0]!.shared).toEqual([expect.objectContaining({ session: expect.stringMatching(/^run:/) })]);
+  });
+
+  it("is folded again when a call runs on in the background", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    writeCall(root, "s1", "a.txt", "A\n");
+    shell(root, "s0", "true");
+    keepForged(root, "s1");
+    claudeCall(root, "s2", "Bash", { command: "sleep 1", description: "x", run_in_background: true }, () => undefined);
+    const after = look(root, "s1");
+    expect(forged(after)).toBe(false);
+  });
+
+  it("is folded again when a snapshot the fold read is gone, and refuses as a fold from nothing does", () => {
+    const root = makeRepo({ "b.txt": "b\n" });
+    shell(root, "s1", "echo B > b.txt", () => write(root, "b.txt", "B\n"));
+    keepForged(root, "s1");
+    const ref = git(root, "for-each-ref", "--format=%(refname)", "refs/unwind/snapshots/").split("\n")[0]!;
+    git(root, "update-ref", "-d", ref);
+    const r = unwind(root, ["changes", "--session", "s1", "--json"]);
+    expect([r.code, r.stderr]).toEqual([4, expect.stringContaining("is missing")]);
+  });
+
+  it("is folded again when a journal file it read is gone", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    writeCall(root, "s1", "a.txt", "A\n");
+    writeCall(root, "s2", "a.txt", "AA\n");
+    shell(root, "s0", "true");
+    const before = keepForged(root, "s1");
+    expect([...before.laterWrites.keys()]).toEqual(["a.txt"]);
+    const dir = join(store(root), "journal");
+    const s2 = readdirSync(dir).find((f) => readFileSync(join(dir, f), "utf8").includes('"session":"claude:s2"'))!;
+    rmSync(join(dir, s2));
+    expect(forged(look(root, "s1"))).toBe(false);
+    expect([...before.laterWrites.values()]).toEqual([expect.objectContaining({ by: "claude:s2" })]);
+    expect([...folded(root, "s1").laterWrites.values()]).toEqual([expect.objectContaining({ by: null })]);
+  });
+
+  it("is folded again when a post is appended for a call whose pre came before the fold", () => {
+    const root = makeRepo({ "a.txt": "a\n", "b.txt": "b\n" });
+    shell(root, "s2", "echo B > b.txt", () => write(root, "b.txt", "B\n"));
+    shell(root, "s1", "echo A > a.txt", () => write(root, "a.txt", "A\n"));
+    const before = keepForged(root, "s1");
+    // s2's call posted again: its window now ends later, past s1's Write.
+    const dir = join(store(root), "journal");
+    const s2 = readdirSync(dir).find((f) => readFileSync(join(dir, f), "utf8").includes('"session":"claude:s2"'))!;
+    const last = readFileSync(join(dir, s2), "utf8").trimEnd().split("\n").at(-1)!;
+    const { sum: _, ...post } = JSON.parse(last) as Record<string, unknown>;
+    const body = JSON.stringify({ ...post, at: new Date(Date.now() + 5).toISOString() });
+    appendFileSync(join(dir, s2), `${body.slice(0, -1)},"sum":"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"}\n`);
+    const after = look(root, "s1");
+    expect(forged(after)).toBe(false);
+    const whole = folded(root, "s1");
+    expect(after).toEqual(whole.cs.entries);
+    // s2's window now reaches past s1's shell call: what s1 changed meanwhile is shared, which a carried change set would not say.
+    expect(before.cs.entries[0]).not.toHaveProperty("shared");
+    expect(whole.cs.entries[0]!.shared).toEqual([expect.objectContaining({ session: "claude:s2" })]);
   });
 });
