@@ -275,8 +275,15 @@ describe("a kept change set carried forward", () => {
     shell(root, "s0", "true");
     keepForged(root, "s1");
     claudeCall(root, "s2", "Bash", { command: "sleep 1", description: "x", run_in_background: true }, () => undefined);
+    // The list of open calls beside a session's journal is a cache of what the journal says (src/store/open-calls.ts): lost, the journal still says it.
+    const dir = join(store(root), "journal");
+    const lists = readdirSync(dir).filter((f) => f.endsWith(".open"));
+    expect(lists).toHaveLength(1);
+    for (const f of lists) rmSync(join(dir, f));
     const after = look(root, "s1");
     expect(forged(after)).toBe(false);
+    // Folded, the look closed the call for good, as a read of the record does (SPEC section 2).
+    expect(journal(root).filter((r) => r.session === "claude:s2" && r.phase === "post")).toHaveLength(2);
   });
 
   it("is folded again when a snapshot the fold read is gone, and refuses as a fold from nothing does", () => {
