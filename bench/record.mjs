@@ -293,16 +293,54 @@ const dropKept = (repo) => {
 };
 
 /**
- * A `changes` row twice: the first look at the scope since the record last
- * changed (the kept change sets dropped before it: the fold of the record),
- * and a look again (the same command run once, untimed, before it: the
- * change set the first look kept).
+ * Another agent's shell call, through the real hooks (a Claude PreToolUse,
+ * the command's effect, the PostToolUse; each takes its snapshot): it
+ * writes a file of its own, so no scope the rows look at is touched by it.
+ */
+let others = 0;
+const anotherCall = (repo) => {
+  const id = `toolu_other_${++others}`;
+  const rel = `other/made${others}.txt`;
+  const input = { command: `mkdir -p other && echo ${others} > ${rel}`, description: "another agent" };
+  for (const event of ["PreToolUse", "PostToolUse"]) {
+    if (event === "PostToolUse") {
+      mkdirSync(join(repo, "other"), { recursive: true });
+      writeFileSync(join(repo, rel), `${others}\n`);
+    }
+    const payload = {
+      session_id: "07e40000-0000-4000-8000-000000000000",
+      transcript_path: "/tmp/other.jsonl",
+      cwd: repo,
+      hook_event_name: event,
+      tool_name: "Bash",
+      tool_input: input,
+      tool_use_id: id,
+    };
+    run("node", [UNWIND, "hook", "claude"], { cwd: repo, input: JSON.stringify(payload) });
+  }
+};
+
+/**
+ * A `changes` row three times: the first look at the scope since the record
+ * last changed (the kept change sets dropped before it: the fold of the
+ * record); a look again (the same command run once, untimed, before it: the
+ * change set the first look kept); and a look after another agent's shell
+ * call (run untimed before it, after a look that kept the change set): the
+ * kept one carried forward past it (src/scope/carry.ts).
  */
 const looks = (key, label, repo, args, check) => {
   const time = cli(repo, args, check);
   return {
     [`${key}First`]: { label: `${label}, first look`, prepare: () => dropKept(repo), time },
     [`${key}Again`]: { label: `${label}, again`, prepare: time, time },
+    [`${key}Carried`]: {
+      label: `${label}, after another agent's call`,
+      prepare: () => {
+        time();
+        anotherCall(repo);
+      },
+      time,
+    },
   };
 };
 
@@ -350,13 +388,13 @@ export async function bench() {
   const m = medians(samples);
   console.log();
   const w = Math.max(...Object.values(commands).map((c) => c.label.length));
-  for (const k of ["sessions", "log", ...["changesBig", "changesTypical", "changesNewest", "changesEdit", "changesShell"].flatMap((c) => [`${c}First`, `${c}Again`])]) {
+  for (const k of ["sessions", "log", ...["changesBig", "changesTypical", "changesNewest", "changesEdit", "changesShell"].flatMap((c) => [`${c}First`, `${c}Again`, `${c}Carried`])]) {
     const ratio = pairedRatio(samples, k, "node");
     console.log(
       `  ${commands[k].label.padEnd(w)} ${fmtMs(m[k]).padStart(10)}  ${ratio.toFixed(2).padStart(5)}x node -e 0  ${(m[k] / m.git).toFixed(1).padStart(4)}x git log  ${verdict(m[k] < 300)} (< 300 ms)`,
     );
   }
-  for (const k of ["changesPatchFirst", "changesPatchAgain"])
+  for (const k of ["changesPatchFirst", "changesPatchAgain", "changesPatchCarried"])
     console.log(`  ${commands[k].label.padEnd(w)} ${fmtMs(m[k]).padStart(10)}  ${pairedRatio(samples, k, "node").toFixed(2).padStart(5)}x node -e 0  (no target: every hunk of the session)`);
   if (UI) await uiRows(b);
 }

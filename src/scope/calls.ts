@@ -241,7 +241,8 @@ function timelineFacts(
   let dirty = last === undefined;
   if (last) {
     for (const p of bears) {
-      for (const t of timesOf(p as RepoPath)) if (t > last.at) dirty = true;
+      // At the same millisecond as that snapshot, the order of the two is not known: counted as past it.
+      for (const t of timesOf(p as RepoPath)) if (t >= last.at) dirty = true;
       if (dirty) break;
     }
   }

@@ -59,6 +59,12 @@ export interface Carry {
   first: Snapshot | null;
 }
 
+/**
+ * Past this much journal appended since (a few thousand records), the
+ * scope is folded again without reading it: a fold reads it anyway.
+ */
+const APPENDED_MAX = 2 * 1024 * 1024;
+
 /** What a timeline knew (src/scope/calls.ts, `journalTimeline`) that a carry needs. */
 export interface TimelineFacts {
   bears: ReadonlySet<string>;
@@ -100,7 +106,7 @@ export async function carryForward(ctx: Context, carry: Carry): Promise<Carry | 
   const old = [...snaps.times].filter(([, at]) => at <= carry.horizon).map(([id]) => id);
   if (sha256(old.sort().join("\n")) !== carry.snapshots) return null;
   const fresh = snaps.times.size - old.length;
-  const appended = appendedSince(ctx.store, carry.marks);
+  const appended = appendedSince(ctx.store, carry.marks, APPENDED_MAX);
   if (!appended) return null;
   if (!wholeCallsOfOthers(appended.records, carry)) return null;
   let horizon = snaps.latest > carry.horizon ? snaps.latest : carry.horizon;

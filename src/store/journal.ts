@@ -689,13 +689,15 @@ export function journalMarks(store: string): Record<string, FileMark> {
  * or shorter: gc rewrites files), marked in the middle of a record, or with
  * a line written since that is damaged or not yet whole.
  */
-export function appendedSince(store: string, marks: Readonly<Record<string, FileMark>>): { records: JournalRecord[]; marks: Record<string, FileMark> } | null {
+export function appendedSince(store: string, marks: Readonly<Record<string, FileMark>>, limit: number): { records: JournalRecord[]; marks: Record<string, FileMark> } | null {
   const dir = journalDir(store);
   const names = existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".jsonl")) : [];
   const present = new Set(names);
   if (Object.keys(marks).some((f) => !present.has(f))) return null;
   const records: JournalRecord[] = [];
   const out: Record<string, FileMark> = {};
+  const grown: { path: string; size: number; was: FileMark | undefined }[] = [];
+  let bytes = 0;
   for (const f of names) {
     const was = marks[f];
     const path = join(dir, f);
@@ -704,6 +706,12 @@ export function appendedSince(store: string, marks: Readonly<Record<string, File
     if (was && (was.ino !== String(st.ino) || size < was.size)) return null;
     out[f] = { size, ino: String(st.ino) };
     if (was?.size === size || size === 0) continue;
+    grown.push({ path, size, was });
+    bytes += size - (was?.size ?? 0);
+  }
+  // Past `limit` bytes appended, reading them to decide costs more than the fold it would spare.
+  if (bytes > limit) return null;
+  for (const { path, size, was } of grown) {
     const from = was ? Math.max(0, was.size - 1) : 0;
     const fd = openSync(path, "r");
     let buf: Buffer;
