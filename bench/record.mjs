@@ -335,9 +335,9 @@ const looks = (key, label, repo, args, check) => {
 };
 
 /**
- * A `changes` row after another agent's shell call (run untimed before it,
- * after a look that kept the change set): the kept one carried forward past
- * it (src/scope/carry.ts). Measured last, on its own: each call it adds
+ * A row after another agent's shell call (run untimed before it, after the
+ * same command, untimed, that kept what it worked out): a listing or a kept
+ * change set carried forward past it (src/scope/carry.ts). Measured last, on its own: each call it adds
  * moves the record, which every listing above would then read anew.
  */
 const carried = (key, label, repo, args) => {
@@ -405,17 +405,19 @@ export async function bench() {
   carriedRows(b, { bigId, typId, newestId });
 }
 
-/** The `changes` rows after another agent's call, each beside its first look above. */
+/** The listings and `changes` rows after another agent's call, each beside its own row above. */
 function carriedRows(b, { bigId, typId, newestId }) {
   const rows = {
     node: { label: "node -e 0 (baseline)", time: () => run("node", ["-e", "0"]).ms },
+    ...carried("sessions", "unwind sessions", b.repo, ["sessions"]),
+    ...carried("log", "unwind log -n 50", b.repo, ["log", "-n", "50"]),
     ...carried("changesBig", `unwind changes --session (${Math.min(10_000, FILES / 2).toLocaleString("en-US")} paths)`, b.repo, ["changes", "--session", bigId, "--json"]),
     ...carried("changesTypical", "unwind changes --session (a typical one)", b.repo, ["changes", "--session", typId, "--json"]),
     ...carried("changesNewest", "unwind changes --session (the newest)", b.repo, ["changes", "--session", newestId, "--json"]),
     ...carried("changesEdit", "unwind changes --call (its first Edit)", b.repo, ["changes", "--session", typId, "--call", b.typicalEdit, "--json"]),
     ...carried("changesShell", "unwind changes --call (its first Bash)", b.repo, ["changes", "--session", typId, "--call", b.typicalShell, "--json"]),
   };
-  console.log(`\n  after another agent's shell call (through the hooks, a file of its own), the kept change set carried forward; median of ${RECORD_REPS} rounds after 1 warm-up\n`);
+  console.log(`\n  after another agent's shell call (through the hooks, a file of its own): the listings and kept change sets carried forward; median of ${RECORD_REPS} rounds after 1 warm-up\n`);
   const samples = measure(rows, RECORD_REPS);
   printTable(rows, samples);
   const m = medians(samples);

@@ -8,7 +8,7 @@ import { tooLargeState } from "../capture/toolarge.js";
 import { UnwindError } from "../domain/errors.js";
 import { idMatches } from "../domain/ids.js";
 import type { Context } from "../repo/context.js";
-import { journalMarks, readJournal, sessionFile, type JournalRecord, type WindowRead } from "../store/journal.js";
+import { readJournal, sessionFile, type JournalRecord, type WindowRead } from "../store/journal.js";
 import { Receipts } from "../store/receipts.js";
 import { recordStamp } from "../store/stamp.js";
 import { keepChangeSetOnDisk, readKept } from "../store/changeset-cache.js";
@@ -23,7 +23,7 @@ import { callWindows, filePoints, openCalls, runWindows, type RunWindow } from "
 import { attribute, changeEventsLazily, OPEN, snapshotPoints, takeBacks, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
 import { treeStates } from "./tree.js";
 import { ignoredUnder, insideNestedRepository } from "./visibility.js";
-import { type Carry, carryForward, receiptsNow, snapshotsNow, type TimelineFacts } from "./carry.js";
+import { type Carry, carryForward, recordMarkNow, type TimelineFacts } from "./carry.js";
 import { bloomOfStrings } from "../domain/bloom.js";
 
 export interface JournalScope {
@@ -596,17 +596,13 @@ async function keptOnDisk(ctx: Context, key: string, diskKey: string, rekeep: bo
 
 /** What a kept change set is kept with to carry it forward (src/scope/carry.ts). */
 function carryOf(ctx: Context, f: FoldFacts, result: JournalChangeSet): Carry | undefined {
-  const marks = journalMarks(ctx.store);
-  const snaps = snapshotsNow(ctx);
-  if (!snaps) return undefined;
+  const mark = recordMarkNow(ctx, f.maxAt);
+  if (!mark) return undefined;
   const { bears, early, wantedEnd, dirty, first } = f.timeline;
   const paths = [...bears, ...early, ...result.cs.entries.map((e) => e.path), ...result.touched, ...result.laterWrites.keys(), ...result.interleaved.keys()];
   return {
+    ...mark,
     session: f.session,
-    horizon: snaps.latest > f.maxAt ? snaps.latest : f.maxAt,
-    marks,
-    snapshots: snaps.digest,
-    receipts: receiptsNow(ctx.store),
     wantedEnd,
     paths: bloomOfStrings(paths, paths.length),
     dirty,

@@ -4,7 +4,7 @@ import { type Bloom, bloomMayHold } from "../domain/bloom.js";
 import { sha256 } from "../domain/hash.js";
 import { storePath } from "../domain/store-layout.js";
 import type { Context } from "../repo/context.js";
-import { anyOpen, appendedSince, type FileMark, type JournalRecord } from "../store/journal.js";
+import { anyOpen, appendedSince, type FileMark, journalMarks, type JournalRecord } from "../store/journal.js";
 import { pathsChanged, stepsOf } from "./steps.js";
 import { treeStates } from "./tree.js";
 import { ignoredUnder, insideNestedRepository } from "./visibility.js";
@@ -39,9 +39,8 @@ import type { RepoPath } from "../domain/types.js";
  *   for paths it left unread by the first snapshot: a path captured since
  *   must be one that snapshot holds, as that fold would have asked.
  */
-export interface Carry {
-  /** The scope's session: a record of it appended means the scope itself moved. */
-  session: string;
+/** The record as a fold read it: what tells whether it has only grown since, and by what. */
+export interface RecordMark {
   /** The latest time of any record the fold read and of any snapshot. */
   horizon: string;
   marks: Record<string, FileMark>;
@@ -49,6 +48,11 @@ export interface Carry {
   snapshots: string;
   /** The receipt chain's head and base, as read. */
   receipts: string;
+}
+
+export interface Carry extends RecordMark {
+  /** The scope's session: a record of it appended means the scope itself moved. */
+  session: string;
   /** When the scope's last tree window (a shell call, a run) ended; "" where it has none. */
   wantedEnd: string;
   /** Every path that bore on the fold, and the captured ones first seen by `wantedEnd`. */
@@ -95,49 +99,80 @@ export function snapshotsNow(ctx: Context): { digest: string; latest: string; ti
   return { digest: sha256([...times.keys()].sort().join("\n")), latest, times };
 }
 
+/** The record's mark now, for a fold that read records up to `maxAt`; null where snapshots cannot be listed from their refs. */
+export function recordMarkNow(ctx: Context, maxAt: string): RecordMark | null {
+  const snaps = snapshotsNow(ctx);
+  if (!snaps) return null;
+  return { horizon: snaps.latest > maxAt ? snaps.latest : maxAt, marks: journalMarks(ctx.store), snapshots: snaps.digest, receipts: receiptsNow(ctx.store) };
+}
+
+/** What the record gained since a mark: the records appended, in time order, and this work tree's snapshots from the last one read on. */
+export interface Growth {
+  records: JournalRecord[];
+  /** This work tree's last snapshot at or before the mark's horizon, then its new ones; empty where it has no new one. */
+  here: Snapshot[];
+  /** The record as it is now. */
+  mark: RecordMark;
+}
+
+/**
+ * What the record gained since `was`, where it did nothing but grow by
+ * whole calls later than all it held: null where a receipt was written, a
+ * snapshot dropped or one added at or before the horizon, a journal file did
+ * more than grow (`appendedSince`) or more than APPENDED_MAX, a record
+ * appended is not later than the horizon, a call appended has no pre among
+ * them or is still open, or a new snapshot is a run's (a run's window
+ * reaches back to its before snapshot).
+ */
+export async function grownSince(ctx: Context, was: RecordMark): Promise<Growth | null> {
+  if (receiptsNow(ctx.store) !== was.receipts) return null;
+  const snaps = snapshotsNow(ctx);
+  if (!snaps) return null;
+  const old = [...snaps.times].filter(([, at]) => at <= was.horizon).map(([id]) => id);
+  if (sha256(old.sort().join("\n")) !== was.snapshots) return null;
+  const appended = appendedSince(ctx.store, was.marks, APPENDED_MAX);
+  if (!appended || !wholeCallsAfter(appended.records, was.horizon)) return null;
+  let horizon = snaps.latest > was.horizon ? snaps.latest : was.horizon;
+  for (const r of appended.records) if (r.at > horizon) horizon = r.at;
+  let here: Snapshot[] = [];
+  if (snaps.times.size > old.length) {
+    const found = await snapshotsFrom(ctx, was.horizon);
+    if (!found) return null;
+    const added = found.snaps.filter((s) => s.at > was.horizon);
+    if (added.some((s) => s.run !== undefined || s.runSince !== undefined || /^run /.test(s.label ?? ""))) return null;
+    here = found.snaps.filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    if (here.length === 1) here = [];
+  }
+  return { records: appended.records, here, mark: { horizon, marks: appended.marks, snapshots: snaps.digest, receipts: was.receipts } };
+}
+
+/** The paths file captures name among `records`. */
+export const capturedPaths = (records: readonly JournalRecord[]): string[] => records.flatMap((r) => (r.kind === "file" ? [r.path] : []));
+
 /**
  * The carry for the record as it is now, where the change set kept under
  * `carry` still holds for it; null where the scope must be folded again.
  */
 export async function carryForward(ctx: Context, carry: Carry): Promise<Carry | null> {
-  if (receiptsNow(ctx.store) !== carry.receipts) return null;
-  const snaps = snapshotsNow(ctx);
-  if (!snaps) return null;
-  const old = [...snaps.times].filter(([, at]) => at <= carry.horizon).map(([id]) => id);
-  if (sha256(old.sort().join("\n")) !== carry.snapshots) return null;
-  const fresh = snaps.times.size - old.length;
-  const appended = appendedSince(ctx.store, carry.marks, APPENDED_MAX);
-  if (!appended) return null;
-  if (!wholeCallsOfOthers(appended.records, carry)) return null;
-  let horizon = snaps.latest > carry.horizon ? snaps.latest : carry.horizon;
-  const captured: string[] = [];
-  for (const r of appended.records) {
-    if (r.at > horizon) horizon = r.at;
-    if (r.kind === "file") captured.push(r.path);
-  }
+  const grown = await grownSince(ctx, carry);
+  if (!grown || grown.records.some((r) => r.session === carry.session)) return null;
+  const captured = capturedPaths(grown.records);
   const paths = new Set(captured);
-  if (fresh > 0) {
-    const found = await snapshotsFrom(ctx, carry.horizon);
-    if (!found) return null;
-    const added = found.snaps.filter((s) => s.at > carry.horizon);
-    if (added.some((s) => s.run !== undefined || s.runSince !== undefined || /^run /.test(s.label ?? ""))) return null;
-    const here = found.snaps.filter((s) => s.root === ctx.root).sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-    if (here.length > 1) {
-      // The pair from the last snapshot the fold read to the first new one would place a change of a path with a point between.
-      if (carry.dirty || (carry.wantedEnd !== "" && carry.wantedEnd > here[0]!.at)) return null;
-      for (const p of await pathsChanged(ctx, stepsOf(ctx, here))) paths.add(p);
-    }
+  if (grown.here.length > 0) {
+    // The pair from the last snapshot the fold read to the first new one would place a change of a path with a point between.
+    if (carry.dirty || (carry.wantedEnd !== "" && carry.wantedEnd > grown.here[0]!.at)) return null;
+    for (const p of await pathsChanged(ctx, stepsOf(ctx, grown.here))) paths.add(p);
   }
   for (const p of paths) if (bloomMayHold(carry.paths, p)) return null;
   if (carry.first && captured.length > 0 && (await unreadMayBear(ctx, carry.first, captured))) return null;
-  return { ...carry, horizon, marks: appended.marks, snapshots: snaps.digest };
+  return { ...carry, ...grown.mark };
 }
 
-/** Whether every record appended is later than the horizon, of another session, and of a call whose pre is among them, none open. */
-function wholeCallsOfOthers(records: readonly JournalRecord[], carry: Carry): boolean {
+/** Whether every record is later than `horizon`, and of a call whose pre is among them, none still open. */
+function wholeCallsAfter(records: readonly JournalRecord[], horizon: string): boolean {
   const begun = new Set<string>();
   for (const r of records) {
-    if (r.at <= carry.horizon || r.session === carry.session) return false;
+    if (r.at <= horizon) return false;
     const k = `${r.session}\0${r.call}`;
     if (r.phase === "pre") begun.add(k);
     else if (!begun.has(k)) return false;
