@@ -28,15 +28,7 @@ function hashes(s: string): [number, number] {
 export function bloomOfStrings(items: Iterable<string>, count: number): Bloom {
   let size = 1024;
   while (size < count * BITS_EACH) size *= 2;
-  const bits = new Uint8Array(size / 8);
-  for (const s of items) {
-    const [h, step] = hashes(s);
-    for (let k = 0; k < HASHES; k++) {
-      const slot = (h + k * step) & (size - 1);
-      bits[slot >> 3]! |= 1 << (slot & 7);
-    }
-  }
-  return { bits };
+  return bloomWith({ bits: new Uint8Array(size / 8) }, items);
 }
 
 export function bloomMayHold(bloom: Bloom, s: string): boolean {
@@ -49,4 +41,18 @@ export function bloomMayHold(bloom: Bloom, s: string): boolean {
     if ((bloom.bits[slot >> 3]! & (1 << (slot & 7))) === 0) return false;
   }
   return true;
+}
+
+/** A copy of `bloom` that also holds `items` (its size as it was: the rate of false maybes grows as it fills). */
+export function bloomWith(bloom: Bloom, items: Iterable<string>): Bloom {
+  const bits = new Uint8Array(bloom.bits);
+  const size = bits.length * 8;
+  for (const s of items) {
+    const [h, step] = hashes(s);
+    for (let k = 0; k < HASHES; k++) {
+      const slot = (h + k * step) & (size - 1);
+      bits[slot >> 3]! |= 1 << (slot & 7);
+    }
+  }
+  return { bits };
 }

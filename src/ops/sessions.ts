@@ -1,8 +1,13 @@
 import { sortByPath } from "../domain/paths.js";
 import type { Context } from "../repo/context.js";
-import { hasOpenCalls, resolveSessionName, treeCallPaths } from "../scope/calls.js";
-import { keepsExecBits } from "../capture/snapshot.js";
-import { readRecordIndex, recordKey, writeRecordIndex } from "../store/record-index.js";
+import { hasOpenCalls, laterTreeCallPaths, resolveSessionName, treeCallPaths } from "../scope/calls.js";
+import { capturedPaths, grownSince, type RecordMark, recordMarkNow } from "../scope/carry.js";
+import { treeStates } from "../scope/tree.js";
+import { type Bloom, bloomMayHold, bloomOfStrings, bloomWith } from "../domain/bloom.js";
+import { OPEN } from "../scope/fold/timeline.js";
+import type { RepoPath } from "../domain/types.js";
+import { keepsExecBits, type Snapshot, snapshotsFrom } from "../capture/snapshot.js";
+import { readRecordIndex, readRecordIndexAny, recordKey, writeRecordIndex } from "../store/record-index.js";
 import { readJournal, type JournalRecord } from "../store/journal.js";
 import { listed, type ListOptions } from "./list.js";
 import { UnwindError } from "../domain/errors.js";
@@ -95,12 +100,17 @@ async function listing<K extends keyof Listing>(ctx: Context, part: K): Promise<
     if (kept) return kept;
   }
   const work = (async () => {
+    const carried = key === null ? null : await carriedListing(ctx);
+    if (carried) {
+      keepListing(ctx, key!, carried.listing, carried.carry);
+      return carried.listing;
+    }
     const { records } = readJournal(ctx.store);
     const l = await workOut(ctx, records);
     // An open call's paths change by themselves as the work tree does: such a listing is not kept.
     if (key === null) return l;
     if (hasOpenCalls(ctx, records)) made.delete(here);
-    else for (const p of ["sessions", "calls", "recent"] as const) writeRecordIndex(ctx.store, ctx.root, p, key, l[p]);
+    else keepListing(ctx, key, l, await listingCarry(ctx, records));
     return l;
   })();
   if (key !== null) made.set(here, { key, listing: work });
@@ -112,10 +122,109 @@ async function listing<K extends keyof Listing>(ctx: Context, part: K): Promise<
   }
 }
 
+/**
+ * Keeps a listing under `key`, and what carries it forward where the key
+ * still holds once the carry is worked out (a mark taken after a hook
+ * appended would vouch for records the listing never read).
+ */
+function keepListing(ctx: Context, key: string, l: Listing, carry: ListingCarry | null): void {
+  for (const p of ["sessions", "calls", "recent"] as const) writeRecordIndex(ctx.store, ctx.root, p, key, l[p]);
+  if (carry && recordKey(ctx.store, ctx.commonDir, ctx.root, keepsExecBits(ctx) ? "x" : "-") === key) {
+    writeRecordIndex(ctx.store, ctx.root, "carry", key, { ...carry, captured: Buffer.from(carry.captured.bits).toString("base64") });
+  }
+}
+
+/**
+ * A listing carried forward (src/scope/carry.ts): what the record gained
+ * since it was worked out can change only the calls it adds and their
+ * sessions' summaries, where the record only grew by whole later calls
+ * (`grownSince`) and:
+ * - no tree call it held ended after the last snapshot it read: a new
+ *   snapshot's pair would place a change inside that call's window;
+ * - a path captured since, if it was captured before, is one the last
+ *   snapshot read holds: else a change between its captures may lie inside
+ *   an old shell call's window (an ignored file's, which no snapshot sees);
+ * - no call added reuses an id its session already holds.
+ */
+interface ListingCarry {
+  mark: RecordMark;
+  /** The latest record of a tree-captured call. */
+  treeEnd: string;
+  /** This work tree's newest snapshot when the listing was worked out. */
+  last: Snapshot | null;
+  /** Every path a file capture named. */
+  captured: Bloom;
+}
+
+async function listingCarry(ctx: Context, records: readonly JournalRecord[]): Promise<ListingCarry | null> {
+  let maxAt = "";
+  let treeEnd = "";
+  const paths: string[] = [];
+  for (const r of records) {
+    if (r.at > maxAt) maxAt = r.at;
+    if (r.kind === "tree" && r.at > treeEnd) treeEnd = r.at;
+    if (r.kind === "file") paths.push(r.path);
+  }
+  const mark = recordMarkNow(ctx, maxAt);
+  if (!mark) return null;
+  const found = await snapshotsFrom(ctx, mark.horizon);
+  const mine = (found?.snaps ?? []).filter((s) => s.root === ctx.root && s.at <= mark.horizon);
+  const last = mine.reduce<Snapshot | null>((m, s) => (m === null || s.at >= m.at ? s : m), null);
+  return { mark, treeEnd, last, captured: bloomOfStrings(paths, paths.length) };
+}
+
+async function carriedListing(ctx: Context): Promise<{ listing: Listing; carry: ListingCarry } | null> {
+  const prior = readRecordIndexAny<Omit<ListingCarry, "captured"> & { captured: string }>(ctx.store, ctx.root, "carry");
+  if (!prior) return null;
+  const was: ListingCarry = { ...prior.data, captured: { bits: new Uint8Array(Buffer.from(prior.data.captured, "base64")) } };
+  const grown = await grownSince(ctx, was.mark);
+  if (!grown) return null;
+  if (grown.here.length > 0 && was.treeEnd > grown.here[0]!.at) return null;
+  const again = capturedPaths(grown.records).filter((p) => bloomMayHold(was.captured, p));
+  if (again.length > 0) {
+    if (!was.last) return null;
+    const held = await treeStates(ctx, was.last.tree, again as RepoPath[]);
+    if (again.some((p) => !held.has(p as RepoPath) && !was.last!.toolargeFiles?.[p])) return null;
+  }
+  const sessions = readRecordIndex<SessionSummary[]>(ctx.store, ctx.root, "sessions", prior.key);
+  const old = readRecordIndex<Listing["calls"]>(ctx.store, ctx.root, "calls", prior.key);
+  if (!sessions || !old) return null;
+  const oldKeys = new Set(old.map((x) => `${x.c.session}\0${x.c.call}`));
+  if (grown.records.some((r) => oldKeys.has(`${r.session}\0${r.call}`))) return null;
+  // The calls added, and their sessions' summaries worked out again from those sessions' records.
+  const touched = new Set(grown.records.map((r) => r.session));
+  const treeCalls = new Set(grown.records.filter((r) => r.kind === "tree").map((r) => `${r.session}\0${r.call}`));
+  const treePaths = await laterTreeCallPaths(ctx, grown.records[0]?.at ?? grown.mark.horizon, touched, treeCalls);
+  const added = callsOf(grown.records, treePaths);
+  const calls = [...added, ...old];
+  const theirs = readJournal(ctx.store, { since: OPEN, sessions: touched }).records.filter((r) => touched.has(r.session));
+  const kinds = new Map<string, Set<string>>();
+  for (const r of theirs) {
+    const k = `${r.session}\0${r.call}`;
+    kinds.set(k, (kinds.get(k) ?? new Set()).add(r.kind));
+  }
+  // A call whose records are of two kinds lists its paths by its first one: its tree paths are not in the listing to reuse.
+  if ([...kinds.values()].some((k) => k.size > 1)) return null;
+  const theirTrees = new Map<string, readonly string[]>();
+  for (const x of calls) if (touched.has(x.c.session) && x.c.capture === "tree") theirTrees.set(`${x.c.session}\0${x.c.call}`, x.c.paths);
+  const summaries = [...sessions.filter((s) => !touched.has(s.session)), ...summarizeSessions(theirs, theirTrees)].sort((a, b) =>
+    a.last < b.last ? 1 : a.last > b.last ? -1 : a.first < b.first ? -1 : a.first > b.first ? 1 : 0,
+  );
+  const treeEnd = grown.records.reduce((m, r) => (r.kind === "tree" && r.at > m ? r.at : m), was.treeEnd);
+  const last = grown.here.at(-1) ?? was.last;
+  const carry = { mark: grown.mark, treeEnd, last, captured: bloomWith(was.captured, capturedPaths(grown.records)) };
+  return { listing: listingOf(summaries, calls), carry };
+}
+
 /** The listing from the record itself: the fold of every tree-captured call (what each changed), then the summaries. */
 async function workOut(ctx: Context, records: readonly JournalRecord[]): Promise<Listing> {
   const treeCalls = new Set(records.filter((r) => r.kind === "tree").map((r) => `${r.session}\0${r.call}`));
   const treePaths = treeCalls.size > 0 ? await treeCallPaths(ctx, records, treeCalls) : new Map<string, string[]>();
+  return listingOf(summarizeSessions(records, treePaths), callsOf(records, treePaths));
+}
+
+/** Each call's summary, newest first: its file captures' paths, or a tree-captured call's from `treePaths`. */
+function callsOf(records: readonly JournalRecord[], treePaths: ReadonlyMap<string, readonly string[]>): Listing["calls"] {
   const calls = new Map<string, { c: CallSummary; tasks: string[] }>();
   for (const r of records) {
     const key = `${r.session}\0${r.call}`;
@@ -133,10 +242,12 @@ async function workOut(ctx: Context, records: readonly JournalRecord[]): Promise
     const c = calls.get(k);
     if (c && c.c.capture === "tree") c.c.paths = sortByPath(paths.map((path) => ({ path }))).map((p) => p.path);
   }
-  const all = [...calls.values()].sort((a, b) => (a.c.at < b.c.at ? 1 : a.c.at > b.c.at ? -1 : 0));
-  const sessions = summarizeSessions(records, treePaths);
-  const shorts = callShorts({ sessions, calls: all }, []);
-  return { sessions, calls: all, recent: { total: all.length, calls: all.slice(0, RECENT).map((x) => shorts(x.c)) } };
+  return [...calls.values()].sort((a, b) => (a.c.at < b.c.at ? 1 : a.c.at > b.c.at ? -1 : 0));
+}
+
+function listingOf(sessions: SessionSummary[], calls: Listing["calls"]): Listing {
+  const shorts = callShorts({ sessions, calls }, []);
+  return { sessions, calls, recent: { total: calls.length, calls: calls.slice(0, RECENT).map((x) => shorts(x.c)) } };
 }
 
 export interface CallSummary {

@@ -925,9 +925,35 @@ function callsOfScope(records: readonly JournalRecord[], runs: readonly RunWindo
 /** The paths each tree-captured call may have changed (shared ones included), for `unwind log`. */
 export async function treeCallPaths(ctx: Context, read: readonly JournalRecord[], wanted: ReadonlySet<string>): Promise<Map<string, string[]>> {
   const records = [...read, ...(await closeStale(ctx, read, false))];
-  const found = new Map<string, Set<string>>();
   if (wanted.size === 0) return new Map();
   const { events } = await journalTimeline(ctx, records, (c) => wanted.has(`${c.session}\0${c.call}`));
+  return candidatePaths(events, wanted);
+}
+
+/**
+ * `treeCallPaths` of calls that all began at or after `from`, none open,
+ * read as a session's fold reads the record (`foldFrom`): the files of their
+ * `sessions` and those with a record since the snapshot before `from`, and
+ * the snapshots from that one on; the whole record where that part cannot
+ * vouch for the answer.
+ */
+export async function laterTreeCallPaths(ctx: Context, from: string, sessions: ReadonlySet<string>, wanted: ReadonlySet<string>): Promise<Map<string, string[]>> {
+  if (wanted.size === 0) return new Map();
+  const found = await snapshotsFrom(ctx, from);
+  if (found) {
+    const read = readJournal(ctx.store, { since: found.since, sessions });
+    const partial = read.skipped > 0;
+    if (!read.damaged.length && !(partial && prelessBefore(read.records, found.since)) && !hasOpenCalls(ctx, read.records)) {
+      const { events, inexact } = await journalTimeline(ctx, read.records, (c) => wanted.has(`${c.session}\0${c.call}`), found.snaps, partial);
+      if (!inexact) return candidatePaths(events, wanted);
+    }
+  }
+  return treeCallPaths(ctx, readJournal(ctx.store).records, wanted);
+}
+
+/** The paths of the events each wanted tree call is a candidate for. */
+function candidatePaths(events: Timeline["events"], wanted: ReadonlySet<string>): Map<string, string[]> {
+  const found = new Map<string, Set<string>>();
   for (const [path, list] of events) {
     for (const e of list) {
       for (const c of e.candidates) {

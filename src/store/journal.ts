@@ -660,15 +660,21 @@ export function pruneJournal(store: string, cutoff: string, dryRun: boolean): { 
 
 /**
  * A journal file as a kept change set saw it (src/scope/carry.ts): its
- * length and inode, from its stat alone (a fold that left the file unread
- * does not open it for this). Appends grow a file in place and gc renames a
- * new one over it, so a file of the same inode no shorter holds what it held
- * then, and more.
+ * stat (a fold that left the file unread does not open it for this).
+ * Appends grow a file in place and gc renames a new one over it, so a file
+ * of the same inode that grew holds what it held then, and more; one that
+ * did not grow must have kept its times too (an edit in place of the same
+ * length moves them). An edit in place that also grows a file is not seen
+ * here: unwind never makes one, and `unwind verify` reads every record.
  */
 export interface FileMark {
   size: number;
   ino: string;
+  /** Its modification and change times, in nanoseconds. */
+  times: string;
 }
+
+const markOf = (st: BigIntStats): FileMark => ({ size: Number(st.size), ino: String(st.ino), times: `${st.mtimeNs} ${st.ctimeNs}` });
 
 /** Each journal file's mark now. */
 export function journalMarks(store: string): Record<string, FileMark> {
@@ -676,8 +682,7 @@ export function journalMarks(store: string): Record<string, FileMark> {
   const out: Record<string, FileMark> = {};
   if (!existsSync(dir)) return out;
   for (const f of readdirSync(dir).filter((n) => n.endsWith(".jsonl"))) {
-    const st = statSync(join(dir, f), { bigint: true });
-    out[f] = { size: Number(st.size), ino: String(st.ino) };
+    out[f] = markOf(statSync(join(dir, f), { bigint: true }));
   }
   return out;
 }
@@ -701,10 +706,10 @@ export function appendedSince(store: string, marks: Readonly<Record<string, File
   for (const f of names) {
     const was = marks[f];
     const path = join(dir, f);
-    const st = statSync(path, { bigint: true });
-    const size = Number(st.size);
-    if (was && (was.ino !== String(st.ino) || size < was.size)) return null;
-    out[f] = { size, ino: String(st.ino) };
+    const now = markOf(statSync(path, { bigint: true }));
+    const size = now.size;
+    if (was && (was.ino !== now.ino || size < was.size || (size === was.size && now.times !== was.times))) return null;
+    out[f] = now;
     if (was?.size === size || size === 0) continue;
     grown.push({ path, size, was });
     bytes += size - (was?.size ?? 0);

@@ -92,6 +92,18 @@ export function readRecordIndex<T>(store: string, root: string, part: string, ke
   }
 }
 
+/** The index's data and the key it was written under, whatever that key; null when absent or unreadable. */
+export function readRecordIndexAny<T>(store: string, root: string, part: string): { key: string; data: T } | null {
+  const body = readCacheFile(recordIndexFile(store, root, part));
+  if (body === null) return null;
+  try {
+    const doc = JSON.parse(body.toString("utf8")) as RecordIndexFile<T>;
+    return doc.v === 1 && typeof doc.key === "string" ? { key: doc.key, data: doc.data } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Writes the index (temp file and rename, no fsync); a failure to write is no failure of the listing. */
 export function writeRecordIndex<T>(store: string, root: string, part: string, key: string, data: T): void {
   writeCacheFile(recordIndexFile(store, root, part), JSON.stringify({ v: 1, key, data } satisfies RecordIndexFile<T>));

@@ -54,6 +54,7 @@ describe("the journal appended since a kept change set's marks", () => {
           renameSync(`${f}.new`, f);
         },
       ],
+      ["a file written again in place, the same length", (store) => writeFileSync(sessionFile(store, "claude:s1"), readFileSync(sessionFile(store, "claude:s1")))],
       ["a file cut shorter", (store) => truncateSync(sessionFile(store, "claude:s1"), 10)],
       ["a file emptied", (store) => writeFileSync(sessionFile(store, "claude:s1"), "")],
       ["a file gone", (store) => rmSync(sessionFile(store, "claude:s1"))],
