@@ -139,8 +139,9 @@ function keepListing(ctx: Context, key: string, l: Listing, carry: ListingCarry 
  * since it was worked out can change only the calls it adds and their
  * sessions' summaries, where the record only grew by whole later calls
  * (`grownSince`) and:
- * - no tree call it held ended after the last snapshot it read: a new
- *   snapshot's pair would place a change inside that call's window;
+ * - no tree call it held ended after the last snapshot it read: a change
+ *   placed after that snapshot (by a new one's pair, or a capture since)
+ *   could lie inside that call's window;
  * - a path captured since, if it was captured before, is one the last
  *   snapshot read holds: else a change between its captures may lie inside
  *   an old shell call's window (an ignored file's, which no snapshot sees);
@@ -179,7 +180,8 @@ async function carriedListing(ctx: Context): Promise<{ listing: Listing; carry: 
   const was: ListingCarry = { ...prior.data, captured: { bits: new Uint8Array(Buffer.from(prior.data.captured, "base64")) } };
   const grown = await grownSince(ctx, was.mark);
   if (!grown) return null;
-  if (grown.here.length > 0 && was.treeEnd > grown.here[0]!.at) return null;
+  // A tree call that ended past the last snapshot: a change after that snapshot (a new one's pair, or a capture since) may lie in its window.
+  if (was.treeEnd > (was.last?.at ?? "")) return null;
   const again = capturedPaths(grown.records).filter((p) => bloomMayHold(was.captured, p));
   if (again.length > 0) {
     if (!was.last) return null;
