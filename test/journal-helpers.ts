@@ -1,6 +1,7 @@
 import { expect } from "vitest";
 import { spawn } from "node:child_process";
 import { BIN, unwind, type CliResult } from "./helpers.js";
+import type { FileRecord } from "../src/store/journal.js";
 
 let seq = 0;
 
@@ -87,3 +88,17 @@ export function claudeCallEnv(
   if (post.code !== 0 || post.stdout !== "") throw new Error(`post hook: ${post.code} ${post.stdout} ${post.stderr}`);
   return id;
 }
+
+/** A Write's file capture of a.txt as the journal holds it (no state): for tests of the journal's own reading. */
+export const fileRecord = (session: string, call: string, at: string, phase: "pre" | "post" = "pre"): FileRecord => ({
+  v: 1,
+  at,
+  session,
+  harness: "claude",
+  tool: "Write",
+  call,
+  phase,
+  kind: "file",
+  path: "a.txt" as FileRecord["path"],
+  state: null,
+});

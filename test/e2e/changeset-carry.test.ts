@@ -96,6 +96,15 @@ async function until(ok: () => boolean): Promise<void> {
 
 const forged = (entries: Entry[]) => entries.some((e) => e.path === "forged.txt");
 
+/** A look that must have folded again (the forged path gone), and what it shows is the fold from nothing; returns that. */
+function foldedAgain(root: string, session: string): KeptSet {
+  const after = look(root, session);
+  expect(forged(after)).toBe(false);
+  const whole = folded(root, session);
+  expect(after).toEqual(whole.cs.entries);
+  return whole;
+}
+
 describe("a kept change set carried forward", () => {
   it("is carried past another session's Write and shell call on other paths, and kept again under the new record", () => {
     const root = makeRepo({ "a.txt": "a\n", "c.txt": "c\n" });
@@ -118,10 +127,7 @@ describe("a kept change set carried forward", () => {
     writeCall(root, "s1", "a.txt", "A\n");
     const before = keepForged(root, "s1");
     writeCall(root, "s2", "a.txt", "AA\n");
-    const after = look(root, "s1");
-    expect(forged(after)).toBe(false);
-    const whole = folded(root, "s1");
-    expect(after).toEqual(whole.cs.entries);
+    const whole = foldedAgain(root, "s1");
     // Carried, it would have missed the later write: the undo would take a.txt back over s2's work unwarned.
     expect([...before.laterWrites.values()]).toEqual([]);
     expect([...whole.laterWrites.values()]).toEqual([expect.objectContaining({ by: "claude:s2" })]);
@@ -137,10 +143,7 @@ describe("a kept change set carried forward", () => {
     shell(root, "s2", "echo B > b.txt", () => write(root, "b.txt", "B\n"));
     expect(listed(look(root, "s1"))).toEqual(["modified forged.txt"]);
     shell(root, "s2", "sed -i s/A/X/ a.txt", () => write(root, "a.txt", "X\n"));
-    const after = look(root, "s1");
-    expect(forged(after)).toBe(false);
-    const whole = folded(root, "s1");
-    expect(after).toEqual(whole.cs.entries);
+    const whole = foldedAgain(root, "s1");
     expect([...before.laterWrites.values()]).toEqual([]);
     expect([...whole.laterWrites.values()]).toEqual([expect.objectContaining({ by: "claude:s2" })]);
   });
@@ -154,10 +157,7 @@ describe("a kept change set carried forward", () => {
     // A person puts d.txt back as the last snapshot had it: the next snapshot's diff does not show it.
     write(root, "d.txt", "d0\n");
     shell(root, "s2", "true");
-    const after = look(root, "s1");
-    expect(forged(after)).toBe(false);
-    const whole = folded(root, "s1");
-    expect(after).toEqual(whole.cs.entries);
+    const whole = foldedAgain(root, "s1");
     // The person's edit is a later write: carried, it would have been missed.
     expect([...before.laterWrites.values()]).toEqual([]);
     expect([...whole.laterWrites.values()]).toEqual([expect.objectContaining({ by: null })]);
@@ -205,10 +205,7 @@ describe("a kept change set carried forward", () => {
     shell(root, "s3", "true");
     expect(listed(look(root, "s1"))).toEqual(["modified forged.txt"]);
     writeCall(root, "s2", "x.log", "2\n");
-    const after = look(root, "s1");
-    expect(forged(after)).toBe(false);
-    const whole = folded(root, "s1");
-    expect(after).toEqual(whole.cs.entries);
+    const whole = foldedAgain(root, "s1");
     // x.log changed with no capture between s0's and s2's, across s1's window: s1 may have changed it.
     expect(listed(before.cs.entries)).toEqual(["modified b.txt"]);
     expect(listed(whole.cs.entries)).toEqual(["modified b.txt", "modified x.log"]);
@@ -241,10 +238,7 @@ describe("a kept change set carried forward", () => {
     writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
     const imp = unwind(root, ["import", "--claude", id], { env: { CLAUDE_CONFIG_DIR: config } });
     expect(imp.code, imp.stderr).toBe(0);
-    const after = look(root, "s1");
-    expect(forged(after)).toBe(false);
-    const whole = folded(root, "s1");
-    expect(after).toEqual(whole.cs.entries);
+    const whole = foldedAgain(root, "s1");
     // The imported Write left q.md inside s1's window, and s1's last snapshot saw none: s1 may have deleted it.
     expect(listed(before.cs.entries)).toEqual(["modified b.txt"]);
     expect(listed(whole.cs.entries)).toEqual(["modified b.txt", "deleted q.md"]);
@@ -260,10 +254,7 @@ describe("a kept change set carried forward", () => {
     const before = keepForged(root, "s1");
     writeFileSync(flag, "");
     expect((await running).code).toBe(0);
-    const after = look(root, "s1");
-    expect(forged(after)).toBe(false);
-    const whole = folded(root, "s1");
-    expect(after).toEqual(whole.cs.entries);
+    const whole = foldedAgain(root, "s1");
     // a.txt changed while the run was open: shared with it, which a carried change set would not say.
     expect(before.cs.entries[0]).not.toHaveProperty("shared");
     expect(whole.cs.entries[0]!.shared).toEqual([expect.objectContaining({ session: expect.stringMatching(/^run:/) })]);
@@ -323,10 +314,7 @@ describe("a kept change set carried forward", () => {
     const { sum: _, ...post } = JSON.parse(last) as Record<string, unknown>;
     const body = JSON.stringify({ ...post, at: new Date(Date.now() + 5).toISOString() });
     appendFileSync(join(dir, s2), `${body.slice(0, -1)},"sum":"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"}\n`);
-    const after = look(root, "s1");
-    expect(forged(after)).toBe(false);
-    const whole = folded(root, "s1");
-    expect(after).toEqual(whole.cs.entries);
+    const whole = foldedAgain(root, "s1");
     // s2's window now reaches past s1's shell call: what s1 changed meanwhile is shared, which a carried change set would not say.
     expect(before.cs.entries[0]).not.toHaveProperty("shared");
     expect(whole.cs.entries[0]!.shared).toEqual([expect.objectContaining({ session: "claude:s2" })]);

@@ -60,6 +60,14 @@ function keepMarked(root: string, session: string): void {
 }
 
 const marked = (l: Listings, session: string) => l.sessions.sessions.find((s) => s.session === `claude:${session}`)!.agents.includes("forged");
+/** A listing that must have been worked out again (the mark gone), and lists what a full read lists; returns it. */
+function workedOutAgain(root: string, session: string): Listings {
+  const after = listings(root);
+  expect(marked(after, session)).toBe(false);
+  expect(after).toEqual(fromRecord(root));
+  return after;
+}
+
 const unmarked = (l: Listings): Listings => ({
   ...l,
   sessions: { ...l.sessions, sessions: l.sessions.sessions.map((s) => ({ ...s, agents: s.agents.filter((a) => a !== "forged") })) },
@@ -98,9 +106,7 @@ describe("the record index carried forward", () => {
     writeCall(root, "s2", "b.txt", "B3\n");
     expect(marked(listings(root), "s0")).toBe(true);
     writeCall(root, "s2", "x.log", "2\n");
-    const after = listings(root);
-    expect(marked(after, "s0")).toBe(false);
-    expect(after).toEqual(fromRecord(root));
+    const after = workedOutAgain(root, "s0");
     // s1's shell call may have changed x.log, which a carried listing would not say.
     expect(after.log.calls.find((c) => c.session === "claude:s1")!.paths).toEqual(["b.txt", "x.log"]);
   });
@@ -115,11 +121,9 @@ describe("the record index carried forward", () => {
     expect(hook(root, "claude", claudePayload(root, "s1", "PreToolUse", "Write", again, "toolu_same")).code).toBe(0);
     write(root, "a.txt", "AA\n");
     expect(hook(root, "claude", claudePayload(root, "s1", "PostToolUse", "Write", again, "toolu_same")).code).toBe(0);
-    const after = listings(root);
-    expect(marked(after, "s0")).toBe(false);
+    const after = workedOutAgain(root, "s0");
     // One call listed once, as a full read lists it.
     expect(after.log.calls.filter((c) => c.call === "toolu_same")).toHaveLength(1);
-    expect(after).toEqual(fromRecord(root));
   });
 
   it("is worked out again when a shell call it holds may reach past the last snapshot it read", () => {
@@ -151,9 +155,7 @@ describe("the record index carried forward", () => {
     writeCall(root, "s2", "b.txt", "b\n");
     expect(marked(listings(root), "s0")).toBe(true);
     writeCall(root, "s1", "c.txt", "c\n");
-    const after = listings(root);
-    expect(marked(after, "s0")).toBe(false);
-    expect(after).toEqual(fromRecord(root));
+    const after = workedOutAgain(root, "s0");
     // The call's tree capture names z.txt: the session's paths count it, as the listing of its calls does not.
     expect(after.sessions.sessions.find((x) => x.session === "claude:s1")).toMatchObject({ calls: 2, paths: 3 });
   });

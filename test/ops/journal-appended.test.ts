@@ -2,25 +2,15 @@ import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, realpathSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { append, appendedSince, journalMarks, sessionFile, type FileRecord } from "../../src/store/journal.js";
+import { append, appendedSince, journalMarks, sessionFile } from "../../src/store/journal.js";
+import { fileRecord } from "../journal-helpers.js";
 
 /*
  * What a kept change set carried forward reads of the journal
  * (src/scope/carry.ts): only what was appended since its marks, and nothing
  * at all where the journal did more than grow.
  */
-const rec = (session: string, call: string, at: string, phase: "pre" | "post" = "pre"): FileRecord => ({
-  v: 1,
-  at,
-  session,
-  harness: "claude",
-  tool: "Write",
-  call,
-  phase,
-  kind: "file",
-  path: "a.txt" as FileRecord["path"],
-  state: null,
-});
+const rec = fileRecord;
 const MB = 1024 * 1024;
 
 function marked(): { store: string; marks: ReturnType<typeof journalMarks> } {

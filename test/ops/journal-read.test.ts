@@ -3,7 +3,8 @@ import { mkdtempSync, openSync, readFileSync, realpathSync, statSync, writeSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { append, readJournal, sessionFile, settled, type FileRecord } from "../../src/store/journal.js";
+import { append, readJournal, sessionFile, settled } from "../../src/store/journal.js";
+import { fileRecord } from "../journal-helpers.js";
 import { writeFileAtomic } from "../../src/sys/atomic.js";
 
 /*
@@ -12,18 +13,7 @@ import { writeFileAtomic } from "../../src/sys/atomic.js";
  * written since. It must still see every append, every rewrite and every
  * damaged line exactly as a first read would.
  */
-const rec = (session: string, call: string, at: string, phase: "pre" | "post" = "pre"): FileRecord => ({
-  v: 1,
-  at,
-  session,
-  harness: "claude",
-  tool: "Write",
-  call,
-  phase,
-  kind: "file",
-  path: "a.txt" as FileRecord["path"],
-  state: null,
-});
+const rec = fileRecord;
 
 describe("readJournal across reads", () => {
   it("reads again exactly the files that changed: appends, a gc rewrite and an edited line all show", async () => {
