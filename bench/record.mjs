@@ -490,8 +490,8 @@ export async function uiRows(b) {
   // The filter: a path the oldest session edited (its row is far down the timeline). A step that never
   // gets there in 30 s counts as 30 s.
   const targets = {
-    big: { ui: uiBig, session: b.big, filter: b.oldestEdit, minFiles: Math.min(10_000, FILES / 2) },
-    small: { ui: uiSmall, session: small.session, filter: small.filter, minFiles: 3 },
+    big: { ui: uiBig, repo: b.repo, session: b.big, filter: b.oldestEdit, minFiles: Math.min(10_000, FILES / 2) },
+    small: { ui: uiSmall, repo: small.repo, session: small.session, filter: small.filter, minFiles: 3 },
   };
   const steps = async (t) => {
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light" });
@@ -543,6 +543,16 @@ export async function uiRows(b) {
       else firstOpen[k] = r.open;
     }
   }
+  // The same steps, each round after another agent's shell call through the hooks: the server's listing and the
+  // session's change set are carried forward past it (src/scope/carry.ts), not worked out again.
+  const after = { big: { paint: [], filter: [], open: [] }, small: { paint: [], filter: [], open: [] } };
+  for (let round = 0; round < RECORD_REPS; round++) {
+    for (const k of round % 2 ? ["small", "big"] : ["big", "small"]) {
+      anotherCall(targets[k].repo);
+      const r = await steps(targets[k]);
+      for (const [s, ms] of Object.entries(r)) after[k][s].push(ms);
+    }
+  }
   await uiBig.stop();
   await uiSmall.stop();
   await browser.close();
@@ -552,6 +562,8 @@ export async function uiRows(b) {
   const row = (label, big, sm) => console.log(`  ${label.padEnd(44)} ${fmtMs(big).padStart(10)} ${fmtMs(sm).padStart(10)}   ${(big / sm).toFixed(1)}x  ${verdict(big < 1000)} (< 1 s)`);
   row("a session opened first -> its file list", firstOpen.big, firstOpen.small);
   for (const [s, label] of Object.entries(labels)) row(label, median(samples.big[s]), median(samples.small[s]));
+  const afterLabels = { paint: "first paint, after another agent's call", filter: "a path filter, after another agent's call", open: "a session opened, after another agent's call" };
+  for (const [s, label] of Object.entries(afterLabels)) row(label, median(after.big[s]), median(after.small[s]));
   console.log("  (the first open is the server's fold of the session, one sample: the warm-up round's; later opens get the change set it kept)");
 }
 
