@@ -100,7 +100,8 @@ async function listing<K extends keyof Listing>(ctx: Context, part: K): Promise<
     if (kept) return kept;
   }
   const work = (async () => {
-    const carried = key === null ? null : await carriedListing(ctx);
+    // A carry that cannot be worked out (a tree it names gone, a git that fails) is no answer: the full read says what is wrong, if anything.
+    const carried = key === null ? null : await carriedListing(ctx).catch(() => null);
     if (carried) {
       keepListing(ctx, key!, carried.listing, carried.carry);
       return carried.listing;

@@ -586,7 +586,8 @@ async function keptOnDisk(ctx: Context, key: string, diskKey: string, rekeep: bo
   if (!kept) return null;
   if (kept.key === diskKey) return kept.value();
   if (typeof kept.carry !== "object" || kept.carry === null) return null;
-  const next = await carryForward(ctx, kept.carry as Carry);
+  // A carry that cannot be worked out (a tree it names gone, a git that fails) is no answer: the fold says what is wrong, if anything.
+  const next = await carryForward(ctx, kept.carry as Carry).catch(() => null);
   // Nothing written while it was asked: what was appended is all there is.
   if (!next || recordKey(ctx.store, ctx.commonDir, ctx.root, "") !== diskKey) return null;
   const value = kept.value();

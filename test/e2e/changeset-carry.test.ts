@@ -319,4 +319,19 @@ describe("a kept change set carried forward", () => {
     expect(before.cs.entries[0]).not.toHaveProperty("shared");
     expect(whole.cs.entries[0]!.shared).toEqual([expect.objectContaining({ session: "claude:s2" })]);
   });
+
+  it("is folded again, not failed, when the carry cannot be worked out (a snapshot tree it names is gone)", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    writeCall(root, "s1", "a.txt", "A\n");
+    shell(root, "s0", "true");
+    keepForged(root, "s1");
+    const { file, doc } = keptFile(root);
+    const kept = doc as { body: Uint8Array; carry: { first: { tree: string } | null } };
+    kept.carry.first = { ...(kept.carry.first ?? {}), tree: "e".repeat(40) };
+    const body = serialize(kept);
+    writeFileSync(file, Buffer.concat([Buffer.from(`${createHash("sha256").update(body).digest("hex").slice(0, 16)}\n`), body]));
+    // A capture since: the carry asks that tree whether it holds c.txt, and git cannot say.
+    writeCall(root, "s2", "c.txt", "c\n");
+    expect(listed(foldedAgain(root, "s1").cs.entries)).toEqual(["modified a.txt"]);
+  });
 });

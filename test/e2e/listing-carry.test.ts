@@ -159,4 +159,17 @@ describe("the record index carried forward", () => {
     // The call's tree capture names z.txt: the session's paths count it, as the listing of its calls does not.
     expect(after.sessions.sessions.find((x) => x.session === "claude:s1")).toMatchObject({ calls: 2, paths: 3 });
   });
+
+  it("is worked out again, not failed, when the carry cannot be worked out (a snapshot tree it names is gone)", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    writeCall(root, "s1", "a.txt", "A\n");
+    shell(root, "s0", "true");
+    keepMarked(root, "s0");
+    doctor(root, "carry", (doc) => {
+      doc.data.last.tree = "e".repeat(40);
+    });
+    // a.txt captured again: the carry asks that tree whether it holds a.txt, and git cannot say.
+    writeCall(root, "s2", "a.txt", "AA\n");
+    workedOutAgain(root, "s0");
+  });
 });
