@@ -22,7 +22,7 @@ import { consecutiveDiffs, stepsOf, type Diff, type Step } from "./steps.js";
 import { callWindows, filePoints, openCalls, runWindows, type RunWindow } from "./fold/windows.js";
 import { attribute, changeEventsLazily, OPEN, snapshotPoints, takeBacks, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
 import { treeStates } from "./tree.js";
-import { ignoredUnder, insideNestedRepository } from "./visibility.js";
+import { ignoredUnder, insideNestedRepository, someUnseen } from "./visibility.js";
 import { type Carry, carryForward, recordMarkNow, type TimelineFacts } from "./carry.js";
 import { bloomOfStrings } from "../domain/bloom.js";
 
@@ -341,15 +341,7 @@ async function outsideBears(
     if (earliest > from) late.push(p);
   }
   if (late.length === 0) return false;
-  // A path the first snapshot tracks is seen there whatever the rules say: asked first (one git process for all),
-  // so the ignore check (an ls-tree, a scratch repository and a check-ignore) runs only for the few it lacks.
-  const held = await treeStates(ctx, first.tree, late);
-  const unheld = late.filter((p) => !held.has(p) && !first.toolarge?.[p]);
-  if (unheld.length === 0) return false;
-  // Ignored or nested: no snapshot sees it.
-  const nested = insideNestedRepository(ctx.root);
-  if (unheld.some(nested)) return true;
-  return (await ignoredUnder(ctx, first, unheld)).length > 0;
+  return someUnseen(ctx, first, late);
 }
 
 /** Up to this many bearing paths, a kept pair diff whose text names none of them is not parsed (src/store/pair-diffs.ts). */

@@ -6,8 +6,7 @@ import { storePath } from "../domain/store-layout.js";
 import type { Context } from "../repo/context.js";
 import { anyOpen, appendedSince, type FileMark, journalMarks, type JournalRecord } from "../store/journal.js";
 import { pathsChanged, stepsOf } from "./steps.js";
-import { treeStates } from "./tree.js";
-import { ignoredUnder, insideNestedRepository } from "./visibility.js";
+import { someUnseen } from "./visibility.js";
 import type { RepoPath } from "../domain/types.js";
 
 /**
@@ -187,11 +186,4 @@ function wholeCallsAfter(records: readonly JournalRecord[], horizon: string): bo
  * can see (held there, over the cap there, or absent and not ignored) has a
  * point there that no earlier capture can reach across.
  */
-async function unreadMayBear(ctx: Context, first: Snapshot, captured: readonly string[]): Promise<boolean> {
-  const [step] = stepsOf(ctx, [first]);
-  const held = await treeStates(ctx, step!.tree, captured as RepoPath[]);
-  const unheld = captured.filter((p) => !held.has(p as RepoPath) && !step!.toolarge?.[p]);
-  if (unheld.length === 0) return false;
-  if (unheld.some(insideNestedRepository(ctx.root))) return true;
-  return (await ignoredUnder(ctx, step!, unheld)).length > 0;
-}
+const unreadMayBear = (ctx: Context, first: Snapshot, captured: readonly string[]): Promise<boolean> => someUnseen(ctx, stepsOf(ctx, [first])[0]!, captured as RepoPath[]);

@@ -145,3 +145,18 @@ export function insideNestedRepository(root: string): (path: string) => boolean 
     return false;
   };
 }
+
+/**
+ * Whether a snapshot cannot see some of `paths`: not held in its tree nor
+ * over its size cap, and inside a nested repository or ignored by its rules.
+ * Held paths are asked first (no git process where its trees are loose), so
+ * the ignore check (an ls-tree, a scratch repository and a check-ignore)
+ * runs only for the few it lacks.
+ */
+export async function someUnseen(ctx: Context, snap: Rules & { toolarge?: Readonly<Record<string, unknown>> | undefined }, paths: readonly RepoPath[]): Promise<boolean> {
+  const held = await treeStates(ctx, snap.tree, paths);
+  const unheld = paths.filter((p) => !held.has(p) && !snap.toolarge?.[p]);
+  if (unheld.length === 0) return false;
+  if (unheld.some(insideNestedRepository(ctx.root))) return true;
+  return (await ignoredUnder(ctx, snap, unheld)).length > 0;
+}
