@@ -17,6 +17,22 @@ function starts(id: string): string[] {
   return out;
 }
 
+/** Orders two ids by their UTF-16 code units read from the end. */
+function tailOrder(a: string, b: string): number {
+  for (let i = a.length - 1, j = b.length - 1; i >= 0 && j >= 0; i--, j--) {
+    const d = a.charCodeAt(i) - b.charCodeAt(j);
+    if (d !== 0) return d;
+  }
+  return a.length - b.length;
+}
+
+/** How many UTF-16 code units two ids end with alike. */
+function commonTail(a: string, b: string): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a.charCodeAt(a.length - 1 - n) === b.charCodeAt(b.length - 1 - n)) n++;
+  return n;
+}
+
 /** Names this long or shorter are shown whole (see `shortIds`). */
 const SHORT_NAME = 12;
 
@@ -43,56 +59,108 @@ export function idMatches(id: string, wanted: string): boolean {
  * makes it n log n, so a journal of 50,000 calls costs milliseconds.
  */
 export function shortIds(ids: Iterable<string>): Map<string, string> {
-  const all = [...new Set(ids)];
+  const t = idTable(ids);
   const out = new Map<string, string>();
-  // Ids by their reversed text: an id's nearest neighbours share the longest tails with it.
-  const rev = all.map((id) => [...id].reverse().join(""));
-  const order = all.map((_, i) => i).sort((a, b) => (rev[a]! < rev[b]! ? -1 : rev[a]! > rev[b]! ? 1 : 0));
-  const common = (a: string, b: string) => {
-    let n = 0;
-    while (n < a.length && n < b.length && a[n] === b[n]) n++;
-    return n;
-  };
-  const tailLen = new Array<number>(all.length).fill(0);
-  for (let k = 0; k < order.length; k++) {
-    const i = order[k]!;
-    const prev = k > 0 ? common(rev[i]!, rev[order[k - 1]!]!) : 0;
-    const next = k + 1 < order.length ? common(rev[i]!, rev[order[k + 1]!]!) : 0;
-    tailLen[i] = Math.max(prev, next) + 1;
-  }
-  // Every part a person may give the start of, sorted, with its owner: a tail that starts another id's part would be ambiguous.
-  const parts: [string, number][] = [];
-  all.forEach((id, i) => {
-    for (const p of starts(id)) parts.push([p, i]);
-  });
-  parts.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  const startsOther = (s: string, owner: number) => {
-    let lo = 0;
-    let hi = parts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (parts[mid]![0] < s) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let k = lo; k < parts.length && parts[k]![0].startsWith(s); k++) if (parts[k]![1] !== owner) return true;
-    return false;
-  };
-  // A short name a person or a test chose (`record:agent-1`, `toolu_01`) reads better whole than by its tail: shown as the
-  // name after the harness where no other id has that name (every resolver takes an exact name first).
-  const names = new Map<string, number>();
-  for (const id of all) names.set(nameOf(id), (names.get(nameOf(id)) ?? 0) + 1);
-  all.forEach((id, i) => {
-    const name = nameOf(id);
-    if (name.length <= SHORT_NAME && names.get(name) === 1) {
-      out.set(id, name);
-      return;
-    }
-    let n = Math.max(MIN_ID, tailLen[i]!);
-    while (n < id.length && startsOther(id.slice(-n), i)) n++;
-    out.set(id, n >= id.length ? id : id.slice(-n));
+  t.byTail.forEach((id, k) => {
+    out.set(id, shortAt(t, id, k));
   });
   return out;
 }
+
+/**
+ * Ids sorted the two ways `shortIds` searches them, kept as plain data (the
+ * record index keeps one between listings, so the short ids of the few
+ * calls a listing shows cost a search, not a sort of every id): `byTail`
+ * by their text read from the end, where an id's neighbours share the
+ * longest tails with it; `parts` every part a person may give the start
+ * of, sorted, with `owners` the id each belongs to (null: the part is the
+ * id itself); `names` the names of 12 characters or fewer, sorted, each as
+ * often as ids have it.
+ */
+export interface IdTable {
+  byTail: string[];
+  parts: string[];
+  owners: (string | null)[];
+  names: string[];
+}
+
+export function idTable(ids: Iterable<string>): IdTable {
+  const all = [...new Set(ids)];
+  const entries: [string, string | null][] = [];
+  for (const id of all) {
+    starts(id).forEach((p, k) => {
+      entries.push([p, k === 0 ? null : id]);
+    });
+  }
+  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return {
+    byTail: all.sort(tailOrder),
+    parts: entries.map((e) => e[0]),
+    owners: entries.map((e) => e[1]),
+    names: all
+      .map(nameOf)
+      .filter((n) => n.length <= SHORT_NAME)
+      .sort(),
+  };
+}
+
+/** `t` with `ids` added (a copy): each new one put in its place, or the table made again where they are many. */
+export function withIds(t: IdTable, ids: Iterable<string>): IdTable {
+  const fresh = [...new Set(ids)].filter((id) => t.byTail[lowerBound(t.byTail, id, tailOrder)] !== id);
+  if (fresh.length === 0) return t;
+  if (fresh.length * 8 > t.byTail.length) return idTable([...t.byTail, ...fresh]);
+  const out: IdTable = { byTail: [...t.byTail], parts: [...t.parts], owners: [...t.owners], names: [...t.names] };
+  for (const id of fresh) {
+    out.byTail.splice(lowerBound(out.byTail, id, tailOrder), 0, id);
+    starts(id).forEach((p, k) => {
+      const at = lowerBound(out.parts, p, codeOrder);
+      out.parts.splice(at, 0, p);
+      out.owners.splice(at, 0, k === 0 ? null : id);
+    });
+    const name = nameOf(id);
+    if (name.length <= SHORT_NAME) out.names.splice(lowerBound(out.names, name, codeOrder), 0, name);
+  }
+  return out;
+}
+
+/** The short id of `id` among the ids of `t` (as `shortIds` gives it, `id` one of them). */
+export function shortOf(t: IdTable, id: string): string {
+  return shortAt(t, id, lowerBound(t.byTail, id, tailOrder));
+}
+
+/** `id`'s short id, `k` its place (or where it would go) in `t.byTail`. */
+function shortAt(t: IdTable, id: string, k: number): string {
+  // A short name a person or a test chose (`record:agent-1`, `toolu_01`) reads better whole than by its tail: shown as the
+  // name after the harness where no other id has that name (every resolver takes an exact name first).
+  const name = nameOf(id);
+  if (name.length <= SHORT_NAME && t.names[lowerBound(t.names, name, codeOrder) + 1] !== name) return name;
+  const after = t.byTail[k] === id ? k + 1 : k;
+  const prev = k > 0 ? commonTail(id, t.byTail[k - 1]!) : 0;
+  const next = after < t.byTail.length ? commonTail(id, t.byTail[after]!) : 0;
+  let n = Math.max(MIN_ID, Math.max(prev, next) + 1);
+  while (n < id.length && startsOther(t, id.slice(-n), id)) n++;
+  return n >= id.length ? id : id.slice(-n);
+}
+
+/** Whether a part of an id other than `owner` starts with `s`: a tail that starts another id's part would be ambiguous. */
+function startsOther(t: IdTable, s: string, owner: string): boolean {
+  for (let k = lowerBound(t.parts, s, codeOrder); k < t.parts.length && t.parts[k]!.startsWith(s); k++) if ((t.owners[k] ?? t.parts[k]) !== owner) return true;
+  return false;
+}
+
+/** The first place in `sorted` (ordered by `order`) whose entry is not before `x`. */
+function lowerBound(sorted: readonly string[], x: string, order: (a: string, b: string) => number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (order(sorted[mid]!, x) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const codeOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A single id as people give it (SPEC section 4): the id, a unique prefix or suffix of 6+ characters, or the newest. */
 export type IdRef = string | { last: true };

@@ -7,11 +7,12 @@ import { type Bloom, bloomMayHold, bloomOfStrings, bloomWith } from "../domain/b
 import { OPEN } from "../scope/fold/timeline.js";
 import type { RepoPath } from "../domain/types.js";
 import { keepsExecBits, type Snapshot, snapshotsFrom } from "../capture/snapshot.js";
-import { readRecordIndex, readRecordIndexAny, recordKey, writeRecordIndex } from "../store/record-index.js";
+import { pruneRecordIndex, readRecordIndex, readRecordIndexAny, recordKey, writeRecordIndex } from "../store/record-index.js";
+import { sha256 } from "../domain/hash.js";
 import { readJournal, type JournalRecord } from "../store/journal.js";
 import { listed, type ListOptions } from "./list.js";
 import { UnwindError } from "../domain/errors.js";
-import { shortIds } from "../domain/ids.js";
+import { type IdTable, idTable, shortIds, shortOf, withIds } from "../domain/ids.js";
 import type { SharedSessionDoc, SharedSummary } from "../domain/share.js";
 import { fetchedChangeSet, findFetched } from "../scope/fetched.js";
 import { fetchedSessions, type FetchedSession } from "../store/shared.js";
@@ -77,31 +78,59 @@ export async function sessions(ctx: Context, opts: ListOptions & { task?: string
  */
 interface Listing {
   sessions: SessionSummary[];
-  /** Newest first; `tasks`: the tasks its records carry, for `log --task` (not listed). */
-  calls: { c: CallSummary; tasks: string[] }[];
-  /** The newest RECENT calls with their short ids among the local ones, and how many calls there are: a page of the log without reading every call. */
+  /** The newest RECENT calls with their short ids among the local ones, and how many there are: a page of the log without reading every call. */
   recent: { total: number; calls: ListedCall[] };
+  /**
+   * Each session's calls, newest first, as this process worked them out:
+   * every session's from the record, or only those a carry added to (the
+   * others are read from their own part of the index, `stamps`).
+   */
+  bySession: Map<string, SessionCalls>;
+  /** The key each session's calls were kept under (its part `calls-<16 hex>`), for the sessions not in `bySession`. */
+  stamps: Record<string, string>;
+  /** Every local call's id, as short ids are found among them. */
+  ids: IdTable;
+}
+
+/** A session's calls, newest first; `tasks`: the tasks its records carry, for `log --task` (not listed). */
+type SessionCalls = { c: CallSummary; tasks: string[] }[];
+
+/** What the index's `calls` part holds: where each session's calls are kept, and every call's id. */
+interface CallsDirectory {
+  stamps: Record<string, string>;
+  ids: IdTable;
 }
 
 /** How many of the newest calls the record index keeps apart: more than the UI's timeline lists (300), and `log`'s default (50). */
 const RECENT = 1000;
 
-/** In this process: each part of the listing of each store and work tree, with the key it was made under (the UI asks for sessions and log at once). */
+/** In this process: the listing of each store and work tree, with the key it was made under (the UI asks for sessions and log at once). */
 const made = new Map<string, { key: string; listing: Promise<Listing> }>();
 
-/** The sessions' summaries, or every call's: from the record index where it is current, else worked out (both parts) and kept. */
-async function listing<K extends keyof Listing>(ctx: Context, part: K): Promise<Listing[K]> {
-  const key = recordKey(ctx.store, ctx.commonDir, ctx.root, keepsExecBits(ctx) ? "x" : "-");
-  const here = `${ctx.store}\0${ctx.root}`;
+const keyNow = (ctx: Context) => recordKey(ctx.store, ctx.commonDir, ctx.root, keepsExecBits(ctx) ? "x" : "-");
+
+/** The sessions' summaries, or the newest calls: from the record index where it is current, else worked out (every part) and kept. */
+async function listing<K extends "sessions" | "recent">(ctx: Context, part: K): Promise<Listing[K]> {
+  const key = keyNow(ctx);
   if (key !== null) {
-    const known = made.get(here);
+    const known = made.get(`${ctx.store}\0${ctx.root}`);
     if (known?.key === key) return (await known.listing)[part];
     const kept = readRecordIndex<Listing[K]>(ctx.store, ctx.root, part, key);
     if (kept) return kept;
   }
+  return (await workedOut(ctx, key))[part];
+}
+
+/**
+ * The listing carried forward or worked out from the record (`whole`: from
+ * the record, every session's calls in hand), kept under `key` (taken before
+ * the record was read), and remembered in this process.
+ */
+async function workedOut(ctx: Context, key: string | null, whole = false): Promise<Listing> {
+  const here = `${ctx.store}\0${ctx.root}`;
   const work = (async () => {
     // A carry that cannot be worked out (a tree it names gone, a git that fails) is no answer: the full read says what is wrong, if anything.
-    const carried = key === null ? null : await carriedListing(ctx).catch(() => null);
+    const carried = key === null || whole ? null : await carriedListing(ctx).catch(() => null);
     if (carried) {
       keepListing(ctx, key!, carried.listing, carried.carry);
       return carried.listing;
@@ -111,12 +140,12 @@ async function listing<K extends keyof Listing>(ctx: Context, part: K): Promise<
     // An open call's paths change by themselves as the work tree does: such a listing is not kept.
     if (key === null) return l;
     if (hasOpenCalls(ctx, records)) made.delete(here);
-    else keepListing(ctx, key, l, await listingCarry(ctx, records));
+    else keepListing(ctx, key, l, await listingCarry(ctx, records), true);
     return l;
   })();
   if (key !== null) made.set(here, { key, listing: work });
   try {
-    return (await work)[part];
+    return await work;
   } catch (e) {
     made.delete(here);
     throw e;
@@ -124,13 +153,68 @@ async function listing<K extends keyof Listing>(ctx: Context, part: K): Promise<
 }
 
 /**
- * Keeps a listing under `key`, and what carries it forward where the key
- * still holds once the carry is worked out (a mark taken after a hook
- * appended would vouch for records the listing never read).
+ * Every local call, newest first, with the ids of every local call and
+ * session: each session's calls from this process's listing or from its
+ * part of the index, all of them worked out again where a part is missing.
  */
-function keepListing(ctx: Context, key: string, l: Listing, carry: ListingCarry | null): void {
-  for (const p of ["sessions", "calls", "recent"] as const) writeRecordIndex(ctx.store, ctx.root, p, key, l[p]);
-  if (carry && recordKey(ctx.store, ctx.commonDir, ctx.root, keepsExecBits(ctx) ? "x" : "-") === key) {
+async function localCalls(ctx: Context): Promise<{ calls: SessionCalls; ids: IdTable }> {
+  const key = keyNow(ctx);
+  let l: Listing | null = null;
+  if (key !== null) {
+    const known = made.get(`${ctx.store}\0${ctx.root}`);
+    if (known?.key === key) l = await known.listing;
+  }
+  const dir = l ? { stamps: l.stamps, ids: l.ids } : key !== null ? readRecordIndex<CallsDirectory>(ctx.store, ctx.root, "calls", key) : null;
+  const parts = dir && keptCalls(ctx, Object.keys(dir.stamps), dir.stamps, l?.bySession);
+  if (dir && parts) return { calls: [...parts.values()].flat().sort(newestFirst), ids: dir.ids };
+  // A part missing or of another key: the record read whole, which has every session's calls in hand.
+  const fresh = await workedOut(ctx, key, true);
+  return { calls: [...fresh.bySession.values()].flat().sort(newestFirst), ids: fresh.ids };
+}
+
+/** `sessions`' calls: from `have` where it holds them, else from each one's part of the index under its stamp; null where one is missing. */
+function keptCalls(ctx: Context, sessions: Iterable<string>, stamps: Readonly<Record<string, string>>, have?: ReadonlyMap<string, SessionCalls>): Map<string, SessionCalls> | null {
+  const out = new Map<string, SessionCalls>();
+  for (const s of sessions) {
+    const calls = have?.get(s) ?? (stamps[s] === undefined ? null : readRecordIndex<SessionCalls>(ctx.store, ctx.root, callsPart(s), stamps[s]));
+    if (!calls) return null;
+    out.set(s, calls);
+  }
+  return out;
+}
+
+/** The index part that keeps one session's calls. */
+const callsPart = (session: string) => `calls-${sha256(session).slice(0, 16)}`;
+
+/** Calls newest first; among calls that began at the same time, by session then id (a carried listing and a full read agree). */
+function newestFirst(a: { c: CallSummary }, b: { c: CallSummary }): number {
+  if (a.c.at !== b.c.at) return a.c.at < b.c.at ? 1 : -1;
+  if (a.c.session !== b.c.session) return a.c.session < b.c.session ? -1 : 1;
+  return a.c.call < b.c.call ? -1 : a.c.call > b.c.call ? 1 : 0;
+}
+
+/**
+ * Keeps a listing under `key`: the calls of each session this process
+ * worked out in a part of their own (a carry rewrites only those it added
+ * to), then where each session's are, the newest calls, the summaries, and
+ * what carries it forward where the key still holds once the carry is
+ * worked out (a mark taken after a hook appended would vouch for records
+ * the listing never read). `whole`: every session's calls are here, and
+ * parts of sessions the record no longer holds are removed.
+ */
+function keepListing(ctx: Context, key: string, l: Listing, carry: ListingCarry | null, whole = false): void {
+  for (const [s, calls] of l.bySession) {
+    writeRecordIndex(ctx.store, ctx.root, callsPart(s), key, calls);
+    l.stamps[s] = key;
+  }
+  if (whole) {
+    const parts = new Set([...l.bySession.keys()].map(callsPart));
+    pruneRecordIndex(ctx.store, ctx.root, (part) => !part.startsWith("calls-") || parts.has(part));
+  }
+  writeRecordIndex(ctx.store, ctx.root, "calls", key, { stamps: l.stamps, ids: l.ids } satisfies CallsDirectory);
+  writeRecordIndex(ctx.store, ctx.root, "recent", key, l.recent);
+  writeRecordIndex(ctx.store, ctx.root, "sessions", key, l.sessions);
+  if (carry && keyNow(ctx) === key) {
     writeRecordIndex(ctx.store, ctx.root, "carry", key, { ...carry, captured: Buffer.from(carry.captured.bits).toString("base64") });
   }
 }
@@ -190,16 +274,24 @@ async function carriedListing(ctx: Context): Promise<{ listing: Listing; carry: 
     if (again.some((p) => !held.has(p as RepoPath) && !was.last!.toolargeFiles?.[p])) return null;
   }
   const sessions = readRecordIndex<SessionSummary[]>(ctx.store, ctx.root, "sessions", prior.key);
-  const old = readRecordIndex<Listing["calls"]>(ctx.store, ctx.root, "calls", prior.key);
-  if (!sessions || !old) return null;
-  const oldKeys = new Set(old.map((x) => `${x.c.session}\0${x.c.call}`));
-  if (grown.records.some((r) => oldKeys.has(`${r.session}\0${r.call}`))) return null;
-  // The calls added, and their sessions' summaries worked out again from those sessions' records.
+  const dir = readRecordIndex<CallsDirectory>(ctx.store, ctx.root, "calls", prior.key);
+  const recent = readRecordIndex<Listing["recent"]>(ctx.store, ctx.root, "recent", prior.key);
+  // An index of an older version keeps its calls otherwise: worked out again.
+  if (!sessions || !Array.isArray(dir?.ids?.byTail) || !recent) return null;
+  // The calls added, and their sessions' calls and summaries worked out again from those sessions' records; the rest read as kept.
   const touched = new Set(grown.records.map((r) => r.session));
+  const kept = keptCalls(
+    ctx,
+    [...touched].filter((t) => dir.stamps[t] !== undefined),
+    dir.stamps,
+  );
+  if (!kept) return null;
+  const oldKeys = new Set([...kept.values()].flat().map((x) => `${x.c.session}\0${x.c.call}`));
+  if (grown.records.some((r) => oldKeys.has(`${r.session}\0${r.call}`))) return null;
   const treeCalls = new Set(grown.records.filter((r) => r.kind === "tree").map((r) => `${r.session}\0${r.call}`));
   const treePaths = await laterTreeCallPaths(ctx, grown.records[0]?.at ?? grown.mark.horizon, touched, treeCalls);
   const added = callsOf(grown.records, treePaths);
-  const calls = [...added, ...old];
+  const bySession = new Map([...touched].map((t) => [t, [...added.filter((x) => x.c.session === t), ...(kept.get(t) ?? [])]]));
   const theirs = readJournal(ctx.store, { since: OPEN, sessions: touched }).records.filter((r) => touched.has(r.session));
   const kinds = new Map<string, Set<string>>();
   for (const r of theirs) {
@@ -209,25 +301,46 @@ async function carriedListing(ctx: Context): Promise<{ listing: Listing; carry: 
   // A call whose records are of two kinds lists its paths by its first one: its tree paths are not in the listing to reuse.
   if ([...kinds.values()].some((k) => k.size > 1)) return null;
   const theirTrees = new Map<string, readonly string[]>();
-  for (const x of calls) if (touched.has(x.c.session) && x.c.capture === "tree") theirTrees.set(`${x.c.session}\0${x.c.call}`, x.c.paths);
+  for (const x of [...bySession.values()].flat()) if (x.c.capture === "tree") theirTrees.set(`${x.c.session}\0${x.c.call}`, x.c.paths);
   const summaries = [...sessions.filter((s) => !touched.has(s.session)), ...summarizeSessions(theirs, theirTrees)].sort((a, b) =>
     a.last < b.last ? 1 : a.last > b.last ? -1 : a.first < b.first ? -1 : a.first > b.first ? 1 : 0,
+  );
+  // Every call added began after every call kept (`grownSince`): the newest calls are the added ones, then the kept newest.
+  const newest = [...added.map((x) => x.c), ...recent.calls].slice(0, RECENT);
+  const listing = listingOf(
+    summaries,
+    bySession,
+    { ...dir.stamps },
+    withIds(
+      dir.ids,
+      added.map((x) => x.c.call),
+    ),
+    newest,
+    recent.total + added.length,
   );
   const treeEnd = grown.records.reduce((m, r) => (r.kind === "tree" && r.at > m ? r.at : m), was.treeEnd);
   const last = grown.here.at(-1) ?? was.last;
   const carry = { mark: grown.mark, treeEnd, last, captured: bloomWith(was.captured, capturedPaths(grown.records)) };
-  return { listing: listingOf(summaries, calls), carry };
+  return { listing, carry };
 }
 
 /** The listing from the record itself: the fold of every tree-captured call (what each changed), then the summaries. */
 async function workOut(ctx: Context, records: readonly JournalRecord[]): Promise<Listing> {
   const treeCalls = new Set(records.filter((r) => r.kind === "tree").map((r) => `${r.session}\0${r.call}`));
   const treePaths = treeCalls.size > 0 ? await treeCallPaths(ctx, records, treeCalls) : new Map<string, string[]>();
-  return listingOf(summarizeSessions(records, treePaths), callsOf(records, treePaths));
+  const calls = callsOf(records, treePaths);
+  const bySession = new Map<string, SessionCalls>();
+  for (const x of calls) {
+    const mine = bySession.get(x.c.session);
+    if (mine) mine.push(x);
+    else bySession.set(x.c.session, [x]);
+  }
+  const newest = calls.slice(0, RECENT).map((x) => x.c);
+  return listingOf(summarizeSessions(records, treePaths), bySession, {}, idTable(calls.map((x) => x.c.call)), newest, calls.length);
 }
 
 /** Each call's summary, newest first: its file captures' paths, or a tree-captured call's from `treePaths`. */
-function callsOf(records: readonly JournalRecord[], treePaths: ReadonlyMap<string, readonly string[]>): Listing["calls"] {
+function callsOf(records: readonly JournalRecord[], treePaths: ReadonlyMap<string, readonly string[]>): SessionCalls {
   const calls = new Map<string, { c: CallSummary; tasks: string[] }>();
   for (const r of records) {
     const key = `${r.session}\0${r.call}`;
@@ -245,12 +358,24 @@ function callsOf(records: readonly JournalRecord[], treePaths: ReadonlyMap<strin
     const c = calls.get(k);
     if (c && c.c.capture === "tree") c.c.paths = sortByPath(paths.map((path) => ({ path }))).map((p) => p.path);
   }
-  return [...calls.values()].sort((a, b) => (a.c.at < b.c.at ? 1 : a.c.at > b.c.at ? -1 : 0));
+  return [...calls.values()].sort(newestFirst);
 }
 
-function listingOf(sessions: SessionSummary[], calls: Listing["calls"]): Listing {
-  const shorts = callShorts({ sessions, calls }, []);
-  return { sessions, calls, recent: { total: calls.length, calls: calls.slice(0, RECENT).map((x) => shorts(x.c)) } };
+/** A listing of `sessions`, with `newest` (the newest calls of `total`) given the short ids unique among `ids` and the sessions. */
+function listingOf(sessions: SessionSummary[], bySession: Map<string, SessionCalls>, stamps: Record<string, string>, ids: IdTable, newest: readonly CallSummary[], total: number): Listing {
+  const shorts = callShorts(
+    ids,
+    sessions.map((s) => s.session),
+    [],
+  );
+  return { sessions, bySession, stamps, ids, recent: { total, calls: newest.map((c) => shorts(stripShorts(c))) } };
+}
+
+/** A call as summarized, without the short ids a listing gave it (a kept newest call's are worked out again). */
+function stripShorts(c: CallSummary | ListedCall): CallSummary {
+  if (!("short" in c)) return c;
+  const { short: _s, sessionShort: _ss, ...rest } = c;
+  return rest;
 }
 
 export interface CallSummary {
@@ -288,10 +413,11 @@ export async function log(ctx: Context, opts: LogOptions = {}): Promise<{ calls:
     const recent = await listing(ctx, "recent");
     return { calls: recent.calls.slice(0, opts.limit ?? 50), total: recent.total };
   }
-  const local = { sessions: await listing(ctx, "sessions"), calls: await listing(ctx, "calls") };
-  const names = local.sessions.map((s) => s.session);
+  const sessions = await listing(ctx, "sessions");
+  const local = await localCalls(ctx);
+  const names = sessions.map((s) => s.session);
   const fetched = await fetchedCalls(ctx, names, shared, opts);
-  const shorts = callShorts(local, shared);
+  const shorts = callShorts(local.ids, names, shared);
   if (fetched.only) {
     const { items, total } = listed(fetched.calls, { since: opts.since, limit: opts.limit ?? 50 }, (c) => c.at);
     return { calls: items.map(shorts), total };
@@ -345,11 +471,14 @@ export async function shortNames(ctx: Context): Promise<(name: string) => string
 }
 
 /** The short ids of calls and sessions, unique among every local and fetched one (a page of the log must not show a tail another call shares). */
-function callShorts(local: Pick<Listing, "sessions" | "calls">, shared: readonly FetchedSession[]): (c: CallSummary) => ListedCall {
+function callShorts(callIds: IdTable, sessionIds: readonly string[], shared: readonly FetchedSession[]): (c: CallSummary) => ListedCall {
   const docs = shared.flatMap((f) => (f.doc ? [f.doc] : []));
-  const calls = shortIds([...local.calls.map((x) => x.c.call), ...docs.flatMap((d) => d.calls.map((c) => c.call))]);
-  const sessions = shortIds([...local.sessions.map((s) => s.session), ...docs.map((d) => d.session)]);
-  return (c) => ({ ...c, short: calls.get(c.call)!, sessionShort: sessions.get(c.session)! });
+  const calls = withIds(
+    callIds,
+    docs.flatMap((d) => d.calls.map((c) => c.call)),
+  );
+  const sessions = shortIds([...sessionIds, ...docs.map((d) => d.session)]);
+  return (c) => ({ ...c, short: shortOf(calls, c.call), sessionShort: sessions.get(c.session)! });
 }
 
 /** Summaries of the fetched sessions whose seal holds (a damaged one is for `verify` to name, not to list). */

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { sha256 } from "../domain/hash.js";
 import { storePath } from "../domain/store-layout.js";
@@ -28,7 +28,7 @@ export interface RecordIndexFile<T> {
 }
 
 /** Bump when what the index holds changes shape: an index of another version is rebuilt. */
-const INDEX_VERSION = "1";
+const INDEX_VERSION = "2";
 
 /**
  * `<store>/cache/record-<root key>.<part>.json`: one set per work tree, as
@@ -107,4 +107,17 @@ export function readRecordIndexAny<T>(store: string, root: string, part: string)
 /** Writes the index (temp file and rename, no fsync); a failure to write is no failure of the listing. */
 export function writeRecordIndex<T>(store: string, root: string, part: string, key: string, data: T): void {
   writeCacheFile(recordIndexFile(store, root, part), JSON.stringify({ v: 1, key, data } satisfies RecordIndexFile<T>));
+}
+
+/** Removes this work tree's index parts that `keep` turns down (a session the record no longer holds); a failure leaves a part no key will name. */
+export function pruneRecordIndex(store: string, root: string, keep: (part: string) => boolean): void {
+  const prefix = `record-${sha256(root).slice(0, 16)}.`;
+  try {
+    for (const f of readdirSync(storePath(store, "cache"))) {
+      if (!f.startsWith(prefix) || !f.endsWith(".json")) continue;
+      if (!keep(f.slice(prefix.length, -".json".length))) rmSync(storePath(store, "cache", f), { force: true });
+    }
+  } catch {
+    /* a cache: what is left is never read under another key */
+  }
 }

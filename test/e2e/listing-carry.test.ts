@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeRepo, unwind, write } from "../helpers.js";
@@ -22,13 +22,18 @@ const shell = (root: string, session: string, command: string, effect: () => voi
 interface Listings {
   sessions: { sessions: { session: string; agents: string[]; calls: number; paths: number }[] };
   log: { calls: { session: string; call: string; tool: string; paths: string[] }[] };
+  every: Listings["log"];
 }
 
+/** The sessions, the log's newest calls (the index's `recent` part), and more calls than that part keeps (every session's own part). */
 function listings(root: string): Listings {
   const s = unwind(root, ["sessions", "--json"]);
   const l = unwind(root, ["log", "-n", "1000", "--json"]);
-  expect([s.code, l.code], s.stderr + l.stderr).toEqual([0, 0]);
-  return { sessions: JSON.parse(s.stdout), log: JSON.parse(l.stdout) };
+  const e = unwind(root, ["log", "-n", "1001", "--json"]);
+  expect([s.code, l.code, e.code], s.stderr + l.stderr + e.stderr).toEqual([0, 0, 0]);
+  const every = JSON.parse(e.stdout);
+  expect(every).toEqual(JSON.parse(l.stdout));
+  return { sessions: JSON.parse(s.stdout), log: JSON.parse(l.stdout), every };
 }
 
 /** The same listings from the record alone: the index removed first. */
@@ -171,5 +176,59 @@ describe("the record index carried forward", () => {
     // a.txt captured again: the carry asks that tree whether it holds a.txt, and git cannot say.
     writeCall(root, "s2", "a.txt", "AA\n");
     workedOutAgain(root, "s0");
+  });
+
+  it("rewrites only the calls of the sessions it adds to; a session's kept calls are read where they are, and a missing part sends it back to the record", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    writeCall(root, "s1", "a.txt", "A\n");
+    shell(root, "s2", "echo b > b.txt", () => write(root, "b.txt", "b\n"));
+    keepMarked(root, "s2");
+    const part = (session: string) => indexFile(root, `calls-${createHash("sha256").update(`claude:${session}`).digest("hex").slice(0, 16)}`);
+    const inode = (session: string) => statSync(part(session)).ino;
+    const before = { s1: inode("s1"), s2: inode("s2") };
+    writeCall(root, "s1", "c.txt", "c\n");
+    const after = listings(root);
+    expect(marked(after, "s2")).toBe(true);
+    // s1's part written again (a new file renamed over it), s2's left as it was.
+    expect(inode("s1")).not.toBe(before.s1);
+    expect(inode("s2")).toBe(before.s2);
+    expect(unmarked(after)).toEqual(fromRecord(root));
+    // Every call past the newest ones is read from each session's part: one that lies under its key shows.
+    listings(root);
+    doctor(root, `calls-${createHash("sha256").update("claude:s2").digest("hex").slice(0, 16)}`, (doc) => {
+      doc.data[0].c.paths = ["forged.txt"];
+    });
+    const e = unwind(root, ["log", "-n", "1001", "--json"]);
+    expect(JSON.parse(e.stdout).calls.find((c: { session: string }) => c.session === "claude:s2").paths).toEqual(["forged.txt"]);
+    // Of another key (a carry and a listing that raced, each writing its own): worked out again from the record.
+    doctor(root, `calls-${createHash("sha256").update("claude:s2").digest("hex").slice(0, 16)}`, (doc) => {
+      doc.key = "0".repeat(64);
+    });
+    const other = JSON.parse(unwind(root, ["log", "-n", "1001", "--json"]).stdout);
+    expect(other.calls.find((c: { session: string }) => c.session === "claude:s2").paths).toEqual(["b.txt"]);
+    // Gone: the listing is worked out again from the record, and the part is back.
+    rmSync(part("s2"));
+    const again = JSON.parse(unwind(root, ["log", "-n", "1001", "--json"]).stdout);
+    expect(again.calls.find((c: { session: string }) => c.session === "claude:s2").paths).toEqual(["b.txt"]);
+    expect(existsSync(part("s2"))).toBe(true);
+  });
+
+  it("drops the part of a session the record no longer holds when it is worked out whole, and no other work tree's", () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    writeCall(root, "s1", "a.txt", "A\n");
+    listings(root);
+    const mine = indexFile(root, "sessions").replace(/\.sessions\.json$/, ".calls-0123456789abcdef.json");
+    const other = join(cacheDir(root), "record-0123456789abcdef.calls-0123456789abcdef.json");
+    writeFileSync(mine, "stale\n");
+    writeFileSync(other, "stale\n");
+    // A carried listing adds to s1 alone: it leaves the other parts be.
+    writeCall(root, "s1", "b.txt", "b\n");
+    listings(root);
+    expect([existsSync(mine), existsSync(other)]).toEqual([true, true]);
+    // Worked out whole (no carry to start from): every session's part is written, and a part no session has is dropped.
+    rmSync(indexFile(root, "carry"));
+    writeCall(root, "s1", "c.txt", "c\n");
+    listings(root);
+    expect([existsSync(mine), existsSync(other)]).toEqual([false, true]);
   });
 });

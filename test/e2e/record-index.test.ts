@@ -50,6 +50,9 @@ describe("the record index", () => {
     expect(indexFiles(root)).toEqual([]);
     const first = listings(root);
     expect(indexFiles(root)).toEqual([
+      // Each session's calls in a part of its own (a carry rewrites only those it adds to), and where they are.
+      expect.stringMatching(/^record-[0-9a-f]{16}\.calls-[0-9a-f]{16}\.json$/),
+      expect.stringMatching(/^record-[0-9a-f]{16}\.calls-[0-9a-f]{16}\.json$/),
       expect.stringMatching(/^record-[0-9a-f]{16}\.calls\.json$/),
       // What carries it forward once the record grows (src/scope/carry.ts).
       expect.stringMatching(/\.carry\.json$/),
@@ -121,7 +124,7 @@ describe("the record index", () => {
     // Closed for good by that read (its closing record is newer than what the first listing summed up): settled now.
     const settled = listings(root);
     expect(settled.log.calls[0]).toMatchObject({ tool: "Bash", paths: ["late.txt"] });
-    expect(indexFiles(root)).toHaveLength(4);
+    expect(indexFiles(root)).toHaveLength(6);
     expect(fromRecord(root)).toEqual(settled);
   });
 

@@ -5,7 +5,7 @@
  * ids (Claude sessions and calls, receipts) and over crafted collisions.
  */
 import { describe, expect, it } from "vitest";
-import { idMatches, MIN_ID, pickId, shortIds } from "../../../src/domain/ids.js";
+import { idMatches, idTable, MIN_ID, pickId, shortIds, shortOf, withIds } from "../../../src/domain/ids.js";
 import { claudeCall, claudeUuid, HEX, pick, rng } from "../../real-ids.js";
 
 const claudeSession = (r: () => number) => `claude:${claudeUuid(r)}`;
@@ -71,6 +71,28 @@ describe("shortIds", () => {
     // Negative control: the last six characters alone would name two ids here.
     expect(named(ids, "7890ab").length).toBeGreaterThan(1);
     expect(named(ids, "90abcd").length).toBeGreaterThan(1);
+  });
+
+  it("a table kept and added to gives what shortIds of every id gives, a kept id's short lengthened by a new one", () => {
+    const r = rng(5);
+    const sessions = Array.from({ length: 300 }, () => claudeSession(r));
+    const calls = Array.from({ length: 300 }, () => claudeCall(r));
+    // New ids that collide with kept ones: one ends as a kept call does, two have a part that starts with a kept call's tail, one names a short name again.
+    const crafted = [`toolu_99${calls[0]!.slice(-9)}`, `${calls[1]!.slice(-6)}-bbbb`, `claude:${calls[2]!.slice(-6)}xyz`, "claude:agent-1", "record:agent-1"];
+    const kept = [...sessions.slice(0, 280), ...calls.slice(0, 280), "claude:agent-1x"];
+    // Few enough to be put in place (more than an eighth of the table makes it again).
+    const added = [...sessions.slice(280), ...calls.slice(280), ...crafted, kept[0]!];
+    expect(added.length * 8).toBeLessThan(kept.length);
+    const t = withIds(idTable(kept), added);
+    const all = shortIds([...kept, ...added]);
+    for (const id of new Set([...kept, ...added])) expect(shortOf(t, id), id).toBe(all.get(id));
+    // Negative control: the kept call's short id from the kept table alone is shorter than the one the new id forces.
+    for (const c of calls.slice(0, 3)) expect(shortOf(idTable(kept), c).length).toBeLessThan(all.get(c)!.length);
+    expect(shortOf(idTable(["claude:agent-1"]), "claude:agent-1")).toBe("agent-1");
+    expect(all.get("claude:agent-1")).not.toBe("agent-1");
+    // Many new ids at once: the table is made again, with the same answers.
+    const many = withIds(idTable(calls.slice(0, 10)), calls.slice(10));
+    for (const id of calls) expect(shortOf(many, id)).toBe(shortIds(calls).get(id));
   });
 
   it("a duplicate is one id; an empty list is an empty map", () => {
