@@ -602,15 +602,38 @@ function snapshotRefs(ctx: Context): Map<string, () => string | null> | null {
 
 /** The snapshots of these refs, each commit read loose where it is, else from git in one batch; null if one is not what its name says. */
 async function snapshotsOf(ctx: Context, named: readonly { id: string; at: string; oid: () => string | null }[]): Promise<Snapshot[] | null> {
-  const objects = join(ctx.commonDir, "objects");
-  const bodies = new Map<string, Buffer>();
-  const packed: string[] = [];
   const refs: { id: string; at: string; oid: string }[] = [];
   for (const n of named) {
     const oid = n.oid();
     // A ref that is no longer there, or not a plain one (a symbolic ref, a directory): git is asked instead.
     if (oid === null) return null;
     refs.push({ id: n.id, at: n.at, oid });
+  }
+  const read = await snapshotCommits(
+    ctx,
+    refs.map((r) => r.oid),
+  );
+  const out: Snapshot[] = [];
+  for (const r of refs) {
+    const snap = read.get(r.oid);
+    // Gone since its name was read (gc), or not one of ours: listSnapshots would not list it either.
+    if (!snap) continue;
+    if (snap.id !== r.id || snap.at !== r.at) return null;
+    out.push(snap);
+  }
+  return out;
+}
+
+/**
+ * The snapshot each of these commits holds, read loose where it is, else
+ * from git in one batch: null for one that is gone, not a commit, or whose
+ * message is not a snapshot's metadata (listSnapshots skips those too).
+ */
+async function snapshotCommits(ctx: Context, oids: readonly string[]): Promise<Map<string, Snapshot | null>> {
+  const objects = join(ctx.commonDir, "objects");
+  const bodies = new Map<string, Buffer>();
+  const packed: string[] = [];
+  for (const oid of oids) {
     const body = readLooseObject(objects, oid, "commit");
     if (body) bodies.set(oid, body);
     else packed.push(oid);
@@ -621,43 +644,82 @@ async function snapshotsOf(ctx: Context, named: readonly { id: string; at: strin
       if (o?.type === "commit") bodies.set(packed[i]!, o.body);
     });
   }
-  const out: Snapshot[] = [];
-  for (const r of refs) {
-    const body = bodies.get(r.oid);
-    // Gone since its name was read (gc), or not a commit: listSnapshots would not list it either.
-    if (!body) continue;
-    const text = body.toString("utf8");
-    const split = text.indexOf("\n\n");
-    const tree = /^tree ([0-9a-f]+)\n/.exec(text)?.[1];
-    if (split < 0 || !tree) continue;
-    let meta: SnapshotMeta;
-    try {
-      meta = JSON.parse(text.slice(split + 2).trim()) as SnapshotMeta;
-    } catch {
-      continue;
-    }
-    if (meta.id !== r.id || meta.at !== r.at) return null;
-    out.push({ ...meta, commit: r.oid, tree });
+  const out = new Map<string, Snapshot | null>();
+  for (const oid of oids) {
+    const text = bodies.get(oid)?.toString("utf8");
+    const split = text?.indexOf("\n\n") ?? -1;
+    const tree = text === undefined ? undefined : /^tree ([0-9a-f]+)\n/.exec(text)?.[1];
+    out.set(oid, text !== undefined && split >= 0 && tree ? snapshotOf(oid, tree, text.slice(split + 2)) : null);
   }
   return out;
 }
 
+/** A snapshot commit's metadata (its message) with its ids; null where the message is not one. */
+function snapshotOf(commit: string, tree: string, message: string): Snapshot | null {
+  try {
+    return { ...(JSON.parse(message.trim()) as SnapshotMeta), commit, tree };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * In a process that lives on (the UI's server, the MCP server): each
+ * snapshot commit read, by its id. A commit's content never changes, so
+ * what a ref names now is read again only where it is new.
+ */
+const commitsRead = new Map<string, Map<string, Snapshot | null>>();
+
 /** All snapshots, newest first. */
 export async function listSnapshots(ctx: Context): Promise<Snapshot[]> {
   if (ctx.mode === "private" && !existsSync(join(ctx.gitDir, "HEAD"))) return [];
+  const known = commitsRead.get(ctx.commonDir);
+  const fresh = known ? await knownSnapshots(ctx, known) : null;
+  if (fresh) return fresh;
   const r = await ctx.git(["for-each-ref", "--format=%(objectname)%00%(tree)%00%(contents)%00", SNAPSHOT_REFS]);
+  const read = new Map<string, Snapshot | null>();
   const out: Snapshot[] = [];
   for (const line of r.stdout.toString("utf8").split("\0\n")) {
     if (!line) continue;
     const [commit, tree, body] = line.split("\0");
-    try {
-      const meta = JSON.parse((body ?? "").trim()) as SnapshotMeta;
-      out.push({ ...meta, commit: commit!, tree: tree! });
-    } catch {
-      /* not one of ours; verify reports it */
-    }
+    // Not one of ours where null: verify reports it.
+    const snap = snapshotOf(commit!, tree!, body ?? "");
+    read.set(commit!, snap);
+    if (snap) out.push(snap);
   }
-  return out.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  commitsRead.set(ctx.commonDir, read);
+  return out.sort(newestId);
+}
+
+const newestId = (a: Snapshot, b: Snapshot) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+/**
+ * Every snapshot from the refs as they are now, where this process read
+ * most of their commits before (`known`): only the new ones are read. Null
+ * where the refs cannot be read here (a reftable, a ref not a plain one) or
+ * most commits are new: one git process reads many faster.
+ */
+async function knownSnapshots(ctx: Context, known: Map<string, Snapshot | null>): Promise<Snapshot[] | null> {
+  const refs = snapshotRefs(ctx);
+  if (!refs) return null;
+  const oids: string[] = [];
+  for (const oid of refs.values()) {
+    const o = oid();
+    if (o === null) return null;
+    oids.push(o);
+  }
+  const missing = oids.filter((o) => !known.has(o));
+  if (missing.length > Math.max(64, oids.length / 4)) return null;
+  const read = await snapshotCommits(ctx, missing);
+  // Only what the refs name now is kept: gc's dropped snapshots leave the memo too.
+  const now = new Map<string, Snapshot | null>();
+  for (const o of oids) now.set(o, known.get(o) ?? read.get(o) ?? null);
+  commitsRead.set(ctx.commonDir, now);
+  // Each ref as git lists them, two that name one commit both.
+  return oids
+    .map((o) => now.get(o)!)
+    .filter((s): s is Snapshot => s !== null)
+    .sort(newestId);
 }
 
 /** A snapshot by id, unique prefix or suffix (6+ characters), or `{ last: true }` (src/domain/ids.ts). */

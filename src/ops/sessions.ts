@@ -153,11 +153,12 @@ async function workedOut(ctx: Context, key: string | null, whole = false): Promi
 }
 
 /**
- * Every local call, newest first, with the ids of every local call and
- * session: each session's calls from this process's listing or from its
- * part of the index, all of them worked out again where a part is missing.
+ * The local calls of `only` (null: of every session), newest first, with
+ * every local call's id: each session's calls from this process's listing
+ * or from its part of the index, all of them worked out again where a part
+ * is missing.
  */
-async function localCalls(ctx: Context): Promise<{ calls: SessionCalls; ids: IdTable }> {
+async function localCalls(ctx: Context, only: ReadonlySet<string> | null): Promise<{ calls: SessionCalls; ids: IdTable }> {
   const key = keyNow(ctx);
   let l: Listing | null = null;
   if (key !== null) {
@@ -165,11 +166,12 @@ async function localCalls(ctx: Context): Promise<{ calls: SessionCalls; ids: IdT
     if (known?.key === key) l = await known.listing;
   }
   const dir = l ? { stamps: l.stamps, ids: l.ids } : key !== null ? readRecordIndex<CallsDirectory>(ctx.store, ctx.root, "calls", key) : null;
-  const parts = dir && keptCalls(ctx, Object.keys(dir.stamps), dir.stamps, l?.bySession);
+  const wanted = (s: string) => only === null || only.has(s);
+  const parts = dir && keptCalls(ctx, Object.keys(dir.stamps).filter(wanted), dir.stamps, l?.bySession);
   if (dir && parts) return { calls: [...parts.values()].flat().sort(newestFirst), ids: dir.ids };
   // A part missing or of another key: the record read whole, which has every session's calls in hand.
   const fresh = await workedOut(ctx, key, true);
-  return { calls: [...fresh.bySession.values()].flat().sort(newestFirst), ids: fresh.ids };
+  return { calls: [...fresh.bySession].flatMap(([s, calls]) => (wanted(s) ? calls : [])).sort(newestFirst), ids: fresh.ids };
 }
 
 /** `sessions`' calls: from `have` where it holds them, else from each one's part of the index under its stamp; null where one is missing. */
@@ -414,16 +416,17 @@ export async function log(ctx: Context, opts: LogOptions = {}): Promise<{ calls:
     return { calls: recent.calls.slice(0, opts.limit ?? 50), total: recent.total };
   }
   const sessions = await listing(ctx, "sessions");
-  const local = await localCalls(ctx);
   const names = sessions.map((s) => s.session);
   const fetched = await fetchedCalls(ctx, names, shared, opts);
+  const session = opts.session !== undefined && !fetched.only ? resolveSessionName(names, opts.session) : null;
+  // One session's log reads that session's calls alone.
+  const local = await localCalls(ctx, session === null ? null : new Set([session]));
   const shorts = callShorts(local.ids, names, shared);
   if (fetched.only) {
     const { items, total } = listed(fetched.calls, { since: opts.since, limit: opts.limit ?? 50 }, (c) => c.at);
     return { calls: items.map(shorts), total };
   }
-  const session = opts.session !== undefined ? resolveSessionName(names, opts.session) : null;
-  const mine = local.calls.filter((x) => (!session || x.c.session === session) && (opts.task === undefined || x.tasks.includes(opts.task))).map((x) => x.c);
+  const mine = local.calls.filter((x) => opts.task === undefined || x.tasks.includes(opts.task)).map((x) => x.c);
   let newest = fetched.calls.length === 0 ? mine : [...mine, ...fetched.calls].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
   const match = opts.path ? pathFilter(opts.path) : null;
   if (match) newest = newest.filter((c) => c.paths.some(match));

@@ -200,6 +200,8 @@ describe("the record index carried forward", () => {
     });
     const e = unwind(root, ["log", "-n", "1001", "--json"]);
     expect(JSON.parse(e.stdout).calls.find((c: { session: string }) => c.session === "claude:s2").paths).toEqual(["forged.txt"]);
+    // One session's log reads its part alone.
+    expect(JSON.parse(unwind(root, ["log", "--session", "s2", "--json"]).stdout).calls.map((c: { paths: string[] }) => c.paths)).toEqual([["forged.txt"]]);
     // Of another key (a carry and a listing that raced, each writing its own): worked out again from the record.
     doctor(root, `calls-${createHash("sha256").update("claude:s2").digest("hex").slice(0, 16)}`, (doc) => {
       doc.key = "0".repeat(64);

@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { open } from "../../src/index.js";
 import { storedAsIs } from "../../src/capture/conversion.js";
+import { listSnapshots } from "../../src/capture/snapshot.js";
 import { resolveContext } from "../../src/repo/context.js";
-import { git, makeRepo, read, write } from "../helpers.js";
+import { git, makeRepo, read, unwind, write } from "../helpers.js";
 
 /*
  * Tree snapshots, their lists and diffs through the library. The command
@@ -110,5 +111,44 @@ describe("an attributes file anywhere on a path's way means git may convert it, 
     }
     write(root, "z/.gitattributes", "*.txt text eol=crlf\n");
     expect(storedAsIs(ctx, paths)).toBe(true);
+  });
+
+  it("a process that lists the snapshots again reads only the commits it has not read, and lists what a fresh process lists", async () => {
+    const root = makeRepo({ "a.txt": "a\n" });
+    const u = await open({ root });
+    const ids: string[] = [];
+    for (const t of ["1", "2", "3"]) {
+      write(root, "a.txt", `${t}\n`);
+      ids.push((await u.snapshot()).id);
+    }
+    const base = await resolveContext(undefined, root);
+    const spawned: string[][] = [];
+    // The real git, each run noted.
+    const ctx = {
+      ...base,
+      git: (args: readonly string[], opts?: Parameters<typeof base.git>[1]) => {
+        spawned.push([...args]);
+        return base.git(args, opts);
+      },
+    };
+    // Another process: what git lists.
+    const fresh = () => JSON.parse(unwind(root, ["snapshots", "--json"]).stdout).snapshots.map((s: { id: string }) => s.id);
+    expect((await listSnapshots(ctx)).map((s) => s.id)).toEqual([...ids].reverse());
+    // Since: two more taken, the older packed, one dropped.
+    for (const t of ["4", "5"]) {
+      write(root, "a.txt", `${t}\n`);
+      ids.push((await u.snapshot()).id);
+    }
+    git(root, "pack-refs", "--all");
+    git(root, "update-ref", "-d", `refs/unwind/snapshots/${ids[1]}`);
+    spawned.length = 0;
+    const again = await listSnapshots(ctx);
+    expect(again.map((s) => s.id)).toEqual([ids[4], ids[3], ids[2], ids[0]]);
+    expect(again.map((s) => s.id)).toEqual(fresh());
+    // The new commits were read here (loose objects), not by listing every ref's commit again.
+    expect(spawned.filter((a) => a[0] === "for-each-ref")).toEqual([]);
+    // Negative control: where this process has read none (the same repository by another spelling of its path), git lists them all.
+    await listSnapshots({ ...ctx, commonDir: `${ctx.commonDir}/.` });
+    expect(spawned.filter((a) => a[0] === "for-each-ref")).toHaveLength(1);
   });
 });
