@@ -379,6 +379,10 @@ export async function bench() {
       const n = JSON.parse(out).entries.length;
       if (n < Math.min(10_000, FILES / 2)) throw new Error(`changes of the big session: ${n} entries`);
     }),
+    // As a person reads it: the table, each writer named by its short id (every session's and call's id known first).
+    ...looks("changesBigHuman", `unwind changes --session (${Math.min(10_000, FILES / 2).toLocaleString("en-US")} paths), its table`, b.repo, ["changes", "--session", bigId], (out) => {
+      if (out.split("\n").length < Math.min(10_000, FILES / 2)) throw new Error("changes of the big session: too few lines");
+    }),
     ...looks("changesTypical", "unwind changes --session (a typical one)", b.repo, ["changes", "--session", typId, "--json"]),
     // The session an agent just finished: the record since it began is its own (the typical one's is 99 sessions more).
     ...looks("changesNewest", "unwind changes --session (the newest)", b.repo, ["changes", "--session", newestId, "--json"]),
@@ -393,7 +397,7 @@ export async function bench() {
   const m = medians(samples);
   console.log();
   const w = Math.max(...Object.values(commands).map((c) => c.label.length));
-  for (const k of ["sessions", "log", ...["changesBig", "changesTypical", "changesNewest", "changesEdit", "changesShell"].flatMap((c) => [`${c}First`, `${c}Again`])]) {
+  for (const k of ["sessions", "log", ...["changesBig", "changesBigHuman", "changesTypical", "changesNewest", "changesEdit", "changesShell"].flatMap((c) => [`${c}First`, `${c}Again`])]) {
     const ratio = pairedRatio(samples, k, "node");
     console.log(
       `  ${commands[k].label.padEnd(w)} ${fmtMs(m[k]).padStart(10)}  ${ratio.toFixed(2).padStart(5)}x node -e 0  ${(m[k] / m.git).toFixed(1).padStart(4)}x git log  ${verdict(m[k] < 300)} (< 300 ms)`,
@@ -412,6 +416,7 @@ function carriedRows(b, { bigId, typId, newestId }) {
     ...carried("sessions", "unwind sessions", b.repo, ["sessions"]),
     ...carried("log", "unwind log -n 50", b.repo, ["log", "-n", "50"]),
     ...carried("changesBig", `unwind changes --session (${Math.min(10_000, FILES / 2).toLocaleString("en-US")} paths)`, b.repo, ["changes", "--session", bigId, "--json"]),
+    ...carried("changesBigHuman", `unwind changes --session (${Math.min(10_000, FILES / 2).toLocaleString("en-US")} paths), its table`, b.repo, ["changes", "--session", bigId]),
     ...carried("changesTypical", "unwind changes --session (a typical one)", b.repo, ["changes", "--session", typId, "--json"]),
     ...carried("changesNewest", "unwind changes --session (the newest)", b.repo, ["changes", "--session", newestId, "--json"]),
     ...carried("changesEdit", "unwind changes --call (its first Edit)", b.repo, ["changes", "--session", typId, "--call", b.typicalEdit, "--json"]),

@@ -106,7 +106,7 @@ export function idTable(ids: Iterable<string>): IdTable {
 
 /** `t` with `ids` added (a copy): each new one put in its place, or the table made again where they are many. */
 export function withIds(t: IdTable, ids: Iterable<string>): IdTable {
-  const fresh = [...new Set(ids)].filter((id) => t.byTail[lowerBound(t.byTail, id, tailOrder)] !== id);
+  const fresh = [...new Set(ids)].filter((id) => !holdsId(t, id));
   if (fresh.length === 0) return t;
   if (fresh.length * 8 > t.byTail.length) return idTable([...t.byTail, ...fresh]);
   const out: IdTable = { byTail: [...t.byTail], parts: [...t.parts], owners: [...t.owners], names: [...t.names] };
@@ -121,6 +121,11 @@ export function withIds(t: IdTable, ids: Iterable<string>): IdTable {
     if (name.length <= SHORT_NAME) out.names.splice(lowerBound(out.names, name, codeOrder), 0, name);
   }
   return out;
+}
+
+/** Whether `id` is one of the ids of `t`. */
+export function holdsId(t: IdTable, id: string): boolean {
+  return t.byTail[lowerBound(t.byTail, id, tailOrder)] === id;
 }
 
 /** The short id of `id` among the ids of `t` (as `shortIds` gives it, `id` one of them). */

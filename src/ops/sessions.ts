@@ -9,10 +9,10 @@ import type { RepoPath } from "../domain/types.js";
 import { keepsExecBits, type Snapshot, snapshotsFrom } from "../capture/snapshot.js";
 import { pruneRecordIndex, readRecordIndex, readRecordIndexAny, recordKey, writeRecordIndex } from "../store/record-index.js";
 import { sha256 } from "../domain/hash.js";
-import { readJournal, type JournalRecord } from "../store/journal.js";
+import { journalReadHere, readJournal, type JournalRecord } from "../store/journal.js";
 import { listed, type ListOptions } from "./list.js";
 import { UnwindError } from "../domain/errors.js";
-import { type IdTable, idTable, shortIds, shortOf, withIds } from "../domain/ids.js";
+import { holdsId, type IdTable, idTable, shortIds, shortOf, withIds } from "../domain/ids.js";
 import type { SharedSessionDoc, SharedSummary } from "../domain/share.js";
 import { fetchedChangeSet, findFetched } from "../scope/fetched.js";
 import { fetchedSessions, type FetchedSession } from "../store/shared.js";
@@ -463,14 +463,53 @@ function agentOf(r: JournalRecord): { agent?: string; agentType?: string } {
 /**
  * Every session's and call's short id (`shortIds`), for output that names
  * them beside other things (a change's writers, a receipt's scope): a name
- * that is neither is given back as it is. Reads the journal only.
+ * that is neither is given back as it is. The names come from the record
+ * index where it is current or can be carried forward (its sessions, and
+ * its calls' ids kept sorted), else from the journal read whole.
  */
 export async function shortNames(ctx: Context): Promise<(name: string) => string> {
-  const { records } = readJournal(ctx.store);
   const docs = (await fetchedSessions(ctx)).flatMap((f) => (f.doc ? [f.doc] : []));
-  const sessions = shortIds([...records.map((r) => r.session), ...docs.map((d) => d.session)]);
-  const calls = shortIds([...records.map((r) => r.call), ...docs.flatMap((d) => d.calls.map((c) => c.call))]);
-  return (name) => sessions.get(name) ?? calls.get(name) ?? name;
+  let names = await indexedNames(ctx);
+  if (!names) {
+    const { records } = readJournal(ctx.store);
+    names = { sessions: records.map((r) => r.session), calls: idTable(records.map((r) => r.call)) };
+  }
+  const sessions = shortIds([...names.sessions, ...docs.map((d) => d.session)]);
+  const calls = withIds(
+    names.calls,
+    docs.flatMap((d) => d.calls.map((c) => c.call)),
+  );
+  return (name) => sessions.get(name) ?? (holdsId(calls, name) ? shortOf(calls, name) : name);
+}
+
+/**
+ * Every local session's name and call's id from the record index: as this
+ * process or the index keeps them under the record's key now, or carried
+ * forward to it (and kept). Null where neither holds (a listing worked out
+ * whole is not worth it for the names), or where carrying it would cost
+ * more than the journal this process already read.
+ */
+async function indexedNames(ctx: Context): Promise<{ sessions: string[]; calls: IdTable } | null> {
+  const key = keyNow(ctx);
+  if (key === null) return null;
+  const here = `${ctx.store}\0${ctx.root}`;
+  const known = made.get(here);
+  let l: Pick<Listing, "sessions" | "ids"> | null = known?.key === key ? await known.listing : null;
+  if (!l) {
+    const sessions = readRecordIndex<SessionSummary[]>(ctx.store, ctx.root, "sessions", key);
+    const dir = readRecordIndex<CallsDirectory>(ctx.store, ctx.root, "calls", key);
+    if (sessions && Array.isArray(dir?.ids?.byTail)) l = { sessions, ids: dir!.ids };
+  }
+  // A fold in this process read the journal: its parse is at hand, cheaper than a carry.
+  if (!l && journalReadHere(ctx.store)) return null;
+  if (!l) {
+    const carried = await carriedListing(ctx).catch(() => null);
+    if (!carried) return null;
+    keepListing(ctx, key, carried.listing, carried.carry);
+    made.set(here, { key, listing: Promise.resolve(carried.listing) });
+    l = carried.listing;
+  }
+  return { sessions: l.sessions.map((s) => s.session), calls: l.ids };
 }
 
 /** The short ids of calls and sessions, unique among every local and fetched one (a page of the log must not show a tail another call shares). */

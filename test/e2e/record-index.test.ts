@@ -141,4 +141,32 @@ describe("the record index", () => {
     appendFileSync(join(root, "README.md"), "more\n"); // the work tree alone changes nothing listed
     expect(listings(root)).toEqual(after);
   });
+
+  it("names a change's writers by the short ids it keeps, or carries forward to the record's key: what the journal read whole gives", () => {
+    const root = twoSessions(SA, SB);
+    const changes = () => {
+      const r = unwind(root, ["changes", "--session", SA]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    // From the journal read whole: no index, and none worked out for the names.
+    const read = changes();
+    expect(read).toContain("ex-one");
+    expect(indexFiles(root)).toEqual([]);
+    listings(root);
+    expect(changes()).toBe(read);
+    // Another session's call since: the index carried forward by `changes` itself, under the record's new key.
+    const key = () => JSON.parse(readFileSync(join(cacheDir(root), indexFiles(root).find((n) => n.endsWith(".sessions.json"))!), "utf8").split("\n")[1]!).key;
+    const before = key();
+    claudeCall(root, SB, "Write", { file_path: join(root, "src/c.ts"), content: "c\n" }, () => write(root, "src/c.ts", "c\n"));
+    expect(changes()).toBe(read);
+    expect(key()).not.toBe(before);
+    // Negative control: the names are the index's. A session added to it under its key, sharing SA's last ten characters, lengthens SA's.
+    doctor(root, (d) => {
+      d.push({ ...d[0], session: "claude:zzzzzzzz-index-one" });
+    });
+    const doctored = changes();
+    expect(doctored).toContain("b-index-one");
+    expect(doctored).not.toBe(read);
+  });
 });
