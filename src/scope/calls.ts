@@ -21,7 +21,7 @@ import { correctDiff } from "./snapshot-diff.js";
 import { consecutiveDiffs, stepsOf, type Diff, type Step } from "./steps.js";
 import { callWindows, filePoints, openCalls, runWindows, type RunWindow } from "./fold/windows.js";
 import { attribute, changeEventsLazily, OPEN, snapshotPoints, takeBacks, UNWIND_SESSION, type CallWindow, type ChangeEvent, type MorePoints, type Point } from "./fold/timeline.js";
-import { treeStates } from "./tree.js";
+import { pairDiffsFor, treeStates } from "./tree.js";
 import { ignoredUnder, insideNestedRepository, someUnseen } from "./visibility.js";
 import { type Carry, carryForward, recordMarkNow, type TimelineFacts } from "./carry.js";
 import { bloomOfStrings } from "../domain/bloom.js";
@@ -171,13 +171,15 @@ export async function journalTimeline(
     if (bounded && (await outsideBears(ctx, calls, wanted, from, seq[0], everCaptured, timesOf, recorded))) return { calls, events: [], inexact: true };
     // The pairs inside a wanted tree window first, whole: any path they show bears. Then the others, read only for what bears.
     const meets = (i: number) => bearing.meets(seq[i]!.at, seq[i + 1]?.at ?? OPEN);
-    const inside = await consecutiveDiffs(ctx, seq, meets, null);
+    // One read of the kept pair diffs for both asks, where the fold's pairs are many: the few of its own windows come from it too.
+    const cache = pairDiffsFor(ctx, seq.length - 1);
+    const inside = await consecutiveDiffs(ctx, seq, meets, null, cache);
     for (const d of inside) {
       d.entries = await correctDiff(ctx, d.entries, seq[d.index]!, seq[d.index + 1]!);
       for (const e of d.entries) bearing.keep.add(e.path);
     }
     const bears = (p: string) => bearing.keep.has(p);
-    const outside = await consecutiveDiffs(ctx, seq, (i) => !meets(i), { has: bears, ...(bearing.keep.size <= FEW_PATHS ? { few: [...bearing.keep] } : {}) });
+    const outside = await consecutiveDiffs(ctx, seq, (i) => !meets(i), { has: bears, ...(bearing.keep.size <= FEW_PATHS ? { few: [...bearing.keep] } : {}) }, cache);
     for (const d of outside) d.entries = await correctDiff(ctx, d.entries, seq[d.index]!, seq[d.index + 1]!);
     const diffs = [...inside, ...outside].sort((a, b) => a.index - b.index);
     for (const d of diffs) d.entries = d.entries.filter((e) => bears(e.path));

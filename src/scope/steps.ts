@@ -2,9 +2,9 @@ import { loadExcludes } from "../capture/excludes.js";
 import type { Snapshot } from "../capture/snapshot.js";
 import type { Context } from "../repo/context.js";
 import { Cas } from "../store/cas.js";
-import type { PathsWanted } from "../store/pair-diffs.js";
+import type { PairDiffsRead, PathsWanted } from "../store/pair-diffs.js";
 import { correctDiff, legacyForm, type Side } from "./snapshot-diff.js";
-import { diffPairs, treeChangeSet } from "./tree.js";
+import { diffPairs, pairDiffsFor, treeChangeSet } from "./tree.js";
 import type { DiffEntry } from "./visibility.js";
 
 /**
@@ -20,16 +20,18 @@ export type Step = Side & { at: string; commit?: string };
 
 /**
  * The diff between each two consecutive snapshots (one git process for all
- * of them), plus one for a last scratch tree that has no commit.
+ * of them), plus one for a last scratch tree that has no commit. `cache`:
+ * the kept pair diffs the caller reads for all its asks (by default, as
+ * many pairs as these say).
  */
-export async function consecutiveDiffs(ctx: Context, seq: readonly Step[], which: (index: number) => boolean, only: PathsWanted | null): Promise<Diff[]> {
+export async function consecutiveDiffs(ctx: Context, seq: readonly Step[], which: (index: number) => boolean, only: PathsWanted | null, cache?: PairDiffsRead | null): Promise<Diff[]> {
   const pairs: { from: string; to: string; index: number }[] = [];
   for (let i = 0; i + 1 < seq.length; i++) {
     const a = seq[i]!;
     const b = seq[i + 1]!;
     if (a.commit && b.commit && which(i)) pairs.push({ from: a.commit, to: b.commit, index: i });
   }
-  const out: Diff[] = (await diffPairs(ctx, pairs, only)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
+  const out: Diff[] = (await diffPairs(ctx, pairs, only, cache === undefined ? pairDiffsFor(ctx, pairs.length) : cache)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
   const last = seq[seq.length - 1];
   const before = seq[seq.length - 2];
   if (last && before && !last.commit && which(seq.length - 2)) {

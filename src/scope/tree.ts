@@ -2,7 +2,7 @@ import { splitZ } from "../git/git.js";
 import { lineSafe } from "../git/objects.js";
 import { treeEntries } from "../capture/tree-edit.js";
 import { splitRel } from "../sys/bound-dir.js";
-import { appendPairDiffs, fieldsFor, readPairDiffs, type PathsWanted } from "../store/pair-diffs.js";
+import { fieldsFor, PairDiffsRead, type PathsWanted } from "../store/pair-diffs.js";
 import type { Context } from "../repo/context.js";
 import { sortByPath } from "../domain/paths.js";
 import { changeKind } from "../domain/states.js";
@@ -92,12 +92,16 @@ export async function treeStates(ctx: Context, tree: string, paths: readonly str
  * line "A B" diffs B to A; `--always` prints the header of an empty diff, so
  * the answers stay aligned with the pairs).
  */
-export async function diffPairs(ctx: Context, pairs: readonly { from: string; to: string }[], only: PathsWanted | null = null): Promise<{ path: RepoPath; pre: State | null; post: State | null }[][]> {
+export async function diffPairs(
+  ctx: Context,
+  pairs: readonly { from: string; to: string }[],
+  only: PathsWanted | null = null,
+  cache: PairDiffsRead | null = pairDiffsFor(ctx, pairs.length),
+): Promise<{ path: RepoPath; pre: State | null; post: State | null }[][]> {
   if (pairs.length === 0) return [];
   const key = (p: { from: string; to: string }) => `${p.to} ${p.from}`;
   const want = new Map(pairs.map((p) => [key(p), only]));
-  // A few pairs (a call's own window) cost git less than reading the cache; a long fold reads it.
-  const kept = pairs.length >= CACHE_FROM ? readPairDiffs(ctx.store, want) : new Map<string, string[]>();
+  const kept = cache ? cache.read(want) : new Map<string, string[]>();
   const missing = pairs.filter((p) => !kept.has(key(p)));
   const fresh = new Map<string, string[]>();
   if (missing.length > 0) {
@@ -112,7 +116,7 @@ export async function diffPairs(ctx: Context, pairs: readonly { from: string; to
     }
     if (k !== missing.length) throw new Error(`git diff-tree answered ${k} of ${missing.length} pairs`);
     // Kept whole, whatever this fold wants of them: the next may want other paths.
-    if (pairs.length >= CACHE_FROM) appendPairDiffs(ctx.store, fresh);
+    cache?.keep(fresh);
   }
   return pairs.map((p) => {
     const fields = kept.get(key(p)) ?? fieldsFor(fresh.get(key(p))!, only);
@@ -127,3 +131,12 @@ export async function diffPairs(ctx: Context, pairs: readonly { from: string; to
 
 /** From this many pairs on, diffs are kept in and read from the store's cache (src/store/pair-diffs.ts). */
 const CACHE_FROM = 32;
+
+/**
+ * The store's kept pair diffs for a fold of `pairs` pairs in all: a few (a
+ * call's own window) cost git less than reading the cache, a long fold reads
+ * it, once for all it asks (pass the same one to each `diffPairs`).
+ */
+export function pairDiffsFor(ctx: Context, pairs: number): PairDiffsRead | null {
+  return pairs >= CACHE_FROM ? new PairDiffsRead(ctx.store) : null;
+}

@@ -45,49 +45,90 @@ export function fieldsFor(fields: readonly string[], want: PathsWanted | null): 
  * it wants (null: every path). Only those lines are checked and parsed.
  */
 export function readPairDiffs(store: string, want: ReadonlyMap<string, PathsWanted | null>): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  let bytes: Buffer;
-  try {
-    if (statSync(pairDiffsFile(store)).size > MAX_BYTES) return out;
-    bytes = readFileSync(pairDiffsFile(store));
-  } catch {
+  return new PairDiffsRead(store).read(want);
+}
+
+/**
+ * The kept pair diffs as one fold reads them: the file read and its lines
+ * found once (where each pair's lines are), however many times the fold
+ * asks (a timeline asks for its scope's own windows, then for the rest).
+ */
+export class PairDiffsRead {
+  /** Where each pair's lines are: [start, end] of each, in file order. Null: no file, or one too big. */
+  private lines: Map<string, [number, number][]> | null | undefined;
+  private bytes: Buffer = Buffer.alloc(0);
+
+  constructor(private readonly store: string) {}
+
+  read(want: ReadonlyMap<string, PathsWanted | null>): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    const lines = this.found();
+    if (!lines) return out;
+    const bytes = this.bytes;
+    // The few paths as their lines spell them (JSON strings, UTF-8), encoded once, not once a line.
+    const needles = new Map<PathsWanted, Buffer[]>();
+    const needlesOf = (w: PathsWanted, few: readonly string[]) => {
+      let n = needles.get(w);
+      if (!n) needles.set(w, (n = [Buffer.from('.gitignore"'), ...few.map((p) => Buffer.from(JSON.stringify(p)))]));
+      return n;
+    };
+    for (const [key, only] of want) {
+      for (const [start, nl] of lines.get(key) ?? []) {
+        const body = bytes.subarray(start + 17, nl);
+        if (sha256(body).slice(0, 16) !== bytes.toString("latin1", start, start + 16)) continue;
+        if (only?.few && !needlesOf(only, only.few).some((n) => body.indexOf(n) >= 0)) {
+          out.set(key, []);
+          break;
+        }
+        try {
+          const [k, fields] = JSON.parse(body.toString("utf8")) as [string, string[]];
+          if (k === key && Array.isArray(fields)) {
+            out.set(key, fieldsFor(fields, only));
+            break;
+          }
+        } catch {
+          /* a damaged line: the next of this pair, or asked of git again */
+        }
+      }
+    }
     return out;
   }
-  // Read as bytes: a fold wants a few of the file's lines, and the rest are never made into strings.
-  // The few paths as their lines spell them (JSON strings, UTF-8), encoded once, not once a line.
-  const needles = new Map<PathsWanted, Buffer[]>();
-  const needlesOf = (w: PathsWanted, few: readonly string[]) => {
-    let n = needles.get(w);
-    if (!n) needles.set(w, (n = [Buffer.from('.gitignore"'), ...few.map((p) => Buffer.from(JSON.stringify(p)))]));
-    return n;
-  };
-  let at = 0;
-  while (at < bytes.length) {
-    const start = at;
-    let nl = bytes.indexOf(10, at);
-    if (nl < 0) nl = bytes.length;
-    at = nl + 1;
-    // `<sum> ["<to> <from>",[...]]`: the key is read before anything is checked or parsed.
-    if (nl - start < 20 || bytes[start + 16] !== 0x20 || bytes[start + 17] !== 0x5b || bytes[start + 18] !== 0x22) continue;
-    const quote = bytes.indexOf(0x22, start + 19);
-    if (quote < 0 || quote > nl) continue;
-    const key = bytes.toString("latin1", start + 19, quote);
-    if (!want.has(key) || out.has(key)) continue;
-    const body = bytes.subarray(start + 17, nl);
-    if (sha256(body).slice(0, 16) !== bytes.toString("latin1", start, start + 16)) continue;
-    const only = want.get(key)!;
-    if (only?.few && !needlesOf(only, only.few).some((n) => body.indexOf(n) >= 0)) {
-      out.set(key, []);
-      continue;
-    }
-    try {
-      const [k, fields] = JSON.parse(body.toString("utf8")) as [string, string[]];
-      if (k === key && Array.isArray(fields)) out.set(key, fieldsFor(fields, only));
-    } catch {
-      /* a damaged line: asked of git again */
-    }
+
+  /** Appends what git was asked since: kept for the next fold, not read by this one. */
+  keep(pairs: ReadonlyMap<string, readonly string[]>): void {
+    appendPairDiffs(this.store, pairs);
   }
-  return out;
+
+  private found(): Map<string, [number, number][]> | null {
+    if (this.lines !== undefined) return this.lines;
+    this.lines = null;
+    try {
+      if (statSync(pairDiffsFile(this.store)).size > MAX_BYTES) return null;
+      this.bytes = readFileSync(pairDiffsFile(this.store));
+    } catch {
+      return null;
+    }
+    // Read as bytes: a fold wants some of the file's lines, and the rest are never made into strings.
+    const bytes = this.bytes;
+    const lines = new Map<string, [number, number][]>();
+    let at = 0;
+    while (at < bytes.length) {
+      const start = at;
+      let nl = bytes.indexOf(10, at);
+      if (nl < 0) nl = bytes.length;
+      at = nl + 1;
+      // `<sum> ["<to> <from>",[...]]`: the key is read before anything is checked or parsed.
+      if (nl - start < 20 || bytes[start + 16] !== 0x20 || bytes[start + 17] !== 0x5b || bytes[start + 18] !== 0x22) continue;
+      const quote = bytes.indexOf(0x22, start + 19);
+      if (quote < 0 || quote > nl) continue;
+      const key = bytes.toString("latin1", start + 19, quote);
+      const list = lines.get(key);
+      if (list) list.push([start, nl]);
+      else lines.set(key, [[start, nl]]);
+    }
+    this.lines = lines;
+    return lines;
+  }
 }
 
 /** Appends the pairs' diffs, one write; a store that cannot be written (read-only, full) just goes without. */

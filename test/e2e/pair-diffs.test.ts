@@ -71,4 +71,32 @@ describe("the cache of snapshot pairs' diffs", () => {
     expect(unwind(root, ["gc", "--ttl", "0s"]).code).toBe(0);
     expect(existsSync(cache)).toBe(false);
   });
+
+  it("is read once by a long fold for all it asks: a scope's own few windows come from it too", () => {
+    const root = makeRepo({ "a.txt": "a\n", "b.txt": "0\n", "c.txt": "0\n" });
+    const input = { command: "echo B > b.txt", description: "build" };
+    expect(hook(root, "claude", claudePayload(root, "s-few", "PreToolUse", "Bash", input, "toolu_f1")).code).toBe(0);
+    write(root, "b.txt", "B\n");
+    expect(hook(root, "claude", claudePayload(root, "s-few", "PostToolUse", "Bash", input, "toolu_f1")).code).toBe(0);
+    // A person's work after it: snapshot pairs enough for the fold to keep and read them.
+    for (let i = 1; i <= SNAPSHOTS; i++) {
+      write(root, "c.txt", `${i}\n`);
+      expect(unwind(root, ["snapshot"]).code).toBe(0);
+    }
+    const cache = join(root, ".git", "unwind", "cache", "pair-diffs.jsonl");
+    const fold = () => {
+      dropKeptChangeSets(join(root, ".git", "unwind"));
+      return unwind(root, ["changes", "--session", "s-few", "--json"]).json.entries.map((e: { path: string }) => e.path);
+    };
+    expect(fold()).toEqual(["b.txt"]);
+    // The call's own pair, one of its window's, kept with the rest.
+    const lines = readFileSync(cache, "utf8").trimEnd().split("\n");
+    const own = lines.find((l) => JSON.parse(l.slice(17))[1].includes("b.txt"))!;
+    expect(own).toBeDefined();
+    // Made to say a.txt changed too, its sum right: the next fold reads it rather than asking git.
+    const [key, fields] = JSON.parse(own.slice(17)) as [string, string[]];
+    const body = JSON.stringify([key, [...fields, `:100644 100644 ${"1".repeat(40)} ${"2".repeat(40)} M`, "a.txt"]]);
+    writeFileSync(cache, `${lines.map((l) => (l === own ? `${sum(body)} ${body}` : l)).join("\n")}\n`);
+    expect(fold()).toEqual(["a.txt", "b.txt"]);
+  });
 });

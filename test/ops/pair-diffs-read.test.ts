@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { appendFileSync, mkdtempSync, realpathSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { appendPairDiffs, pairDiffsFile, readPairDiffs } from "../../src/store/pair-diffs.js";
+import { dirname, join } from "node:path";
+import { appendPairDiffs, PairDiffsRead, pairDiffsFile, readPairDiffs } from "../../src/store/pair-diffs.js";
 
 /*
  * A fold reads from the kept pair diffs only the pairs it asks for, and of
@@ -62,5 +62,26 @@ describe("reading kept pair diffs", () => {
     // The same with the path set large enough not to be searched for in the text: parsed and narrowed, the same answer.
     const many = { has: (p: string) => p === "nothing/here.ts" };
     expect([...readPairDiffs(store, new Map([[A, many]]))]).toEqual([[A, []]]);
+  });
+
+  it("one fold's read: the file read once for all it asks, a pair's later line read where its first is damaged", () => {
+    const store = realpathSync(mkdtempSync(join(tmpdir(), "unwind-pairs-")));
+    // Pair A's first line fails its sum; a later fold asked git again and appended the good one.
+    mkdirSync(dirname(pairDiffsFile(store)), { recursive: true });
+    appendFileSync(pairDiffsFile(store), `${"0".repeat(16)} ${JSON.stringify([A, [meta, "wrong.txt"]])}\n`);
+    appendPairDiffs(
+      store,
+      new Map([
+        [A, [meta, "src/x.ts"]],
+        [B, [meta, "docs/z.md"]],
+      ]),
+    );
+    const read = new PairDiffsRead(store);
+    expect([...read.read(new Map([[A, null]]))]).toEqual([[A, [meta, "src/x.ts"]]]);
+    // Gone from disk since: the second ask is answered from the first read.
+    rmSync(pairDiffsFile(store));
+    expect([...read.read(new Map([[B, null]]))]).toEqual([[B, [meta, "docs/z.md"]]]);
+    // The control: a read of its own finds no file.
+    expect(new PairDiffsRead(store).read(new Map([[B, null]])).size).toBe(0);
   });
 });
