@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { open } from "../../src/index.js";
 import { dropKeptChangeSets } from "../../src/store/changeset-cache.js";
 import { makeRepo, unwind, write } from "../helpers.js";
 import { claudePayload, hook } from "../journal-helpers.js";
@@ -16,13 +17,15 @@ import { claudePayload, hook } from "../journal-helpers.js";
 const SNAPSHOTS = 33; // with the call's own two, 34 snapshots and 35 pairs: over the 32 from which diffs are kept
 
 /** A shell call during which a person edits b.txt and takes a snapshot, again and again. */
-function setup(): { root: string; cache: string } {
+async function setup(): Promise<{ root: string; cache: string }> {
   const root = makeRepo({ "a.txt": "a\n", "b.txt": "0\n" });
   const input = { command: "make", description: "build" };
   expect(hook(root, "claude", claudePayload(root, "s-cache", "PreToolUse", "Bash", input, "toolu_c1")).code).toBe(0);
+  // Taken in this process, as `unwind snapshot` takes them: quicker.
+  const u = await open({ root });
   for (let i = 1; i <= SNAPSHOTS; i++) {
     write(root, "b.txt", `${i}\n`);
-    expect(unwind(root, ["snapshot"]).code).toBe(0);
+    await u.snapshot();
   }
   expect(hook(root, "claude", claudePayload(root, "s-cache", "PostToolUse", "Bash", input, "toolu_c1")).code).toBe(0);
   return { root, cache: join(root, ".git", "unwind", "cache", "pair-diffs.jsonl") };
@@ -50,8 +53,8 @@ function forge(cache: string, sumRight: boolean): void {
 
 describe("the cache of snapshot pairs' diffs", () => {
   // One repository for the three steps: its 35 snapshots are most of the file's time.
-  it("is written by a long fold and read by the next; a line that fails its sum is asked of git again (control: with its sum right, it is believed); gc drops it", () => {
-    const { root, cache } = setup();
+  it("is written by a long fold and read by the next; a line that fails its sum is asked of git again (control: with its sum right, it is believed); gc drops it", async () => {
+    const { root, cache } = await setup();
     expect(existsSync(cache)).toBe(false);
     const first = plan(root);
     expect(first.counts).toMatchObject({ restore: 1, conflict: 0 });
@@ -72,16 +75,17 @@ describe("the cache of snapshot pairs' diffs", () => {
     expect(existsSync(cache)).toBe(false);
   });
 
-  it("is read once by a long fold for all it asks: a scope's own few windows come from it too", () => {
+  it("is read once by a long fold for all it asks: a scope's own few windows come from it too", async () => {
     const root = makeRepo({ "a.txt": "a\n", "b.txt": "0\n", "c.txt": "0\n" });
     const input = { command: "echo B > b.txt", description: "build" };
     expect(hook(root, "claude", claudePayload(root, "s-few", "PreToolUse", "Bash", input, "toolu_f1")).code).toBe(0);
     write(root, "b.txt", "B\n");
     expect(hook(root, "claude", claudePayload(root, "s-few", "PostToolUse", "Bash", input, "toolu_f1")).code).toBe(0);
-    // A person's work after it: snapshot pairs enough for the fold to keep and read them.
+    // A person's work after it: snapshot pairs enough for the fold to keep and read them (taken in this process: quicker).
+    const u = await open({ root });
     for (let i = 1; i <= SNAPSHOTS; i++) {
       write(root, "c.txt", `${i}\n`);
-      expect(unwind(root, ["snapshot"]).code).toBe(0);
+      await u.snapshot();
     }
     const cache = join(root, ".git", "unwind", "cache", "pair-diffs.jsonl");
     const fold = () => {
