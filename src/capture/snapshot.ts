@@ -646,10 +646,10 @@ async function snapshotCommits(ctx: Context, oids: readonly string[]): Promise<M
   }
   const out = new Map<string, Snapshot | null>();
   for (const oid of oids) {
-    const text = bodies.get(oid)?.toString("utf8");
-    const split = text?.indexOf("\n\n") ?? -1;
-    const tree = text === undefined ? undefined : /^tree ([0-9a-f]+)\n/.exec(text)?.[1];
-    out.set(oid, text !== undefined && split >= 0 && tree ? snapshotOf(oid, tree, text.slice(split + 2)) : null);
+    const text = bodies.get(oid)?.toString("utf8") ?? "";
+    const split = text.indexOf("\n\n");
+    const tree = /^tree ([0-9a-f]+)\n/.exec(text)?.[1];
+    out.set(oid, split >= 0 && tree ? snapshotOf(oid, tree, text.slice(split + 2)) : null);
   }
   return out;
 }

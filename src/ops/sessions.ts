@@ -109,16 +109,33 @@ const made = new Map<string, { key: string; listing: Promise<Listing> }>();
 
 const keyNow = (ctx: Context) => recordKey(ctx.store, ctx.commonDir, ctx.root, keepsExecBits(ctx) ? "x" : "-");
 
+const hereOf = (ctx: Context) => `${ctx.store}\0${ctx.root}`;
+
+/** This process's listing of the work tree, where it was made under `key`. */
+function madeUnder(ctx: Context, key: string | null): Promise<Listing> | null {
+  const known = key === null ? undefined : made.get(hereOf(ctx));
+  return known?.key === key ? known.listing : null;
+}
+
 /** The sessions' summaries, or the newest calls: from the record index where it is current, else worked out (every part) and kept. */
 async function listing<K extends "sessions" | "recent">(ctx: Context, part: K): Promise<Listing[K]> {
   const key = keyNow(ctx);
-  if (key !== null) {
-    const known = made.get(`${ctx.store}\0${ctx.root}`);
-    if (known?.key === key) return (await known.listing)[part];
-    const kept = readRecordIndex<Listing[K]>(ctx.store, ctx.root, part, key);
-    if (kept) return kept;
-  }
-  return (await workedOut(ctx, key))[part];
+  const known = madeUnder(ctx, key);
+  if (known) return (await known)[part];
+  const kept = key === null ? null : readRecordIndex<Listing[K]>(ctx.store, ctx.root, part, key);
+  return kept ?? (await workedOut(ctx, key))[part];
+}
+
+/**
+ * The listing carried forward to `key` and kept; null where it cannot be.
+ * A carry that cannot be worked out (a tree it names gone, a git that
+ * fails) is no answer either: a full read says what is wrong, if anything.
+ */
+async function carriedTo(ctx: Context, key: string): Promise<Listing | null> {
+  const carried = await carriedListing(ctx).catch(() => null);
+  if (!carried) return null;
+  keepListing(ctx, key, carried.listing, carried.carry);
+  return carried.listing;
 }
 
 /**
@@ -127,14 +144,10 @@ async function listing<K extends "sessions" | "recent">(ctx: Context, part: K): 
  * the record was read), and remembered in this process.
  */
 async function workedOut(ctx: Context, key: string | null, whole = false): Promise<Listing> {
-  const here = `${ctx.store}\0${ctx.root}`;
+  const here = hereOf(ctx);
   const work = (async () => {
-    // A carry that cannot be worked out (a tree it names gone, a git that fails) is no answer: the full read says what is wrong, if anything.
-    const carried = key === null || whole ? null : await carriedListing(ctx).catch(() => null);
-    if (carried) {
-      keepListing(ctx, key!, carried.listing, carried.carry);
-      return carried.listing;
-    }
+    const carried = key === null || whole ? null : await carriedTo(ctx, key);
+    if (carried) return carried;
     const { records } = readJournal(ctx.store);
     const l = await workOut(ctx, records);
     // An open call's paths change by themselves as the work tree does: such a listing is not kept.
@@ -160,11 +173,7 @@ async function workedOut(ctx: Context, key: string | null, whole = false): Promi
  */
 async function localCalls(ctx: Context, only: ReadonlySet<string> | null): Promise<{ calls: SessionCalls; ids: IdTable }> {
   const key = keyNow(ctx);
-  let l: Listing | null = null;
-  if (key !== null) {
-    const known = made.get(`${ctx.store}\0${ctx.root}`);
-    if (known?.key === key) l = await known.listing;
-  }
+  const l = await madeUnder(ctx, key);
   const dir = l ? { stamps: l.stamps, ids: l.ids } : key !== null ? readRecordIndex<CallsDirectory>(ctx.store, ctx.root, "calls", key) : null;
   const wanted = (s: string) => only === null || only.has(s);
   const parts = dir && keptCalls(ctx, Object.keys(dir.stamps).filter(wanted), dir.stamps, l?.bySession);
@@ -492,22 +501,19 @@ export async function shortNames(ctx: Context): Promise<(name: string) => string
 async function indexedNames(ctx: Context): Promise<{ sessions: string[]; calls: IdTable } | null> {
   const key = keyNow(ctx);
   if (key === null) return null;
-  const here = `${ctx.store}\0${ctx.root}`;
-  const known = made.get(here);
-  let l: Pick<Listing, "sessions" | "ids"> | null = known?.key === key ? await known.listing : null;
+  let l: Pick<Listing, "sessions" | "ids"> | null = await madeUnder(ctx, key);
   if (!l) {
     const sessions = readRecordIndex<SessionSummary[]>(ctx.store, ctx.root, "sessions", key);
     const dir = readRecordIndex<CallsDirectory>(ctx.store, ctx.root, "calls", key);
-    if (sessions && Array.isArray(dir?.ids?.byTail)) l = { sessions, ids: dir!.ids };
+    if (sessions && dir) l = { sessions, ids: dir.ids };
   }
   // A fold in this process read the journal: its parse is at hand, cheaper than a carry.
   if (!l && journalReadHere(ctx.store)) return null;
   if (!l) {
-    const carried = await carriedListing(ctx).catch(() => null);
+    const carried = await carriedTo(ctx, key);
     if (!carried) return null;
-    keepListing(ctx, key, carried.listing, carried.carry);
-    made.set(here, { key, listing: Promise.resolve(carried.listing) });
-    l = carried.listing;
+    made.set(hereOf(ctx), { key, listing: Promise.resolve(carried) });
+    l = carried;
   }
   return { sessions: l.sessions.map((s) => s.session), calls: l.ids };
 }

@@ -4,7 +4,7 @@ import type { Context } from "../repo/context.js";
 import { Cas } from "../store/cas.js";
 import type { PairDiffsRead, PathsWanted } from "../store/pair-diffs.js";
 import { correctDiff, legacyForm, type Side } from "./snapshot-diff.js";
-import { diffPairs, pairDiffsFor, treeChangeSet } from "./tree.js";
+import { diffPairs, treeChangeSet } from "./tree.js";
 import type { DiffEntry } from "./visibility.js";
 
 /**
@@ -31,7 +31,7 @@ export async function consecutiveDiffs(ctx: Context, seq: readonly Step[], which
     const b = seq[i + 1]!;
     if (a.commit && b.commit && which(i)) pairs.push({ from: a.commit, to: b.commit, index: i });
   }
-  const out: Diff[] = (await diffPairs(ctx, pairs, only, cache === undefined ? pairDiffsFor(ctx, pairs.length) : cache)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
+  const out: Diff[] = (await diffPairs(ctx, pairs, only, cache)).map((entries, k) => ({ index: pairs[k]!.index, entries }));
   const last = seq[seq.length - 1];
   const before = seq[seq.length - 2];
   if (last && before && !last.commit && which(seq.length - 2)) {

@@ -216,17 +216,17 @@ export interface WindowRead extends JournalRead {
   unread: { mayHoldCall(id: string): boolean; names(task: string | undefined, run: string | undefined): boolean };
 }
 
+/** Whether this process has read the journal's files (a fold did): a whole read now parses only what changed since. */
+export function journalReadHere(store: string): boolean {
+  return (readCache.get(journalDir(store))?.size ?? 0) > 0;
+}
+
 /**
  * Every record of every session, in time order (ties keep file order); with
  * a window, only the files it names (src/scope/calls.ts, `scopeWindow`).
  * A file is left unread only when its facts (`JournalFacts`) were worked out
  * from the bytes it holds now, as its stat shows.
  */
-/** Whether this process has read the journal's files (a fold did): a whole read now parses only what changed since. */
-export function journalReadHere(store: string): boolean {
-  return (readCache.get(journalDir(store))?.size ?? 0) > 0;
-}
-
 export function readJournal(store: string, window?: JournalWindow): WindowRead {
   const dir = journalDir(store);
   const records: JournalRecord[] = [];

@@ -40,18 +40,13 @@ export function fieldsFor(fields: readonly string[], want: PathsWanted | null): 
 }
 
 /**
- * The kept diff fields (as `git diff-tree -z` gives them, header left out)
- * of the pairs `want` names by `"<to> <from>"`, each narrowed to the paths
- * it wants (null: every path). Only those lines are checked and parsed.
- */
-export function readPairDiffs(store: string, want: ReadonlyMap<string, PathsWanted | null>): Map<string, string[]> {
-  return new PairDiffsRead(store).read(want);
-}
-
-/**
  * The kept pair diffs as one fold reads them: the file read and its lines
  * found once (where each pair's lines are), however many times the fold
  * asks (a timeline asks for its scope's own windows, then for the rest).
+ * `read` gives the kept diff fields (as `git diff-tree -z` gives them,
+ * header left out) of the pairs `want` names by `"<to> <from>"`, each
+ * narrowed to the paths it wants (null: every path); only those lines are
+ * checked and parsed.
  */
 export class PairDiffsRead {
   /** Where each pair's lines are: [start, end] of each, in file order. Null: no file, or one too big. */

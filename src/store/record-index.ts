@@ -36,8 +36,11 @@ const INDEX_VERSION = "2";
  * reads only what it shows (the sessions, not 10,000 calls).
  */
 export function recordIndexFile(store: string, root: string, part: string): string {
-  return storePath(store, "cache", `record-${sha256(root).slice(0, 16)}.${part}.json`);
+  return storePath(store, "cache", `${partsPrefix(root)}${part}.json`);
 }
+
+/** What the names of a work tree's index parts begin with. */
+const partsPrefix = (root: string) => `record-${sha256(root).slice(0, 16)}.`;
 
 /**
  * What the listings are made of, as cheap facts: each journal file's name,
@@ -82,14 +85,8 @@ function readOr(path: string): string {
 
 /** The index's data if it was written under `key`; null when absent, of another key, or unreadable (it is then rebuilt). */
 export function readRecordIndex<T>(store: string, root: string, part: string, key: string): T | null {
-  const body = readCacheFile(recordIndexFile(store, root, part));
-  if (body === null) return null;
-  try {
-    const doc = JSON.parse(body.toString("utf8")) as RecordIndexFile<T>;
-    return doc.v === 1 && doc.key === key ? doc.data : null;
-  } catch {
-    return null;
-  }
+  const doc = readRecordIndexAny<T>(store, root, part);
+  return doc?.key === key ? doc.data : null;
 }
 
 /** The index's data and the key it was written under, whatever that key; null when absent or unreadable. */
@@ -111,7 +108,7 @@ export function writeRecordIndex<T>(store: string, root: string, part: string, k
 
 /** Removes this work tree's index parts that `keep` turns down (a session the record no longer holds); a failure leaves a part no key will name. */
 export function pruneRecordIndex(store: string, root: string, keep: (part: string) => boolean): void {
-  const prefix = `record-${sha256(root).slice(0, 16)}.`;
+  const prefix = partsPrefix(root);
   try {
     for (const f of readdirSync(storePath(store, "cache"))) {
       if (!f.startsWith(prefix) || !f.endsWith(".json")) continue;

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { appendFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { appendPairDiffs, PairDiffsRead, pairDiffsFile, readPairDiffs } from "../../src/store/pair-diffs.js";
+import { appendPairDiffs, PairDiffsRead, pairDiffsFile, type PathsWanted } from "../../src/store/pair-diffs.js";
+
+/** One read of the kept pair diffs, as a fold makes it. */
+const readPairDiffs = (store: string, want: ReadonlyMap<string, PathsWanted | null>) => new PairDiffsRead(store).read(want);
 
 /*
  * A fold reads from the kept pair diffs only the pairs it asks for, and of
