@@ -134,7 +134,7 @@ export async function changes(globals: Globals, opts: ScopeFlags & { patch?: boo
   const scope = scopeOf(opts);
   const u = await openFor(globals);
   const cs = await u.changes(scope, { ...cwdGlobs(u.root, opts.path), since: opts.since, anyWorktree: opts.anyWorktree, prefixes: cwdDirs(u.root, opts.prefix, "--prefix"), patch: opts.patch });
-  // Short names read the whole journal again: only the human list shows them.
+  // Short names need every session's and call's id (the record index's, or the journal's): only the human list shows them.
   const human = globals.json ? "" : opts.patch ? renderPatch(cs) : [renderChanges(cs, await shortNames(u.context)), ...uncapturedLines(cs.uncaptured, "not in this list")].join("\n");
   return { json: cs, human, exit: Exit.ok };
 }
